@@ -1,0 +1,67 @@
+"""Seeded deals (SPEC §2) and random states (SPEC §5, Araki's distribution)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from game.cards import DECK_SIZE, Card
+from game.errors import InvalidSeed, InvalidState
+from game.state import MAX_CELLS, State
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def deal_cards(seed: int) -> list[Card]:
+    """The Microsoft FreeCell shuffle of the deck for ``seed``, in dealing order.
+
+    The grid takes these cards row-major from the front of the list.
+    """
+    if not INT32_MIN <= seed <= INT32_MAX:
+        raise InvalidSeed(f"seed {seed} is outside the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
+    deck = list(range(DECK_SIZE))
+    state = seed
+    for i in range(DECK_SIZE - 1, 0, -1):
+        state = (214013 * state + 2531011) & 0x7FFFFFFF
+        j = (state >> 16) % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck[::-1]
+
+
+def deal(seed: int, rows: int = 4, cols: int = 4) -> State:
+    """The seeded deal on a ``rows × cols`` grid: one card in every cell."""
+    _check_grid(rows, cols)
+    return State.from_cells(rows, cols, deal_cards(seed)[: rows * cols])
+
+
+def random_state(rng: np.random.Generator, rows: int = 4, cols: int = 4, stacks: int | None = None) -> State:
+    """A random state of Araki's kind: k distinct cards in k distinct cells.
+
+    k is uniform in ``1 … rows·cols`` unless ``stacks`` fixes it.
+    """
+    _check_grid(rows, cols)
+    n = rows * cols
+    if stacks is None:
+        stacks = int(rng.integers(1, n + 1))
+    if not 1 <= stacks <= n:
+        raise InvalidState(f"cannot place {stacks} stacks on a {rows}x{cols} grid of {n} cells")
+    cards = rng.choice(DECK_SIZE, size=stacks, replace=False)
+    where = rng.choice(n, size=stacks, replace=False)
+    cells: list[Card | None] = [None] * n
+    for cell, card in zip(where.tolist(), cards.tolist(), strict=True):
+        cells[cell] = card
+    return State.from_cells(rows, cols, cells)
+
+
+def random_states(
+    seed: int, count: int, rows: int = 4, cols: int = 4, stacks: int | None = None
+) -> list[State]:
+    """``count`` random states from one seeded generator; the same arguments give the same states."""
+    rng = np.random.default_rng(seed)
+    return [random_state(rng, rows, cols, stacks) for _ in range(count)]
+
+
+def _check_grid(rows: int, cols: int) -> None:
+    if rows < 1 or cols < 1:
+        raise InvalidState(f"grid {rows}x{cols}: rows and columns must be at least 1")
+    if rows * cols > MAX_CELLS:
+        raise InvalidState(f"grid {rows}x{cols} has {rows * cols} cells; at most {MAX_CELLS} are allowed")
