@@ -1,0 +1,3 @@
+"""Commands for features: show, export and Kahn's sieve."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Commands for exact answers: solve and census."""
+
+from __future__ import annotations
