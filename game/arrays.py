@@ -30,9 +30,7 @@ def states_to_array(states: Sequence[State]) -> np.ndarray:
     shape = (states[0].rows, states[0].cols)
     for i, state in enumerate(states):
         if (state.rows, state.cols) != shape:
-            raise InvalidState(
-                f"states[{i}] is {state.rows}x{state.cols}, but the batch is {shape[0]}x{shape[1]}"
-            )
+            raise InvalidState(f"states[{i}] is {state.rows}x{state.cols}, but the batch is {shape[0]}x{shape[1]}")
     flat = [EMPTY if c is None else c for state in states for c in state.cells]
     return np.array(flat, dtype=np.int8).reshape(len(states), shape[0] * shape[1])
 

@@ -52,9 +52,7 @@ def random_state(rng: np.random.Generator, rows: int = 4, cols: int = 4, stacks:
     return State.from_cells(rows, cols, cells)
 
 
-def random_states(
-    seed: int, count: int, rows: int = 4, cols: int = 4, stacks: int | None = None
-) -> list[State]:
+def random_states(seed: int, count: int, rows: int = 4, cols: int = 4, stacks: int | None = None) -> list[State]:
     """``count`` random states from one seeded generator; the same arguments give the same states."""
     rng = np.random.default_rng(seed)
     return [random_state(rng, rows, cols, stacks) for _ in range(count)]

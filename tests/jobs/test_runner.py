@@ -71,5 +71,5 @@ def test_cluster_settings_are_checked(kwargs: dict[str, object], match: str) -> 
 
 
 def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(JobError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+    with pytest.raises(JobError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"):
         run_job(squares, CHUNKS, tmp_path / "parts", cluster=Cluster(scheduler="tcp://127.0.0.1:9"))

@@ -1,0 +1,67 @@
+"""The game commands of the ``boaf`` CLI, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def boaf(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from service.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_deal_prints_one_line_of_grid_text() -> None:
+    result = boaf("deal", "557593")
+    assert result.returncode == 0
+    assert result.stdout == "QH 4S 9H 8C/TC JD QS 9C/7C 9D TH 7D/8D 2C TD 7H\n"
+
+
+def test_deal_json_and_other_grid_sizes() -> None:
+    data = json.loads(boaf("deal", "360528", "--rows", "2", "--cols", "3", "--json").stdout)
+    assert data == {"rows": 2, "cols": 3, "cells": ["5S", "7D", "QS", "2C", "4C", "AD"]}
+
+
+def test_moves_lists_legal_moves() -> None:
+    assert boaf("moves", "2S 3S/-- 4S").stdout.split() == ["2S-3S", "3S-2S", "3S-4S", "4S-3S"]
+
+
+def test_play_prints_the_final_grid() -> None:
+    assert boaf("play", "2S 3S/-- 4S", "2S-3S 2S-4S").stdout == "-- --/-- 2S\n"
+
+
+def test_random_prints_reproducible_states() -> None:
+    first = boaf("random", "--seed", "5", "--count", "3", "--stacks", "4")
+    assert first.stdout == boaf("random", "--seed", "5", "--count", "3", "--stacks", "4").stdout
+    lines = first.stdout.splitlines()
+    assert len(lines) == 3 and all(len([c for c in line.replace("/", " ").split() if c != "--"]) == 4 for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("deal", "1", "--rows", "9", "--cols", "9"), "boaf: grid 9x9 has 81 cells; at most 52 are allowed\n"),
+        (("deal", "4294967296"), "boaf: seed 4294967296 is outside the 32-bit signed range -2147483648..2147483647\n"),
+        (("moves", "2S 2S"), "boaf: duplicate card 2S at row 1, column 2 (first at row 1, column 1)\n"),
+        (("play", "2S 3S/-- 4S", "2S-3S 3S-4S"), "boaf: move 2 of 2: move '3S-4S': 3S is not on top of any stack\n"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(args: tuple[str, ...], message: str) -> None:
+    result = boaf(*args)
+    assert result.returncode == 2
+    assert result.stderr == message
+    assert result.stdout == ""
+
+
+def test_every_command_has_help() -> None:
+    for command in ("deal", "moves", "play", "random"):
+        result = boaf(command, "--help")
+        assert result.returncode == 0 and "Usage" in result.stdout
