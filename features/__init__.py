@@ -1,1 +1,35 @@
-"""boaf features."""
+"""What a state looks like as numbers: the compatibility-graph feature vector.
+
+The public API:
+
+- ``SCHEMA_VERSION`` and ``feature_names()``: the versioned, ordered feature list;
+- ``state_features(state)``: the plain reference for one state (name -> value);
+- ``feature_matrix(states_or_array)`` / ``feature_table(...)`` / ``compute_features(...)``:
+  the compiled batch path, equal to the reference;
+- ``kahn_class``, ``three_heuristic``, ``sieve``: Kahn's unsolvability classes and sieve.
+"""
+
+from features.batch import FeatureBatch, compute_features, feature_matrix, feature_table, schema_metadata
+from features.kahn import DealClass, SieveResult, classify_states, kahn_class, sieve, three_heuristic
+from features.reference import state_feature_vector, state_features
+from features.schema import BIG_INTEGER_FEATURES, INTEGER_FEATURES, SCHEMA_VERSION, feature_names
+
+__all__ = [
+    "BIG_INTEGER_FEATURES",
+    "INTEGER_FEATURES",
+    "SCHEMA_VERSION",
+    "DealClass",
+    "FeatureBatch",
+    "SieveResult",
+    "classify_states",
+    "compute_features",
+    "feature_matrix",
+    "feature_names",
+    "feature_table",
+    "kahn_class",
+    "schema_metadata",
+    "sieve",
+    "state_feature_vector",
+    "state_features",
+    "three_heuristic",
+]

@@ -1,0 +1,109 @@
+"""Kahn's unsolvability classes and his 3-heuristic sieve for FFUDs.
+
+- OBUD: G has an odd bird (a stack compatible with no other), so unsolvable.
+- SFUD: no odd bird, but G is disconnected (a separated flock), so unsolvable.
+- connected: G is connected; only search can tell whether it is an FFUD
+  (full-flock unsolvable deal).
+
+The 3-heuristic flags a connected 16-card deal as a possible FFUD when
+``adjacency_det <= 100 and flockability < 46 and a2_zeros > 70``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from features.batch import compute_features
+from features.schema import FEATURE_INDEX
+from game.cards import Card
+from game.deals import deal_cards
+from game.state import State
+
+#: Kahn's thresholds: |det A| at most, pair count below, zeros of A·A above.
+MAX_DETERMINANT, PAIR_COUNT_BELOW, A2_ZEROS_ABOVE = 100, 46, 70
+DEAL_STACKS = 16
+
+
+class DealClass(StrEnum):
+    """Kahn's class of a state, from its compatibility graph alone."""
+
+    OBUD = "OBUD"
+    SFUD = "SFUD"
+    CONNECTED = "connected"
+
+
+def kahn_class(features: Mapping[str, float]) -> DealClass:
+    """The class of a state from its features (``odd_birds``, ``is_connected``)."""
+    if features["odd_birds"] > 0:
+        return DealClass.OBUD
+    if not features["is_connected"]:
+        return DealClass.SFUD
+    return DealClass.CONNECTED
+
+
+def three_heuristic(features: Mapping[str, float]) -> bool:
+    """Kahn's flag: a connected 16-stack state with few pairs, small |det A| and many A·A zeros."""
+    return bool(
+        features["n_stacks"] == DEAL_STACKS
+        and features["is_connected"]
+        and features["adjacency_det"] <= MAX_DETERMINANT
+        and features["flockability"] < PAIR_COUNT_BELOW
+        and features["a2_zeros"] > A2_ZEROS_ABOVE
+    )
+
+
+@dataclass(frozen=True)
+class SieveResult:
+    """What the sieve found among ``seeds``: deal numbers per class, all ascending."""
+
+    seeds: range
+    obud: list[int] = field(default_factory=list)
+    sfud: list[int] = field(default_factory=list)
+    flagged: list[int] = field(default_factory=list)
+    connected: list[int] = field(default_factory=list)
+
+
+def deal_array(seeds: Iterable[int], rows: int = 4, cols: int = 4) -> np.ndarray:
+    """Seeded deals as a ``game.arrays`` int8 batch, without building ``State`` objects."""
+    cells: list[list[Card]] = [deal_cards(seed)[: rows * cols] for seed in seeds]
+    return np.array(cells, dtype=np.int8).reshape(len(cells), rows * cols)
+
+
+def sieve(seeds: range, batch_size: int = 20_000) -> SieveResult:
+    """Classify the 4x4 deals of ``seeds`` and flag possible FFUDs with the 3-heuristic."""
+    result = SieveResult(seeds)
+    for start in range(0, len(seeds), batch_size):
+        part = seeds[start : start + batch_size]
+        _sieve_batch(part, compute_features(deal_array(part)).matrix, result)
+    return result
+
+
+def classify_states(states: list[State]) -> list[DealClass]:
+    """Kahn's class of each state."""
+    matrix = compute_features(states).matrix
+    return [kahn_class(_row(matrix, i)) for i in range(len(states))]
+
+
+def _sieve_batch(seeds: range, matrix: np.ndarray, result: SieveResult) -> None:
+    for i, seed in enumerate(seeds):
+        row = _row(matrix, i)
+        cls = kahn_class(row)
+        if cls is DealClass.OBUD:
+            result.obud.append(seed)
+        elif cls is DealClass.SFUD:
+            result.sfud.append(seed)
+        else:
+            result.connected.append(seed)
+            if three_heuristic(row):
+                result.flagged.append(seed)
+
+
+_KAHN_COLUMNS = ("n_stacks", "odd_birds", "is_connected", "adjacency_det", "flockability", "a2_zeros")
+
+
+def _row(matrix: np.ndarray, i: int) -> dict[str, float]:
+    return {name: float(matrix[i, FEATURE_INDEX[name]]) for name in _KAHN_COLUMNS}
