@@ -1,0 +1,125 @@
+"""The served solvability classifier: an ONNX model run by onnxruntime.
+
+A model directory holds ``classifier.onnx`` and ``model_card.json``. The ONNX
+file carries the feature schema it was trained on in its metadata, and loading
+refuses a model whose schema differs from ``features.SCHEMA_VERSION``: feeding a
+model columns it was not trained on gives confident nonsense.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from features import SCHEMA_VERSION, feature_matrix, feature_names
+from game.state import State
+from models.errors import ModelError
+from models.onnx_export import INPUT_NAME, PROBABILITY_OUTPUT
+
+CLASSIFIER_FILE = "classifier.onnx"
+CARD_FILE = "model_card.json"
+
+
+def default_model_dir() -> Path:
+    """The committed default model, shipped inside the package."""
+    return Path(str(resources.files("models") / "artifacts"))
+
+
+class OnnxSession:
+    """An onnxruntime session on a classifier file: float matrix in, P(solvable) out."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own unrelated exception types
+            raise ModelError(f"{path}: onnxruntime cannot load the model: {exc}") from exc
+        meta = self._session.get_modelmeta()
+        self.metadata: dict[str, str] = dict(meta.custom_metadata_map)
+        inputs = self._session.get_inputs()
+        if len(inputs) != 1 or inputs[0].name != INPUT_NAME:
+            raise ModelError(f"{path}: expected one input named {INPUT_NAME!r}")
+        self.n_features = int(inputs[0].shape[1])
+
+    def p_solvable(self, matrix: np.ndarray) -> np.ndarray:
+        """P(solvable) for each row of an (N, n_features) matrix, as float64."""
+        if matrix.shape[0] == 0:
+            return np.empty(0, dtype=np.float64)
+        features = np.ascontiguousarray(matrix, dtype=np.float32)
+        (probabilities,) = self._session.run([PROBABILITY_OUTPUT], {INPUT_NAME: features})
+        return np.asarray(probabilities[:, 1], dtype=np.float64)
+
+
+@dataclass
+class Classifier:
+    """A loaded model: ``predict`` turns states into P(solvable)."""
+
+    version: str
+    schema_version: str
+    threshold: float
+    card: dict[str, Any]
+    session: OnnxSession = field(repr=False)
+
+    def predict(self, states: Sequence[State]) -> np.ndarray:
+        """P(solvable) for each state (float64, in input order)."""
+        if not states:
+            return np.empty(0, dtype=np.float64)
+        return self.predict_matrix(feature_matrix(states))
+
+    def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
+        """P(solvable) for rows of a feature matrix in schema order."""
+        if matrix.ndim != 2 or matrix.shape[1] != self.session.n_features:
+            raise ModelError(
+                f"feature matrix has shape {matrix.shape}; the model takes {self.session.n_features} columns"
+            )
+        return self.session.p_solvable(matrix)
+
+    def labels(self, p_solvable: np.ndarray) -> np.ndarray:
+        """Solvable (True) where P(solvable) reaches the model's threshold."""
+        return np.asarray(p_solvable >= self.threshold)
+
+
+def load_classifier(directory: Path | None = None) -> Classifier:
+    """Load the model in ``directory`` (default: the committed model) and check its schema.
+
+    Raises ``ModelError`` naming the file when a file is missing or malformed, or
+    when the model was trained on a feature schema other than this build's.
+    """
+    directory = directory or default_model_dir()
+    onnx_path, card_path = directory / CLASSIFIER_FILE, directory / CARD_FILE
+    for path in (onnx_path, card_path):
+        if not path.is_file():
+            raise ModelError(f"model file {path} is missing")
+    try:
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{card_path}: not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+    session = OnnxSession(onnx_path)
+    schema = session.metadata.get("feature_schema")
+    if schema != SCHEMA_VERSION:
+        raise ModelError(
+            f"{onnx_path} was trained on feature schema {schema!r}, but this build computes {SCHEMA_VERSION!r}; "
+            "retrain the model (boaf retrain) or install a matching boaf"
+        )
+    if session.n_features != len(feature_names()):
+        raise ModelError(
+            f"{onnx_path} takes {session.n_features} features; schema {SCHEMA_VERSION} has {len(feature_names())}"
+        )
+    return Classifier(
+        version=session.metadata.get("model_version", "unknown"),
+        schema_version=schema,
+        threshold=float(session.metadata.get("threshold", "0.5")),
+        card=card,
+        session=session,
+    )

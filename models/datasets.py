@@ -1,0 +1,232 @@
+"""Labelled datasets (SPEC §5): ``random``, ``decisions`` and ``deals``.
+
+A dataset is deterministic from (generator, seed, count, grid, chunk size): the
+same command writes the same bytes. It is generated in chunks on Dask through
+``jobs.runner`` (so it resumes after interruption) and written as one Parquet
+file, ``data.parquet``, beside a ``manifest.json`` recording the generator, its
+parameters, the row count, the file's SHA-256 and the solver and feature schema
+versions. Labels come from the exact solver, with no budget.
+
+Columns: ``grid`` (grid text), ``rows``, ``cols``, ``stacks`` (number of stacks),
+``solvable`` (bool), ``deal`` (the deal seed the state comes from, or -1), and
+``depth`` (moves played from the deal, or -1).
+
+- ``random`` (Araki): k uniform in 1 … cells, k distinct random cards in k
+  distinct random cells. ``count`` is the number of states.
+- ``deals``: the seeded deals ``seed, seed+1, …``. ``count`` is the number of deals.
+- ``decisions`` (Neller 2019): for deal seeds ``seed, seed+1, …`` (the paper
+  starts at 1100), the deal itself; then, for a solvable deal, play random
+  solvable moves to the end, and wherever a state has both solvable and
+  unsolvable children keep all its children. ``count`` is the number of deals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from features import SCHEMA_VERSION
+from game import State, deal, format_grid, random_state
+from models.errors import DatasetError
+
+GENERATORS = ("random", "decisions", "deals")
+DATA_FILE = "data.parquet"
+MANIFEST_FILE = "manifest.json"
+DECISIONS_FIRST_SEED = 1100
+#: Items per chunk: states for ``random``, deals otherwise (a decisions deal yields ~100 states).
+DEFAULT_CHUNK_SIZES = {"random": 5000, "deals": 2000, "decisions": 25}
+
+SCHEMA = pa.schema(
+    [
+        ("grid", pa.string()),
+        ("rows", pa.int8()),
+        ("cols", pa.int8()),
+        ("stacks", pa.int8()),
+        ("solvable", pa.bool_()),
+        ("deal", pa.int64()),
+        ("depth", pa.int16()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Everything that determines a dataset's bytes."""
+
+    generator: str
+    seed: int
+    count: int
+    rows: int = 4
+    cols: int = 4
+    chunk_size: int = 0  # 0: the generator's default (DEFAULT_CHUNK_SIZES)
+
+    def __post_init__(self) -> None:
+        if self.chunk_size == 0:
+            object.__setattr__(self, "chunk_size", DEFAULT_CHUNK_SIZES.get(self.generator, 1))
+        if self.generator not in GENERATORS:
+            raise DatasetError(f"unknown generator {self.generator!r}; choose one of {', '.join(GENERATORS)}")
+        if self.count < 1:
+            raise DatasetError(f"count must be at least 1, got {self.count}")
+        if self.chunk_size < 1:
+            raise DatasetError(f"chunk size must be at least 1, got {self.chunk_size}")
+
+    def chunks(self) -> list[tuple[DatasetSpec, int, int]]:
+        """``(spec, first, stop)`` item ranges, one per chunk, in order."""
+        size = self.chunk_size
+        return [(self, start, min(start + size, self.count)) for start in range(0, self.count, size)]
+
+
+def generate_chunk(chunk: tuple[DatasetSpec, int, int]) -> pa.Table:
+    """The rows of one chunk: a plain function the batch runner sends to Dask workers."""
+    spec, first, stop = chunk
+    records = list(_records(spec, first, stop))
+    columns = {name: [r[name] for r in records] for name in SCHEMA.names}
+    return pa.table(columns, schema=SCHEMA)
+
+
+def generate_dataset(spec: DatasetSpec, out_dir: Path, cluster: Any = None) -> dict[str, Any]:
+    """Generate ``spec`` into ``out_dir`` (``data.parquet`` + ``manifest.json``) and return the manifest.
+
+    Finished chunks are kept under ``out_dir/parts`` until the dataset is
+    complete, so an interrupted run resumes where it stopped.
+    """
+    from jobs.runner import Cluster, combine_parts, run_job
+
+    parts_dir = out_dir / "parts"
+    fingerprint = {"dataset": asdict(spec), "solver": solver_version(), "schema": SCHEMA_VERSION}
+    parts = run_job(
+        generate_chunk,
+        spec.chunks(),
+        parts_dir,
+        cluster=cluster or Cluster(),
+        description=f"{spec.generator} dataset",
+        fingerprint=fingerprint,
+    )
+    data_path = combine_parts(parts, out_dir / DATA_FILE)
+    manifest = _manifest(spec, data_path)
+    _write_json_atomically(out_dir / MANIFEST_FILE, manifest)
+    for part in parts:
+        part.unlink()
+    for leftover in parts_dir.iterdir():
+        leftover.unlink()
+    parts_dir.rmdir()
+    return manifest
+
+
+def read_manifest(out_dir: Path) -> dict[str, Any]:
+    """The manifest of a generated dataset; raises ``DatasetError`` if it is missing or does not match its data."""
+    path = out_dir / MANIFEST_FILE
+    if not path.is_file():
+        raise DatasetError(f"{out_dir} holds no dataset manifest ({MANIFEST_FILE})")
+    manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    digest = file_sha256(out_dir / DATA_FILE)
+    if digest != manifest["sha256"]:
+        raise DatasetError(f"{out_dir / DATA_FILE} does not match its manifest (sha256 {digest[:12]}…)")
+    return manifest
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def solver_version() -> str:
+    """The exact solver's version string, recorded with every label."""
+    import search
+
+    return str(getattr(search, "SOLVER_VERSION", "boaf-search"))
+
+
+def is_solvable(state: State) -> bool:
+    """The exact label of ``state`` (no budget)."""
+    from search import solve
+
+    result = solve(state)
+    if result.status == "unknown":
+        raise DatasetError(f"the solver gave no answer for {format_grid(state)}")
+    return result.status == "solvable"
+
+
+def _records(spec: DatasetSpec, first: int, stop: int) -> Iterator[dict[str, Any]]:
+    if spec.generator == "random":
+        yield from _random_records(spec, first, stop)
+    else:
+        for index in range(first, stop):
+            seed = spec.seed + index
+            if spec.generator == "deals":
+                state = deal(seed, spec.rows, spec.cols)
+                yield _record(state, is_solvable(state), seed, 0)
+            else:
+                yield from _decision_records(spec, seed)
+
+
+def _random_records(spec: DatasetSpec, first: int, stop: int) -> Iterator[dict[str, Any]]:
+    # One generator per chunk, seeded by (seed, chunk start): chunks are independent and reproducible.
+    rng = np.random.default_rng([spec.seed, first])
+    for _ in range(first, stop):
+        state = random_state(rng, spec.rows, spec.cols)
+        yield _record(state, is_solvable(state), -1, -1)
+
+
+def _decision_records(spec: DatasetSpec, seed: int) -> Iterator[dict[str, Any]]:
+    state = deal(seed, spec.rows, spec.cols)
+    solvable = is_solvable(state)
+    yield _record(state, solvable, seed, 0)
+    if not solvable:
+        return
+    rng = np.random.default_rng([spec.seed, seed])
+    depth = 0
+    while state.n_stacks > 1:
+        children = [state.apply(m) for m in state.legal_moves()]
+        labels = [is_solvable(child) for child in children]
+        depth += 1
+        if not all(labels):
+            yield from (_record(c, s, seed, depth) for c, s in zip(children, labels, strict=True))
+        winners = [c for c, s in zip(children, labels, strict=True) if s]
+        state = winners[int(rng.integers(len(winners)))]
+
+
+def _record(state: State, solvable: bool, deal_seed: int, depth: int) -> dict[str, Any]:
+    return {
+        "grid": format_grid(state),
+        "rows": state.rows,
+        "cols": state.cols,
+        "stacks": state.n_stacks,
+        "solvable": solvable,
+        "deal": deal_seed,
+        "depth": depth,
+    }
+
+
+def _manifest(spec: DatasetSpec, data_path: Path) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    meta = pq.read_metadata(data_path)
+    return {
+        "generator": spec.generator,
+        "parameters": asdict(spec),
+        "seed": spec.seed,
+        "rows": meta.num_rows,
+        "sha256": file_sha256(data_path),
+        "solver_version": solver_version(),
+        "feature_schema": SCHEMA_VERSION,
+        "file": DATA_FILE,
+    }
+
+
+def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
