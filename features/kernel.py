@@ -560,3 +560,34 @@ def batch_kernel(cells, cols, compat, primes, inv, out, digits):  # type: ignore
 def compatibility_table() -> np.ndarray:
     """The 52×52 boolean compatibility table the kernel reads."""
     return _COMPATIBLE
+
+
+@numba.njit(cache=True, nogil=True)
+def _adjacency_kernel(adj, n, primes, inv, out, digits):  # type: ignore[no-untyped-def]
+    flow = np.empty(n, dtype=np.int64)
+    through = np.empty(n, dtype=np.int64)
+    parent = np.empty(2 * n + 2, dtype=np.int64)
+    queue = np.empty(2 * n + 2, dtype=np.int64)
+    buf_a = np.empty(n, dtype=np.int64)
+    buf_b = np.empty(n, dtype=np.int64)
+    mat = np.empty((n, n), dtype=np.int64)
+    work = np.empty((n, n), dtype=np.int64)
+    residues = np.empty(primes.shape[0], dtype=np.int64)
+    connected = _graph_features(adj, n, out, buf_a, buf_b, flow, through, parent, queue)
+    _exact_digits(adj, n, connected, primes, inv, mat, work, residues, digits)
+
+
+def graph_row(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's graph features of any simple graph, for tests of graphs cards cannot make.
+
+    ``adjacency`` is an n×n 0/1 matrix (1 <= n <= 52). Returns the feature row
+    (only the graph columns are filled) and the Garner digits of the exact integers.
+    """
+    matrix = np.asarray(adjacency, dtype=np.int64)
+    n = matrix.shape[0]
+    adj = np.array([sum(int(matrix[i, j]) << j for j in range(n) if j != i) for i in range(n)], dtype=np.int64)
+    k = primes_needed(n)
+    out = np.zeros(N_FEATURES, dtype=np.float64)
+    digits = np.zeros((2, k), dtype=np.int64)
+    _adjacency_kernel(adj, n, PRIMES[:k], garner_inverses(k), out, digits)
+    return out, digits
