@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,12 @@ import numpy as np
 
 from features import SCHEMA_VERSION, feature_matrix, feature_names
 from game.state import State
+from models import registry
 from models.errors import ModelError
 from models.onnx_export import INPUT_NAME, PROBABILITY_OUTPUT
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
-
-
-def default_model_dir() -> Path:
-    """The committed default model, shipped inside the package."""
-    return Path(str(resources.files("models") / "artifacts"))
 
 
 class OnnxSession:
@@ -91,12 +86,14 @@ class Classifier:
 
 
 def load_classifier(directory: Path | None = None) -> Classifier:
-    """Load the model in ``directory`` (default: the committed model) and check its schema.
+    """Load the model in ``directory`` and check its schema.
 
-    Raises ``ModelError`` naming the file when a file is missing or malformed, or
-    when the model was trained on a feature schema other than this build's.
+    ``directory`` is a model version directory or a model root whose CURRENT
+    names one (default: the committed root, see ``models.registry``). Raises
+    ``ModelError`` naming the file when a file is missing or malformed, or when
+    the model was trained on a feature schema other than this build's.
     """
-    directory = directory or default_model_dir()
+    directory = registry.resolve(directory)
     onnx_path, card_path = directory / CLASSIFIER_FILE, directory / CARD_FILE
     for path in (onnx_path, card_path):
         if not path.is_file():
