@@ -1,3 +1,180 @@
-"""Commands for features: show, export and Kahn's sieve."""
+"""Commands for features: show, export and Kahn's sieve.
+
+``boaf features GRID`` and ``boaf features export …`` share a name: ``features``
+is a group whose first argument, when it is not a subcommand, is taken as the
+GRID of ``features show``.
+"""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from game.errors import InvalidState
+from service.cli import app
+
+
+class GridOrCommandGroup(TyperGroup):
+    """A group that runs ``show`` when its first argument is not a subcommand."""
+
+    default_command = "show"
+
+    # ctx is typer's vendored click Context, which has no public name to annotate with.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+features_app = typer.Typer(
+    cls=GridOrCommandGroup,
+    no_args_is_help=True,
+    help="Feature vectors of states: 'boaf features GRID' shows one; 'boaf features export' writes many.",
+)
+app.add_typer(features_app, name="features")
+
+Workers = Annotated[int | None, typer.Option("--workers", min=1, help="Local Dask workers (default: one per core).")]
+Scheduler = Annotated[str | None, typer.Option("--scheduler", help="Address of an existing Dask scheduler.")]
+
+
+@features_app.command("show")
+def show_command(
+    grid: Annotated[str, typer.Argument(help="Grid text or JSON, e.g. '5S 7D QS 2C/4C AD 8D 5C/…'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: {schema, features}.")] = False,
+) -> None:
+    """Print every feature of one state (also: 'boaf features GRID')."""
+    from features import SCHEMA_VERSION, state_features
+    from game import parse_state
+
+    values = state_features(parse_state(grid))
+    if as_json:
+        typer.echo(json.dumps({"schema": SCHEMA_VERSION, "features": values}))
+        return
+    _print_table(f"features ({SCHEMA_VERSION})", [("feature", "left"), ("value", "right")], values.items())
+
+
+@features_app.command("export")
+def export_command(
+    input_path: Annotated[
+        Path, typer.Option("--input", help="Grid text or JSON lines per line, or a Parquet file with a 'grid' column.")
+    ],
+    output: Annotated[Path, typer.Option("--output", help="The Parquet file to write.")],
+    workers: Workers = None,
+    scheduler: Scheduler = None,
+    on_error: Annotated[
+        str, typer.Option("--on-error", help="A malformed line fails the job (fail) or is skipped (skip).")
+    ] = "fail",
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Input lines per chunk.")] = 10_000,
+) -> None:
+    """Write the features of every state of a file to Parquet, on Dask; rerun to resume."""
+    from jobs.export import export
+    from jobs.runner import Cluster
+
+    if on_error not in ("skip", "fail"):
+        raise InvalidState(f"--on-error must be 'skip' or 'fail', got {on_error!r}")
+    report = export(
+        input_path,
+        output,
+        cluster=Cluster(workers=workers, scheduler=scheduler),
+        on_error="skip" if on_error == "skip" else "fail",
+        chunk_size=chunk_size,
+    )
+    for skipped in report.skipped:
+        typer.echo(f"boaf: {input_path}:{skipped.line}: skipped: {skipped.message}", err=True)
+    typer.echo(f"wrote {report.rows} rows to {output} ({len(report.skipped)} lines skipped)")
+
+
+@app.command("sieve")
+def sieve_command(
+    seeds: Annotated[str, typer.Option("--seeds", help="Deal numbers A:B (A included, B excluded).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Solve every connected deal; report true FFUDs, recall and precision.")
+    ] = False,
+    workers: Workers = None,
+    scheduler: Scheduler = None,
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", min=1, help="Solver node budget per deal.")] = None,
+    parts_dir: Annotated[
+        Path | None,
+        typer.Option("--parts-dir", help="Where --verify keeps finished chunks (default ./boaf-sieve-A-B)."),
+    ] = None,
+) -> None:
+    """Kahn's sieve over seeded 4x4 deals: OBUDs, SFUDs and 3-heuristic flags."""
+    from features import sieve
+
+    span = parse_seed_range(seeds)
+    result = sieve(span)
+    report: dict[str, Any] = {
+        "seeds": [span.start, span.stop],
+        "deals": len(span),
+        "obud": result.obud,
+        "sfud": result.sfud,
+        "flagged": result.flagged,
+    }
+    if verify:
+        report.update(_verify(result, parts_dir, workers, scheduler, max_nodes))
+    if as_json:
+        typer.echo(json.dumps(report))
+    else:
+        _print_sieve(report)
+
+
+def parse_seed_range(text: str) -> range:
+    """``A:B`` as ``range(A, B)``; raises ``InvalidState`` naming the bad text."""
+    parts = text.split(":")
+    try:
+        start, stop = (int(p) for p in parts)
+    except ValueError:
+        raise InvalidState(f"--seeds {text!r} is not A:B with whole numbers A < B, e.g. 0:100000") from None
+    if start >= stop:
+        raise InvalidState(f"--seeds {text!r}: A must be below B (B is excluded)")
+    if start < -(2**31) or stop > 2**31:
+        raise InvalidState(f"--seeds {text!r}: deal numbers are 32-bit signed integers")
+    return range(start, stop)
+
+
+def _verify(
+    result: Any, parts_dir: Path | None, workers: int | None, scheduler: str | None, max_nodes: int | None
+) -> dict[str, Any]:
+    from jobs.runner import Cluster
+    from jobs.sieve import verify
+
+    where = parts_dir or Path(f"boaf-sieve-{result.seeds.start}-{result.seeds.stop}")
+    checked = verify(result, where, cluster=Cluster(workers=workers, scheduler=scheduler), max_nodes=max_nodes)
+    return {
+        "ffud": checked.ffud,
+        "unknown": checked.unknown,
+        "solved": checked.solved,
+        "recall": checked.recall,
+        "precision": checked.precision,
+    }
+
+
+def _print_sieve(report: dict[str, Any]) -> None:
+    rows: list[tuple[str, str]] = [("deals", str(report["deals"]))]
+    for key in ("obud", "sfud", "flagged", "ffud", "unknown"):
+        if key in report:
+            seeds = report[key]
+            shown = " ".join(map(str, seeds[:20])) + (" …" if len(seeds) > 20 else "")
+            rows.append((f"{key} ({len(seeds)})", shown))
+    for key in ("recall", "precision"):
+        if key in report:
+            rows.append((key, "n/a" if report[key] is None else f"{report[key]:.4f}"))
+    start, stop = report["seeds"]
+    _print_table(f"Kahn's sieve, deals {start}:{stop}", [("", "left"), ("", "left")], rows)
+
+
+def _print_table(title: str, columns: list[tuple[str, str]], rows: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for name, justify in columns:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    Console().print(table)

@@ -1,0 +1,225 @@
+"""Feature export: a file of states in, a Parquet file of features out, on Dask.
+
+Input, chosen by the file name:
+
+- ``*.parquet``: a ``grid`` column of grid text (or state JSON text);
+- anything else: one state per line, grid text or a JSON object with a ``grid``
+  field (see ``service.cli.input.read_state_line``); blank lines are ignored.
+
+Output: ``grid`` (the canonical grid text) and one column per feature in schema
+order, then the ``*_text`` columns of ``features.feature_table`` (exact decimal
+text of integers beyond int64, normally null). The file metadata records the
+feature schema version (``boaf.features.schema``) and the number of skipped
+input lines (``boaf.export.skipped``).
+
+Chunks are line (or row) ranges, so every row's input line is known and a resumed
+job redoes exactly the chunks that had not been written. The parts live in
+``<output>.parts/`` until the job finishes. A malformed line fails the job
+(``on_error="fail"``) or is skipped (``"skip"``) and reported with its line
+number: never silently dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from game.errors import BoafError, InvalidState
+from game.notation import format_grid, parse_grid, parse_state, state_from_json
+from game.state import State
+from jobs.runner import Cluster, JobError, combine_parts, run_job
+
+OnError = Literal["skip", "fail"]
+SKIPPED_KEY = "boaf.export.skipped"
+DEFAULT_CHUNK_SIZE = 10_000
+
+
+@dataclass(frozen=True)
+class ExportChunk:
+    """One chunk: ``texts[i]`` is input line (or Parquet row) ``first + i`` of ``source``."""
+
+    source: str
+    first: int
+    texts: tuple[str | None, ...]
+    on_error: OnError
+    unit: str = "line"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An input line that was not exported, and why."""
+
+    line: int
+    message: str
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote: its path, the rows written and the lines skipped."""
+
+    output: Path
+    rows: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def export(
+    input_path: Path,
+    output: Path,
+    *,
+    cluster: Cluster | None = None,
+    on_error: OnError = "fail",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> ExportReport:
+    """Compute the features of every state in ``input_path`` and write them to ``output``.
+
+    Running the same export again after an interruption resumes from the
+    finished chunks. Raises ``JobError`` (a ``BoafError``) when the input is
+    unreadable or, with ``on_error="fail"``, has a malformed line.
+    """
+    from features.batch import schema_metadata
+
+    if on_error not in ("skip", "fail"):
+        raise JobError(f"on_error must be 'skip' or 'fail', got {on_error!r}")
+    if chunk_size < 1:
+        raise JobError(f"chunk size must be at least 1, got {chunk_size}")
+    chunks = list(read_chunks(input_path, chunk_size, on_error))
+    parts_dir = output.with_name(output.name + ".parts")
+    fingerprint = {
+        "job": "features-export",
+        "input": str(input_path.resolve()),
+        "input_sha256": _sha256(input_path),
+        "chunk_size": chunk_size,
+        "on_error": on_error,
+        **schema_metadata(),
+    }
+    parts = run_job(
+        export_chunk,
+        chunks,
+        parts_dir,
+        cluster=cluster,
+        description=f"features {input_path.name}",
+        fingerprint=fingerprint,
+        metadata=schema_metadata(),
+    )
+    report = ExportReport(output)
+    for part in parts:
+        metadata = pq.read_schema(part).metadata or {}
+        report.skipped += [Skipped(line, msg) for line, msg in json.loads(metadata.get(SKIPPED_KEY.encode(), b"[]"))]
+        report.rows += pq.read_metadata(part).num_rows
+    if not parts:
+        pq.write_table(_empty_table(), output)
+    else:
+        combine_parts(parts, output, metadata={**schema_metadata(), SKIPPED_KEY: str(len(report.skipped))})
+    shutil.rmtree(parts_dir)
+    return report
+
+
+def export_chunk(chunk: ExportChunk) -> pa.Table:
+    """Features of one chunk as a table; skipped lines go in the ``boaf.export.skipped`` metadata."""
+    from features.batch import feature_table
+
+    states: list[State] = []
+    skipped: list[tuple[int, str]] = []
+    for number, text in enumerate(chunk.texts, start=chunk.first):
+        if chunk.unit == "line" and text is not None and not text.strip():
+            continue  # a blank line holds no state
+        try:
+            states.append(_read_state(text, chunk.unit))
+        except (BoafError, ValueError) as exc:
+            where = f"{chunk.source}:{number}" if chunk.unit == "line" else f"{chunk.source} row {number}"
+            if chunk.on_error == "fail":
+                raise InvalidState(f"{where}: {exc}") from exc
+            skipped.append((number, str(exc)))
+    if not states:
+        table = _empty_table()
+    else:
+        features = feature_table(states)
+        table = features.add_column(0, "grid", pa.array([format_grid(s) for s in states], type=pa.string()))
+    metadata = dict(table.schema.metadata or {})
+    metadata[SKIPPED_KEY.encode()] = json.dumps(skipped).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def read_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[ExportChunk]:
+    """The input split into chunks of ``chunk_size`` lines (or Parquet rows)."""
+    if not path.is_file():
+        raise JobError(f"input {path} does not exist or is not a file")
+    if path.suffix.lower() == ".parquet":
+        yield from _parquet_chunks(path, chunk_size, on_error)
+    else:
+        yield from _text_chunks(path, chunk_size, on_error)
+
+
+def _text_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[ExportChunk]:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            texts: list[str | None] = []
+            first = 1
+            for number, line in enumerate(handle, start=1):
+                if not texts:
+                    first = number
+                texts.append(line)
+                if len(texts) == chunk_size:
+                    yield ExportChunk(path.name, first, tuple(texts), on_error)
+                    texts = []
+            if texts:
+                yield ExportChunk(path.name, first, tuple(texts), on_error)
+    except UnicodeDecodeError as exc:
+        raise JobError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+
+
+def _parquet_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[ExportChunk]:
+    try:
+        source = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise JobError(f"{path} is not a readable Parquet file: {exc}") from exc
+    if "grid" not in source.schema_arrow.names:
+        raise JobError(f"{path} has no 'grid' column (columns: {', '.join(source.schema_arrow.names)})")
+    first = 1
+    for batch in source.iter_batches(batch_size=chunk_size, columns=["grid"]):
+        grids = tuple(None if g is None else str(g) for g in batch.column(0).to_pylist())
+        yield ExportChunk(path.name, first, grids, on_error, unit="row")
+        first += len(grids)
+
+
+def _read_state(text: str | None, unit: str) -> State:
+    """Grid text, state JSON, or a JSON object whose ``grid`` field is either."""
+    if text is None:
+        raise InvalidState("grid is null")
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidState(f"blank {unit}")
+    if not stripped.startswith("{"):
+        return parse_grid(stripped)
+    data = json.loads(stripped)
+    if isinstance(data, dict) and "grid" in data:
+        grid = data["grid"]
+        if isinstance(grid, dict):
+            return state_from_json(grid)
+        if not isinstance(grid, str):
+            raise InvalidState(f"the grid field must be grid text or a state object, got {grid!r}")
+        return parse_state(grid)
+    return state_from_json(data)
+
+
+def _empty_table() -> pa.Table:
+    from features.batch import arrow_schema, schema_metadata
+
+    schema = pa.schema([pa.field("grid", pa.string()), *arrow_schema()], metadata=schema_metadata())
+    return schema.empty_table()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
