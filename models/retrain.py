@@ -1,10 +1,16 @@
-"""The retraining job: data, training, evaluation, export, cutoff sweep, model card, install.
+"""The retraining job and its steps: train, tune the cutoff, retrain (all of it, then install).
 
-``retrain(config)`` builds a new model version in a staging directory under
-``config.out`` and installs it (see ``models.registry``) only when it is
-complete and its checks pass: ONNX/LightGBM parity, and held-out accuracy at
-least ``config.min_accuracy``. Datasets are kept under ``config.out/datasets``
-and reused (or resumed) by later runs with the same parameters.
+- ``train_classifier(data_dirs, out)``: cross-validation, tuning, final fit,
+  held-out evaluation, ONNX export with a parity check, plots; writes
+  ``classifier.onnx`` and ``model_card.json`` into ``out``.
+- ``tune_cutoff(out, …)``: the subset-H ordering model and the cutoff sweep;
+  writes ``ordering.json`` and the sweep plot into ``out``.
+- ``retrain(config)``: generates the datasets, runs both steps in a staging
+  directory under ``config.out`` and installs the version (``models.registry``)
+  only when it is complete and its checks pass: ONNX/LightGBM parity, and
+  held-out random accuracy of at least ``config.min_accuracy``. An interrupted
+  or failed run leaves the installed model untouched. Datasets are kept under
+  ``config.out/datasets`` and reused, or resumed, by later runs.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import hashlib
 import json
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -23,26 +29,29 @@ from typing import Any
 import numpy as np
 
 from features import SCHEMA_VERSION, feature_names
-from game import parse_grid
+from game import State, random_states
 from models import plots, registry
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
-from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_dataset
+from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_dataset, is_solvable
 from models.errors import ModelError
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
 from models.training import (
     PAPER_PARAMS,
     Labelled,
+    concat,
     cross_validate,
+    features_of_grids,
     fit,
     load_labelled,
     metrics,
     p_solvable,
-    split_indices,
+    split_datasets,
     tune,
 )
 
 PARITY_ROWS = 10_000
+Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -54,155 +63,160 @@ class RetrainConfig:
     decision_deals: int = 2_000  # deals from seed 1100 for the decisions dataset
     seed: int = 0
     cv_folds: int = 10
+    ordering_states: int = 50_000  # random training states the ordering model is fitted on
     sweep_states: int = 2_000  # held-out random states for the cutoff sweep
     min_accuracy: float = 0.90  # held-out random accuracy below which nothing is installed
-    tuning: bool = True
+    tuned: bool = True
     cluster: Any = field(default=None, compare=False)
-
-
-Log = Callable[[str], None]
 
 
 def retrain(config: RetrainConfig, log: Log = print) -> Path:
     """Run the whole job and return the installed version's directory."""
     started = time.perf_counter()
-    data_root = config.out / "datasets"
-    random_spec = DatasetSpec("random", config.seed, config.rows)
-    decisions_spec = DatasetSpec("decisions", DECISIONS_FIRST_SEED, config.decision_deals)
-    log(f"datasets: {config.rows} random states, decisions from {config.decision_deals} deals")
-    manifests = {
-        "random": generate_dataset(random_spec, data_root / _spec_name(random_spec), config.cluster),
-        "decisions": generate_dataset(decisions_spec, data_root / _spec_name(decisions_spec), config.cluster),
-    }
-    log("features")
-    random_data = load_labelled(data_root / _spec_name(random_spec) / "data.parquet")
-    decisions_data, decision_deals = _load_decisions(data_root / _spec_name(decisions_spec) / "data.parquet")
-    splits = _splits(random_data, decisions_data, decision_deals, config.seed)
-
-    card: dict[str, Any] = {"datasets": manifests, "feature_schema": SCHEMA_VERSION, "features": feature_names()}
-    log(f"{config.cv_folds}-fold cross-validation of the paper's configuration")
-    card["cv_paper"] = {
-        "params": PAPER_PARAMS,
-        **cross_validate(PAPER_PARAMS, random_data, config.cv_folds, config.seed),
-    }
-    params = PAPER_PARAMS
-    if config.tuning:
-        log("tuning on the validation split")
-        tuning = tune(splits["train"], splits["validation"], seed=config.seed)
-        card["tuning"] = tuning
-        params = tuning["best"]
-        log(f"{config.cv_folds}-fold cross-validation of ours: {params}")
-        card["cv_ours"] = {"params": params, **cross_validate(params, random_data, config.cv_folds, config.seed)}
-    log("final fit")
-    fit_started = time.perf_counter()
-    model = fit(params, splits["train"], config.seed)
-    card["training_s"] = time.perf_counter() - fit_started
-    card["params"] = params
-    card["evaluation"] = {
-        name: metrics(p_solvable(model, splits[name].matrix), splits[name].solvable)
-        for name in ("test_random", "test_decisions")
-    }
+    config.out.mkdir(parents=True, exist_ok=True)
+    specs = [
+        DatasetSpec("random", config.seed, config.rows),
+        DatasetSpec("decisions", DECISIONS_FIRST_SEED, config.decision_deals),
+    ]
+    data_dirs = []
+    for spec in specs:
+        log(f"dataset: {spec.generator}, {spec.count} {'states' if spec.generator == 'random' else 'deals'}")
+        data_dirs.append(config.out / "datasets" / dataset_dir_name(spec))
+        generate_dataset(spec, data_dirs[-1], config.cluster)
     version = _version(config.seed)
     stage = registry.staging_dir(config.out, version)
-    onnx_path = export_onnx(model, stage / CLASSIFIER_FILE, _onnx_metadata(version))
-    check_rows = np.concatenate([splits["test_random"].matrix, splits["test_decisions"].matrix])[:PARITY_ROWS]
-    check = parity(model, onnx_path, check_rows)
-    card["parity"] = asdict(check)
-    log(f"parity on {check.rows} rows: labels agree {check.label_agreement:.6f}, max |dp| {check.max_abs_dp:.2e}")
-
-    log("ordering model and cutoff sweep")
-    card["ordering"] = _ordering(splits, config, stage)
-    _plot(model, splits, card, stage)
+    card = train_classifier(data_dirs, stage, config.tuned, config.seed, config.cv_folds, version, log)
+    fit_rows = load_labelled(data_dirs[0] / "data.parquet").take(np.arange(min(config.ordering_states, config.rows)))
+    card["ordering"] = tune_cutoff(stage, fit_rows, config.sweep_states, config.seed, config.cv_folds, log)
     card.update(_provenance(version, config, time.perf_counter() - started))
-    (stage / CARD_FILE).write_text(json.dumps(card, indent=2, default=_jsonable) + "\n", encoding="utf-8")
-
-    _gate(card, config)
+    _write_card(stage, card)
+    _gate(card, config.min_accuracy)
     installed = registry.install(config.out, stage, version)
     log(f"installed model {version} in {installed}")
     return installed
 
 
-def _splits(random_data: Labelled, decisions: Labelled, deals: np.ndarray, seed: int) -> dict[str, Labelled]:
-    train_r, val_r, test_r = split_indices(len(random_data.solvable), (0.8, 0.1, 0.1), seed)
-    # Decision states are split by deal so that no deal is in both training and test.
-    unique = np.unique(deals)
-    train_d, val_d, test_d = (
-        np.isin(deals, unique[part]) for part in split_indices(len(unique), (0.8, 0.1, 0.1), seed)
-    )
-    return {
-        "train": _concat(random_data.take(train_r), decisions.take(np.flatnonzero(train_d))),
-        "validation": _concat(random_data.take(val_r), decisions.take(np.flatnonzero(val_d))),
-        "test_random": random_data.take(test_r),
-        "test_decisions": decisions.take(np.flatnonzero(test_d)),
-        "ordering_train": random_data.take(train_r),
-        "sweep": random_data.take(test_r),
+def train_classifier(
+    data_dirs: Sequence[Path],
+    out: Path,
+    tuned: bool = True,
+    seed: int = 0,
+    cv_folds: int = 0,
+    version: str | None = None,
+    log: Log = print,
+) -> dict[str, Any]:
+    """Train on the datasets' training splits and write the classifier and its card into ``out``."""
+    version = version or _version(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    log("features and splits")
+    splits = split_datasets(data_dirs, seed)
+    card: dict[str, Any] = {
+        "model_version": version,
+        "feature_schema": SCHEMA_VERSION,
+        "features": feature_names(),
+        "datasets": [json.loads((d / "manifest.json").read_text(encoding="utf-8")) for d in data_dirs],
     }
+    params = PAPER_PARAMS
+    if tuned:
+        log("tuning on the validation split")
+        card["tuning"] = tune(splits.train, splits.validation, seed=seed)
+        params = card["tuning"]["best"]
+    if cv_folds:
+        card["cross_validation"] = _cross_validation(splits, params, cv_folds, seed, log)
+    log(f"final fit: {params}")
+    fit_started = time.perf_counter()
+    model = fit(params, concat([splits.train, splits.validation]), seed)
+    card["training_s"] = time.perf_counter() - fit_started
+    card["params"] = params
+    card["evaluation"] = {name: metrics(p_solvable(model, t.matrix), t.solvable) for name, t in splits.tests.items()}
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _onnx_metadata(version))
+    check = parity(model, onnx_path, concat(list(splits.tests.values())).matrix[:PARITY_ROWS])
+    card["parity"] = asdict(check)
+    log(f"parity on {check.rows} rows: labels agree {check.label_agreement:.6f}, max |dp| {check.max_abs_dp:.2e}")
+    _plot_classifier(model, splits.tests, out)
+    _write_card(out, card)
+    return card
 
 
-def _concat(a: Labelled, b: Labelled) -> Labelled:
-    return Labelled(
-        np.concatenate([a.matrix, b.matrix]),
-        np.concatenate([a.solvable, b.solvable]),
-        np.concatenate([a.stacks, b.stacks]),
-    )
-
-
-def _load_decisions(path: Path) -> tuple[Labelled, np.ndarray]:
-    import pyarrow.parquet as pq
-
-    return load_labelled(path), pq.read_table(path, columns=["deal"]).column("deal").to_numpy()
-
-
-def _ordering(splits: dict[str, Labelled], config: RetrainConfig, stage: Path) -> dict[str, Any]:
-    fitted = fit_ordering(splits["ordering_train"], folds=config.cv_folds, seed=config.seed)
-    grids = _sweep_grids(config)
-    sweep = sweep_cutoff([parse_grid(g) for g in grids], fitted.coefficients)
-    write_ordering(stage / ORDERING_FILE, fitted, sweep.best, sweep, {"feature_schema": SCHEMA_VERSION})
+def tune_cutoff(
+    out: Path, fit_rows: Labelled, sweep_states: int, seed: int, folds: int = 10, log: Log = print
+) -> dict[str, Any]:
+    """Fit the ordering model on ``fit_rows``, sweep the cutoff on held-out random states, write ``ordering.json``."""
+    log(f"ordering model on {len(fit_rows.solvable)} states; cutoff sweep on {sweep_states} held-out states")
+    fitted = fit_ordering(fit_rows, folds=max(folds, 2), seed=seed)
+    # Held out: a random seed no dataset of this run uses.
+    held_out = random_states(seed + 10_007, sweep_states)
+    sweep = sweep_cutoff(held_out, fitted.coefficients)
+    write_ordering(out / ORDERING_FILE, fitted, sweep.best, sweep, {"feature_schema": SCHEMA_VERSION})
     plots.cutoff_sweep_plot(
-        sweep.cutoffs, sweep.mean_ms, sweep.compatible_ms, sweep.best, stage / "plots" / "cutoff_sweep.png"
+        sweep.cutoffs, sweep.mean_ms, sweep.compatible_ms, sweep.best, out / "plots" / "cutoff_sweep.png"
     )
+    best = sweep.cutoffs.index(sweep.best)
     return {
-        "coefficients": fitted.coefficients,
+        "coefficients": list(fitted.coefficients),
         "rmse": fitted.rmse,
         "cutoff": sweep.best,
-        "mean_nodes_at_cutoff": sweep.mean_nodes[sweep.cutoffs.index(sweep.best)],
-        "mean_ms_at_cutoff": min(sweep.mean_ms),
+        "mean_nodes": sweep.mean_nodes[best],
+        "mean_ms": sweep.mean_ms[best],
         "compatible_nodes": sweep.compatible_nodes,
         "compatible_ms": sweep.compatible_ms,
-        "sweep_states": len(grids),
+        "sweep_states": sweep_states,
     }
 
 
-def _sweep_grids(config: RetrainConfig) -> list[str]:
-    # Held out: a random dataset seed that training never sees.
-    from game import format_grid, random_states
+def labelled_random_states(count: int, seed: int) -> Labelled:
+    """``count`` random states labelled by the exact solver, in this process (for small runs)."""
+    states = random_states(seed, count)
+    return _labelled(states)
 
-    return [format_grid(s) for s in random_states(config.seed + 10_007, config.sweep_states)]
+
+def dataset_dir_name(spec: DatasetSpec) -> str:
+    """A directory name that changes with every parameter of ``spec``."""
+    digest = hashlib.sha256(json.dumps(asdict(spec), sort_keys=True).encode()).hexdigest()[:10]
+    return f"{spec.generator}-{spec.count}-s{spec.seed}-{digest}"
 
 
-def _plot(model: Any, splits: dict[str, Labelled], card: dict[str, Any], stage: Path) -> None:
-    curves = {
-        name: (p_solvable(model, splits[name].matrix), splits[name].solvable.astype(np.float64))
-        for name in ("test_random", "test_decisions")
-    }
-    plots.roc_plot(curves, stage / "plots" / "roc.png")
-    plots.calibration_plot(curves, stage / "plots" / "calibration.png")
+def _labelled(states: Sequence[State]) -> Labelled:
+    from game import format_grid
+
+    return Labelled(
+        matrix=features_of_grids(format_grid(s) for s in states),
+        solvable=np.array([is_solvable(s) for s in states], dtype=np.int8),
+        stacks=np.array([s.n_stacks for s in states], dtype=np.int8),
+    )
+
+
+def _cross_validation(splits: Any, params: dict[str, Any], folds: int, seed: int, log: Log) -> dict[str, Any]:
+    random_rows = concat([splits.train, splits.validation])
+    result = {}
+    for name, candidate in (("paper", PAPER_PARAMS), ("ours", params)):
+        log(f"{folds}-fold cross-validation: {name} {candidate}")
+        result[name] = {"params": candidate, **cross_validate(candidate, random_rows, folds, seed)}
+    return result
+
+
+def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path) -> None:
+    curves = {name: (p_solvable(model, t.matrix), t.solvable.astype(np.float64)) for name, t in tests.items()}
+    plots.roc_plot(curves, out / "plots" / "roc.png")
+    plots.calibration_plot(curves, out / "plots" / "calibration.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
-    plots.importance_plot(feature_names(), gains, stage / "plots" / "importance.png")
+    plots.importance_plot(feature_names(), gains, out / "plots" / "importance.png")
 
 
-def _gate(card: dict[str, Any], config: RetrainConfig) -> None:
-    parity_ok = card["parity"]["label_agreement"] >= 0.9999 and card["parity"]["max_abs_dp"] <= 1e-4
-    if not parity_ok:
+def _gate(card: dict[str, Any], min_accuracy: float) -> None:
+    if not (card["parity"]["label_agreement"] >= 0.9999 and card["parity"]["max_abs_dp"] <= 1e-4):
         raise ModelError(f"ONNX parity check failed: {card['parity']}; nothing installed")
     accuracy = card["evaluation"]["test_random"]["accuracy"]
-    if accuracy < config.min_accuracy:
-        raise ModelError(f"held-out accuracy {accuracy:.4f} is below {config.min_accuracy}; nothing installed")
+    if accuracy < min_accuracy:
+        raise ModelError(f"held-out accuracy {accuracy:.4f} is below {min_accuracy}; nothing installed")
+
+
+def _write_card(out: Path, card: dict[str, Any]) -> None:
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2, default=_jsonable) + "\n", encoding="utf-8")
 
 
 def _version(seed: int) -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-s{seed}"
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S") + f"-s{seed}"
 
 
 def _onnx_metadata(version: str) -> dict[str, str]:
@@ -217,7 +231,6 @@ def _onnx_metadata(version: str) -> dict[str, str]:
 def _provenance(version: str, config: RetrainConfig, elapsed_s: float) -> dict[str, Any]:
     packages = ("boaf", "lightgbm", "onnxruntime", "onnxmltools", "numpy", "scikit-learn", "numba", "igraph")
     return {
-        "model_version": version,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "config": {k: v for k, v in asdict(config).items() if k != "cluster"},
         "elapsed_s": elapsed_s,
@@ -231,11 +244,6 @@ def _package_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "not installed"
-
-
-def _spec_name(spec: DatasetSpec) -> str:
-    digest = hashlib.sha256(json.dumps(asdict(spec), sort_keys=True).encode()).hexdigest()[:10]
-    return f"{spec.generator}-{spec.count}-s{spec.seed}-{digest}"
 
 
 def _jsonable(value: Any) -> Any:

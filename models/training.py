@@ -141,3 +141,45 @@ def split_indices(n: int, fractions: Sequence[float], seed: int) -> list[np.ndar
     order = np.random.default_rng(seed).permutation(n)
     bounds = np.cumsum([round(f * n) for f in fractions[:-1]])
     return [np.sort(part) for part in np.split(order, bounds)]
+
+
+@dataclass(frozen=True)
+class Splits:
+    """Train / validation rows from every dataset, and each dataset's own held-out test rows."""
+
+    train: Labelled
+    validation: Labelled
+    tests: dict[str, Labelled]
+
+
+def split_datasets(data_dirs: Sequence[Path], seed: int) -> Splits:
+    """Split each dataset 80/10/10 (by deal where rows come from deals, so no deal is in two parts)."""
+    import json
+
+    trains, validations, tests = [], [], {}
+    for data_dir in data_dirs:
+        manifest = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
+        data_path = data_dir / "data.parquet"
+        data = load_labelled(data_path)
+        deals = pq.read_table(data_path, columns=["deal"]).column("deal").to_numpy()
+        train, validation, test = _three_way(deals, seed)
+        trains.append(data.take(train))
+        validations.append(data.take(validation))
+        tests[f"test_{manifest['generator']}"] = data.take(test)
+    return Splits(concat(trains), concat(validations), tests)
+
+
+def concat(parts: Sequence[Labelled]) -> Labelled:
+    """Rows of several labelled sets, in order."""
+    return Labelled(
+        np.concatenate([p.matrix for p in parts]),
+        np.concatenate([p.solvable for p in parts]),
+        np.concatenate([p.stacks for p in parts]),
+    )
+
+
+def _three_way(deals: np.ndarray, seed: int) -> list[np.ndarray]:
+    if np.all(deals < 0):
+        return split_indices(len(deals), (0.8, 0.1, 0.1), seed)
+    unique = np.unique(deals)
+    return [np.flatnonzero(np.isin(deals, unique[p])) for p in split_indices(len(unique), (0.8, 0.1, 0.1), seed)]

@@ -1,0 +1,137 @@
+"""Commands of the learned half: classify, dataset generation, training, cutoff tuning, retraining."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from service.cli import app
+from service.cli.input import read_state_file
+
+ModelDir = Annotated[
+    Path | None,
+    typer.Option("--model", help="Model version directory or model root (default: the committed model)."),
+]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, help="Local Dask workers (default: one per core).")]
+Scheduler = Annotated[str | None, typer.Option("--scheduler", help="Address of an existing Dask scheduler.")]
+
+dataset_app = typer.Typer(no_args_is_help=True, help="Labelled datasets (random, decisions, deals).")
+app.add_typer(dataset_app, name="dataset")
+
+
+@app.command("classify")
+def classify_command(
+    grid: Annotated[str | None, typer.Argument(help="Grid text or JSON.")] = None,
+    input_file: Annotated[Path | None, typer.Option("--input", help="File of grid text or JSON lines.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", help="Write JSON lines here (default stdout).")] = None,
+    model: ModelDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for a single GRID.")] = False,
+) -> None:
+    """P(solvable) from the ONNX classifier, for one state or a file of many (one JSON object per line)."""
+    from game import InvalidState, parse_state
+    from models.classifier import load_classifier
+
+    if (grid is None) == (input_file is None):
+        raise InvalidState("give exactly one of GRID or --input FILE")
+    classifier = load_classifier(model)
+    states = [parse_state(grid)] if grid is not None else [s for _, s in read_state_file(input_file)]  # type: ignore[arg-type]
+    p = classifier.predict(states)
+    rows = [
+        {"p_solvable": float(x), "solvable": bool(x >= classifier.threshold), "model_version": classifier.version}
+        for x in p
+    ]
+    if grid is not None and not as_json:
+        row = rows[0]
+        verdict = "solvable" if row["solvable"] else "unsolvable"
+        typer.echo(f"{verdict} (P(solvable) = {row['p_solvable']:.4f}, model {row['model_version']})")
+        return
+    _write_lines(rows, output)
+
+
+@dataset_app.command("generate")
+def dataset_generate_command(
+    generator: Annotated[str, typer.Option("--generator", help="random, decisions or deals.")],
+    count: Annotated[int, typer.Option("--count", min=1, help="States (random) or deals (decisions, deals).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for data.parquet and manifest.json.")],
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed (default 0; decisions start at deal 1100).")] = None,
+    rows: Annotated[int, typer.Option("--rows", min=1)] = 4,
+    cols: Annotated[int, typer.Option("--cols", min=1)] = 4,
+    workers: Workers = None,
+    scheduler: Scheduler = None,
+) -> None:
+    """Generate a labelled dataset on Dask (resumable) and print its manifest."""
+    from jobs.runner import Cluster
+    from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_dataset
+
+    if seed is None:
+        seed = DECISIONS_FIRST_SEED if generator == "decisions" else 0
+    spec = DatasetSpec(generator, seed, count, rows, cols)
+    manifest = generate_dataset(spec, out, Cluster(workers, scheduler))
+    typer.echo(json.dumps(manifest, indent=2))
+
+
+@app.command("train")
+def train_command(
+    data: Annotated[list[Path], typer.Option("--data", help="Dataset directory (repeat to combine).")],
+    out: Annotated[Path, typer.Option("--out", help="Model version directory to write.")],
+    paper: Annotated[bool, typer.Option("--paper", help="Use the paper's configuration instead of tuning.")] = False,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Train, evaluate on a held-out 10%, export ONNX with a parity check, and write a model card."""
+    from models.retrain import train_classifier
+
+    card = train_classifier(data, out, tuned=not paper, seed=seed, log=lambda line: typer.echo(line, err=True))
+    typer.echo(json.dumps({"model": str(out), "evaluation": card["evaluation"], "parity": card["parity"]}, indent=2))
+
+
+@app.command("tune-cutoff")
+def tune_cutoff_command(
+    model: Annotated[Path, typer.Option("--model", help="Model version directory to write ordering.json into.")],
+    states: Annotated[int, typer.Option("--states", min=100, help="Random states to fit on.")] = 20_000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Fit the subset-H ordering model and sweep the ordering cutoff 2…16; write ordering.json and the plot."""
+    from models.retrain import labelled_random_states, tune_cutoff
+
+    fit_rows = labelled_random_states(states, seed)
+    result = tune_cutoff(
+        model, fit_rows, sweep_states=min(states, 2000), seed=seed, log=lambda t: typer.echo(t, err=True)
+    )
+    typer.echo(json.dumps(result, indent=2))
+
+
+@app.command("retrain")
+def retrain_command(
+    rows: Annotated[int, typer.Option("--rows", min=100, help="Random states to generate and train on.")] = 500_000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
+    decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals for the decisions set.")] = 2000,
+    folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 10,
+    workers: Workers = None,
+    scheduler: Scheduler = None,
+) -> None:
+    """Regenerate data, train, evaluate, export, sweep the cutoff, and install a new model version."""
+    from jobs.runner import Cluster
+    from models.retrain import RetrainConfig, retrain
+
+    config = RetrainConfig(
+        out=out,
+        rows=rows,
+        decision_deals=decision_deals,
+        seed=seed,
+        cv_folds=folds,
+        cluster=Cluster(workers, scheduler),
+    )
+    installed = retrain(config, log=lambda line: typer.echo(line, err=True))
+    typer.echo(str(installed))
+
+
+def _write_lines(rows: list[dict[str, Any]], output: Path | None) -> None:
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
