@@ -1,0 +1,63 @@
+"""The ONNX classifier: export, parity with LightGBM, and the loader's schema check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from features import SCHEMA_VERSION, feature_matrix, feature_names
+from game import random_states
+from models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
+from models.errors import ModelError
+from models.onnx_export import export_onnx, parity
+from models.training import PAPER_PARAMS, Labelled, as_model_input, fit
+
+
+def _model_dir(tmp_path: Path, schema: str = SCHEMA_VERSION, rows: int = 3000) -> tuple[Path, object, np.ndarray]:
+    # Labels here are a made-up function of the features: the point is the export, not the accuracy.
+    matrix = as_model_input(feature_matrix(random_states(11, rows)))
+    label = (matrix[:, feature_names().index("is_connected")] > 0).astype(np.int8)
+    model = fit(PAPER_PARAMS, Labelled(matrix, label, np.zeros(rows, dtype=np.int8)))
+    meta = {"model_version": "test-1", "feature_schema": schema, "threshold": "0.5"}
+    export_onnx(model, tmp_path / CLASSIFIER_FILE, meta)
+    (tmp_path / CARD_FILE).write_text(json.dumps({"model_version": "test-1"}), encoding="utf-8")
+    return tmp_path, model, matrix
+
+
+def test_onnx_agrees_with_lightgbm_on_10000_states(tmp_path: Path) -> None:
+    model_dir, model, _ = _model_dir(tmp_path)
+    matrix = as_model_input(feature_matrix(random_states(12, 10_000)))
+    check = parity(model, model_dir / CLASSIFIER_FILE, matrix)  # type: ignore[arg-type]
+    assert check.rows == 10_000
+    assert check.label_agreement >= 0.9999
+    assert check.max_abs_dp <= 1e-4
+
+
+def test_loaded_classifier_predicts_states(tmp_path: Path) -> None:
+    model_dir, _, _ = _model_dir(tmp_path)
+    classifier = load_classifier(model_dir)
+    assert (classifier.version, classifier.schema_version, classifier.threshold) == ("test-1", SCHEMA_VERSION, 0.5)
+    p = classifier.predict(random_states(3, 50))
+    assert p.shape == (50,) and np.all((p >= 0) & (p <= 1))
+    assert classifier.predict([]).shape == (0,)
+
+
+def test_loader_refuses_a_model_of_another_feature_schema(tmp_path: Path) -> None:
+    model_dir, _, _ = _model_dir(tmp_path, schema="boaf-features-0")
+    with pytest.raises(ModelError, match=r"trained on feature schema 'boaf-features-0', but this build computes"):
+        load_classifier(model_dir)
+
+
+def test_loader_names_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=r"model file .*classifier\.onnx is missing"):
+        load_classifier(tmp_path)
+
+
+def test_loader_refuses_a_corrupt_model(tmp_path: Path) -> None:
+    (tmp_path / CLASSIFIER_FILE).write_bytes(b"not an onnx file")
+    (tmp_path / CARD_FILE).write_text("{}", encoding="utf-8")
+    with pytest.raises(ModelError, match="onnxruntime cannot load the model"):
+        load_classifier(tmp_path)
