@@ -1,0 +1,155 @@
+"""What the service does, as plain functions over domain values (no protobuf, no gRPC).
+
+The servicer converts a request, calls one method here, and converts the result
+back. The ``DataPlane`` holds the loaded classifier and the limits from the
+settings; it is built once the model has loaded and been warmed up.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Protocol
+
+import numpy as np
+
+import features
+import search
+from game.deals import deal
+from game.state import State
+from models.errors import ModelError
+from service.errors import LimitExceeded, ModelUnavailable
+from service.settings import Settings
+
+WARM_UP_SEEDS = (367297990, 557593)  # a solvable and a hard deal: compiles and exercises every kernel
+
+
+class Classifier(Protocol):
+    """The part of ``models.classifier.Classifier`` the service uses."""
+
+    version: str
+    schema_version: str
+    threshold: float
+    card: dict[str, Any]
+
+    def predict(self, states: Sequence[State]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Classification:
+    """P(solvable) of each state, and the model that said so."""
+
+    p_solvable: np.ndarray
+    threshold: float
+    model_version: str
+
+
+@dataclass(frozen=True)
+class SolveBudget:
+    """Limits of one search: nodes, and seconds of search time."""
+
+    max_nodes: int
+    time_limit_s: float
+
+
+class DataPlane:
+    """Classify, solve, features and server info over a loaded classifier."""
+
+    def __init__(self, settings: Settings, classifier: Classifier) -> None:
+        self.settings = settings
+        self.classifier = classifier
+
+    def check_batch_size(self, n_states: int) -> None:
+        """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
+        limit = self.settings.max_batch_size
+        if n_states > limit:
+            raise LimitExceeded(
+                f"states: a batch of {n_states} states exceeds the limit of {limit} (BOAF_MAX_BATCH_SIZE)"
+            )
+
+    def classify(self, states: Sequence[State]) -> Classification:
+        """P(solvable) of each state (float64, in input order)."""
+        try:
+            p_solvable = self.classifier.predict(states)
+        except ModelError as exc:
+            raise ModelUnavailable(f"the served model failed: {exc}") from exc
+        return Classification(p_solvable, self.classifier.threshold, self.classifier.version)
+
+    def features(self, states: Sequence[State]) -> np.ndarray:
+        """The (N, n_features) float64 feature matrix, columns in ``features.feature_names()`` order."""
+        return features.feature_matrix(states)
+
+    def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
+        """The budget of a Solve: the request's (0 = the server's limit), and never past the client's deadline.
+
+        ``deadline_s`` is the time the client has left, in seconds (None: no deadline).
+        A request asking for more than the server allows is ``LimitExceeded``.
+        """
+        settings = self.settings
+        if max_nodes > settings.solve_max_nodes:
+            raise LimitExceeded(
+                f"max_nodes: {max_nodes} exceeds the server's limit of {settings.solve_max_nodes} "
+                "(BOAF_SOLVE_MAX_NODES)"
+            )
+        if time_limit_ms > settings.solve_time_limit_ms:
+            raise LimitExceeded(
+                f"time_limit_ms: {time_limit_ms} exceeds the server's limit of {settings.solve_time_limit_ms} "
+                "(BOAF_SOLVE_TIME_LIMIT_MS)"
+            )
+        seconds = (time_limit_ms or settings.solve_time_limit_ms) / 1000
+        if deadline_s is not None:
+            seconds = min(seconds, max(deadline_s, 0.0))
+        return SolveBudget(max_nodes or settings.solve_max_nodes, seconds)
+
+    def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: threading.Event) -> Any:
+        """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set."""
+        return search.solve(
+            state, algorithm=algorithm, max_nodes=budget.max_nodes, time_limit=budget.time_limit_s, cancel=cancel
+        )
+
+    def info(self) -> dict[str, Any]:
+        """Versions, schema, model card summary and limits, as plain values."""
+        settings, model = self.settings, self.classifier
+        return {
+            "version": _package_version(),
+            "feature_schema_version": features.SCHEMA_VERSION,
+            "feature_names": list(features.feature_names()),
+            "model_version": model.version,
+            "model_schema_version": model.schema_version,
+            "model_card": model.card,
+            "classify_threshold": model.threshold,
+            "limits": {
+                "max_batch_size": settings.max_batch_size,
+                "max_message_bytes": settings.max_message_bytes,
+                "max_concurrent_rpcs": settings.max_concurrent_rpcs,
+                "solve_max_nodes": settings.solve_max_nodes,
+                "solve_time_limit_ms": settings.solve_time_limit_ms,
+            },
+        }
+
+    def warm_up(self) -> float:
+        """Classify, featurize and solve a few deals so every kernel is compiled; returns the seconds taken.
+
+        Raises when any answer is wrong, so a broken build never reports SERVING.
+        """
+        started = time.perf_counter()
+        states = [deal(seed) for seed in WARM_UP_SEEDS]
+        p_solvable = self.classify(states).p_solvable
+        if p_solvable.shape != (len(states),) or not np.all((p_solvable >= 0) & (p_solvable <= 1)):
+            raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
+        self.features(states)
+        budget = SolveBudget(self.settings.solve_max_nodes, self.settings.solve_time_limit_ms / 1000)
+        result = self.solve(states[0], "ordered", budget, threading.Event())
+        if result.status != "solvable":
+            raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
+        return time.perf_counter() - started
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("boaf")
+    except metadata.PackageNotFoundError:
+        return "unknown"

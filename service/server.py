@@ -1,0 +1,148 @@
+"""The gRPC server: Boaf, health and reflection on one port, metrics on another.
+
+Lifecycle of a ``BoafServer``:
+
+1. ``start()`` binds the ports and serves at once, with health NOT_SERVING and
+   every Boaf RPC UNAVAILABLE, then loads the classifier and warms up (a
+   classify, a features batch and a solve) in a background thread.
+2. When the warm-up has passed, the servicer gets its ``DataPlane`` and health
+   turns SERVING (for ``""`` and ``boaf.v1.Boaf``). If loading or warm-up fails,
+   health stays NOT_SERVING and ``load_error`` says why.
+3. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
+   streams learn first), then stops accepting calls and gives the ones in flight
+   ``grace`` seconds before cancelling them; a cancelled Solve stops searching.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from service.dataplane import Classifier, DataPlane
+from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc
+from service.metrics import Metrics
+from service.servicer import BoafServicer
+from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = boaf_pb2.DESCRIPTOR.services_by_name["Boaf"].full_name  # "boaf.v1.Boaf"
+HEALTH_SERVICES = ("", SERVICE_NAME)
+
+ClassifierLoader = Callable[[Path | None], Classifier]
+
+
+def load_default_classifier(directory: Path | None) -> Classifier:
+    """``models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
+    from models.classifier import load_classifier
+
+    return load_classifier(directory)
+
+
+class BoafServer:
+    """One running service, built from ``settings``; ``load_classifier`` is replaceable for tests."""
+
+    def __init__(self, settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.servicer = BoafServicer(self.metrics)
+        self.health = health.HealthServicer(
+            experimental_non_blocking=True, experimental_thread_pool=ThreadPoolExecutor(max_workers=1)
+        )
+        self.port = 0
+        self.metrics_port = 0
+        self.load_error: BaseException | None = None
+        self._load_classifier = load_classifier
+        self._ready = threading.Event()
+        self._settled = threading.Event()  # ready, or loading failed
+        self._server = self._build_server()
+
+    def _build_server(self) -> grpc.Server:
+        settings = self.settings
+        options = [
+            ("grpc.max_receive_message_length", settings.max_message_bytes),
+            ("grpc.max_send_message_length", settings.max_message_bytes),
+            ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
+        ]
+        server = grpc.server(
+            ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="boaf-rpc"),
+            options=options,
+            maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+        )
+        boaf_pb2_grpc.add_BoafServicer_to_server(self.servicer, server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        return server
+
+    def start(self) -> None:
+        """Bind, serve (NOT_SERVING), and load + warm up in the background."""
+        self.port = self._bind()
+        self._server.start()
+        if self.settings.metrics_enabled:
+            self.metrics_port = self.metrics.serve(self.settings.host, self.settings.metrics_port)
+        log.info(
+            "listening",
+            extra={
+                "address": f"{self.settings.host}:{self.port}",
+                "metrics_port": self.metrics_port,
+                "tls": self.settings.tls_enabled,
+            },
+        )
+        threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True).start()
+
+    def _bind(self) -> int:
+        address = self.settings.address
+        if not self.settings.tls_enabled:
+            return self._server.add_insecure_port(address)
+        cert, key = self.settings.tls_cert, self.settings.tls_key
+        assert cert is not None and key is not None
+        credentials = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+        return self._server.add_secure_port(address, credentials)
+
+    def _load_and_warm_up(self) -> None:
+        try:
+            classifier = self._load_classifier(self.settings.model_dir)
+            plane = DataPlane(self.settings, classifier)
+            seconds = plane.warm_up()
+        except Exception as exc:  # the server must say why it never became ready, whatever went wrong
+            self.load_error = exc
+            log.exception("model load or warm-up failed; health stays NOT_SERVING")
+            self._settled.set()
+            return
+        self.servicer.plane = plane
+        self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        self.metrics.ready.set(1)
+        self._ready.set()
+        self._settled.set()
+        log.info("serving", extra={"model_version": classifier.version, "warm_up_s": round(seconds, 3)})
+
+    def _set_health(self, status: int) -> None:
+        for name in HEALTH_SERVICES:
+            self.health.set(name, status)
+
+    def wait_until_ready(self, timeout: float | None = None) -> bool:
+        """Block until SERVING or a load failure (or ``timeout`` seconds); True when SERVING."""
+        self._settled.wait(timeout)
+        return self._ready.is_set()
+
+    def stop(self, grace: float | None = None) -> None:
+        """Health NOT_SERVING, then stop; calls in flight get ``grace`` s (default: the settings') to finish."""
+        grace = self.settings.shutdown_grace_s if grace is None else grace
+        log.info("shutting down", extra={"grace_s": grace})
+        self.health.enter_graceful_shutdown()
+        self.metrics.ready.set(0)
+        self._server.stop(grace).wait()
+        self.metrics.stop()
+        log.info("stopped")
+
+    def wait_for_termination(self, timeout: float | None = None) -> bool:
+        """Block until the server stops (or ``timeout`` seconds); True when it has stopped."""
+        return bool(self._server.wait_for_termination(timeout))

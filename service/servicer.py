@@ -1,0 +1,120 @@
+"""The ``boaf.v1.Boaf`` servicer: each RPC converts, calls one ``DataPlane`` method, converts back.
+
+``rpc`` is the one decorator every method wears. It maps any exception to a
+status code through ``service.errors.status_of`` (anything unexpected becomes
+INTERNAL and is logged with its traceback), and it records the metrics.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import grpc
+
+from service import converters
+from service.dataplane import DataPlane
+from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+Request = TypeVar("Request")
+Response = TypeVar("Response")
+Method = Callable[["BoafServicer", Request, grpc.ServicerContext], Response]
+
+
+def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
+    """Map errors to status codes and record count, latency and in-flight gauge of one RPC method."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def handler(self: BoafServicer, request: Request, context: grpc.ServicerContext) -> Response:
+        metrics, started, code = self.metrics, time.perf_counter(), grpc.StatusCode.OK
+        metrics.in_flight.labels(name).inc()
+        try:
+            return method(self, request, context)
+        except Exception as exc:
+            code, message = status_of(exc)
+            if code is grpc.StatusCode.INTERNAL:
+                log.exception("%s failed", name, extra={"method": name, "peer": context.peer()})
+            else:
+                log.debug("%s: %s %s", name, code.name, message, extra={"method": name, "code": code.name})
+            context.abort(code, message)
+            raise  # unreachable: abort raises; keeps type checkers honest
+        finally:
+            metrics.in_flight.labels(name).dec()
+            metrics.record(name, code.name, time.perf_counter() - started)
+
+    return handler
+
+
+class BoafServicer(boaf_pb2_grpc.BoafServicer):
+    """The RPCs of ``proto/boaf/v1/boaf.proto``. Until ``plane`` is set, every call is UNAVAILABLE."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self.plane: DataPlane | None = None
+
+    def _ready_plane(self) -> DataPlane:
+        if self.plane is None:
+            raise NotReady("the model is still loading; retry when health reports SERVING")
+        return self.plane
+
+    @rpc
+    def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
+        plane = self._ready_plane()
+        plane.check_batch_size(len(request.states))
+        self.metrics.batch_states.labels("Classify").observe(len(request.states))
+        result = plane.classify(converters.states_from_proto(request.states))
+        return converters.classify_response(result.p_solvable, result.threshold, result.model_version)
+
+    @rpc
+    def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:
+        plane = self._ready_plane()
+        plane.check_batch_size(len(request.states))
+        self.metrics.batch_states.labels("Features").observe(len(request.states))
+        matrix = plane.features(converters.states_from_proto(request.states))
+        info = plane.info()
+        return converters.features_response(matrix, info["feature_names"], info["feature_schema_version"])
+
+    @rpc
+    def Solve(self, request: pb.SolveRequest, context: grpc.ServicerContext) -> pb.SolveResponse:
+        plane = self._ready_plane()
+        state = converters.state_from_proto(request.state, "state")
+        algorithm = converters.algorithm_from_proto(request.algorithm)
+        budget = plane.solve_budget(request.max_nodes, request.time_limit_ms, context.time_remaining())
+        with _cancelled_when_done(context) as cancel:
+            result = plane.solve(state, algorithm, budget, cancel)
+        if result.status == "unknown":
+            _raise_if_client_gone(context, result.nodes)
+        self.metrics.solve_nodes.labels(result.status).observe(result.nodes)
+        return converters.solve_response(result)
+
+    @rpc
+    def GetServerInfo(self, request: pb.GetServerInfoRequest, context: grpc.ServicerContext) -> pb.ServerInfo:
+        return converters.server_info(self._ready_plane().info())
+
+
+@contextmanager
+def _cancelled_when_done(context: grpc.ServicerContext) -> Iterator[threading.Event]:
+    """An event set when the RPC ends (cancelled, deadline passed, server stopping) while we still work."""
+    cancel = threading.Event()
+    if not context.add_callback(cancel.set):
+        cancel.set()  # the RPC has already terminated
+    yield cancel
+
+
+def _raise_if_client_gone(context: grpc.ServicerContext, nodes: int) -> Any:
+    # The search stopped early; if the client is gone the result has no reader, so say why it stopped.
+    if context.time_remaining() <= 0:
+        raise DeadlineExceeded(f"the client's deadline passed after {nodes} nodes")
+    if not context.is_active():
+        raise Cancelled(f"the call was cancelled after {nodes} nodes")

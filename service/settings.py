@@ -1,0 +1,147 @@
+"""The one settings object of the service, read from ``BOAF_*`` environment variables.
+
+Every field below is one variable: the field name upper-cased with a ``BOAF_``
+prefix (``port`` is ``BOAF_PORT``). ``Settings.from_env()`` reads them, and the
+result is passed into the constructors that need it; nothing reads the
+environment anywhere else. An unset or empty variable keeps the default.
+
+The deploy manifests (``deploy/``) set these names, and a test checks they exist.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from game.errors import BoafError
+
+ENV_PREFIX = "BOAF_"
+
+
+class InvalidSettings(BoafError):
+    """A ``BOAF_*`` variable does not parse or is out of range."""
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the service can be told, with its default."""
+
+    host: str = field(default="127.0.0.1", metadata=_doc("Address the gRPC and metrics servers bind to."))
+    port: int = field(default=50051, metadata=_doc("gRPC port; 0 picks a free one."))
+    metrics_port: int = field(default=9090, metadata=_doc("Prometheus /metrics HTTP port; 0 picks a free one."))
+    metrics_enabled: bool = field(default=True, metadata=_doc("Serve Prometheus metrics at all."))
+    model_dir: Path | None = field(
+        default=None, metadata=_doc("Classifier directory; unset means the committed default model.")
+    )
+    max_workers: int = field(default=16, metadata=_doc("Threads running RPCs (searches run in parallel, GIL-free)."))
+    max_concurrent_rpcs: int = field(
+        default=64, metadata=_doc("Calls in flight at once (running or queued); more are RESOURCE_EXHAUSTED.")
+    )
+    max_message_bytes: int = field(
+        default=16 * 1024 * 1024, metadata=_doc("Largest request or response message, in bytes.")
+    )
+    max_batch_size: int = field(
+        default=10_000, metadata=_doc("States per Classify or Features request; more are RESOURCE_EXHAUSTED.")
+    )
+    solve_max_nodes: int = field(
+        default=100_000_000, metadata=_doc("Largest node budget of a Solve, and the budget when it asks for none.")
+    )
+    solve_time_limit_ms: int = field(
+        default=30_000, metadata=_doc("Longest search time of a Solve in ms, and the limit when it asks for none.")
+    )
+    shutdown_grace_s: float = field(
+        default=10.0, metadata=_doc("On SIGTERM, seconds in-flight calls get to finish before they are cancelled.")
+    )
+    tls_cert: Path | None = field(default=None, metadata=_doc("PEM certificate chain; with tls_key, serve TLS."))
+    tls_key: Path | None = field(default=None, metadata=_doc("PEM private key of tls_cert."))
+    log_level: str = field(default="INFO", metadata=_doc("Logging level: DEBUG, INFO, WARNING or ERROR."))
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``BOAF_*`` variables of ``environ`` (default ``os.environ``), then ``overrides``.
+
+        Raises ``InvalidSettings`` naming the variable when a value does not parse.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(env_name(f.name), "").strip()
+            if raw:
+                values[f.name] = _parse(f.name, f.type, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def tls_enabled(self) -> bool:
+        """True when a certificate and key are configured."""
+        return self.tls_cert is not None and self.tls_key is not None
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of the gRPC server (IPv6 hosts bracketed)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable of a settings field: ``port`` -> ``BOAF_PORT``."""
+    return ENV_PREFIX + field_name.upper()
+
+
+def env_names() -> dict[str, str]:
+    """Every ``BOAF_*`` variable the service reads, with its documentation."""
+    return {env_name(f.name): f.metadata["doc"] for f in dataclasses.fields(Settings)}
+
+
+def _parse(name: str, kind: Any, raw: str) -> Any:
+    kind = str(kind)
+    try:
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+        if kind.startswith("bool"):
+            return _parse_bool(raw)
+        if kind.startswith("Path"):
+            return Path(raw)
+        return raw
+    except ValueError as exc:
+        raise InvalidSettings(f"{env_name(name)}={raw!r}: {exc}") from exc
+
+
+def _parse_bool(raw: str) -> bool:
+    lowered = raw.lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _check(settings: Settings) -> None:
+    for name in ("port", "metrics_port"):
+        value = getattr(settings, name)
+        if not 0 <= value <= 65535:
+            raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
+    for name in ("max_workers", "max_concurrent_rpcs", "max_message_bytes", "max_batch_size", "solve_max_nodes"):
+        if getattr(settings, name) < 1:
+            raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
+    if settings.solve_time_limit_ms < 1:
+        raise InvalidSettings(f"BOAF_SOLVE_TIME_LIMIT_MS={settings.solve_time_limit_ms}: must be at least 1")
+    if settings.shutdown_grace_s < 0:
+        raise InvalidSettings(f"BOAF_SHUTDOWN_GRACE_S={settings.shutdown_grace_s}: must be at least 0")
+    if (settings.tls_cert is None) != (settings.tls_key is None):
+        raise InvalidSettings("BOAF_TLS_CERT and BOAF_TLS_KEY must be set together")
+    if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+        raise InvalidSettings(f"BOAF_LOG_LEVEL={settings.log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
