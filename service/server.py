@@ -46,6 +46,15 @@ def load_default_classifier(directory: Path | None) -> Classifier:
     return load_classifier(directory)
 
 
+def check_model(settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> float:
+    """Load the configured model and run the warm-up without serving; returns the seconds taken.
+
+    Raises what loading or warm-up raises. Used at image build time, where it also
+    fills the numba cache so a container's first warm-up does not compile.
+    """
+    return DataPlane(settings, load_classifier(settings.model_dir)).warm_up()
+
+
 class BoafServer:
     """One running service, built from ``settings``; ``load_classifier`` is replaceable for tests."""
 

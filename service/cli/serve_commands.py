@@ -23,17 +23,23 @@ def serve_command(
     model_dir: Annotated[
         Path | None, typer.Option("--model-dir", help="Classifier directory [BOAF_MODEL_DIR, default: built in].")
     ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Load the model, run the warm-up, report, and exit without serving.")
+    ] = False,
 ) -> None:
     """Serve Classify, Solve, Features and GetServerInfo over gRPC, with health, reflection and metrics.
 
     Every other setting comes from BOAF_* environment variables (see service/settings.py).
     """
     from service.logs import configure_logging
-    from service.server import BoafServer
+    from service.server import BoafServer, check_model
     from service.settings import Settings
 
     settings = Settings.from_env(host=host, port=port, metrics_port=metrics_port, model_dir=model_dir)
     configure_logging(settings.log_level)
+    if check:
+        typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
+        return
     server = BoafServer(settings)
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
