@@ -92,12 +92,14 @@ def export(
         raise JobError(f"chunk size must be at least 1, got {chunk_size}")
     chunks = list(read_chunks(input_path, chunk_size, on_error))
     parts_dir = output.with_name(output.name + ".parts")
+    # on_error is left out on purpose: a chunk finished under "fail" had no bad
+    # line, so it is exactly what "skip" would write, and a failed job can be
+    # resumed with --on-error skip.
     fingerprint = {
         "job": "features-export",
         "input": str(input_path.resolve()),
         "input_sha256": _sha256(input_path),
         "chunk_size": chunk_size,
-        "on_error": on_error,
         **schema_metadata(),
     }
     parts = run_job(
