@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 from google.protobuf import struct_pb2
 
+from game.arrays import EMPTY
 from game.cards import DECK_SIZE, Card, card_text
 from game.errors import BoafError, InvalidState
 from game.notation import state_from_json
-from game.state import State
+from game.state import MAX_CELLS, State
+from service.dataplane import Batch, StateArray
 from service.generated.boaf.v1 import boaf_pb2 as pb
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
@@ -49,6 +51,7 @@ def _card_spellings() -> dict[str, Card | None]:
 
 
 _CARDS = _card_spellings()
+_CODES = {text: EMPTY if card is None else card for text, card in _CARDS.items()}
 
 
 def state_from_proto(message: pb.State, where: str) -> State:
@@ -59,9 +62,37 @@ def state_from_proto(message: pb.State, where: str) -> State:
         raise type(exc)(f"{where}: {exc}") from exc
 
 
-def states_from_proto(messages: Sequence[pb.State]) -> list[State]:
-    """States of a batch, in order; an error names the state as ``states[i]``."""
-    return [state_from_proto(m, f"states[{i}]") for i, m in enumerate(messages)]
+def states_from_proto(messages: Sequence[pb.State]) -> Batch:
+    """States of a batch, in order; an error names the state as ``states[i]``.
+
+    A batch of plain states on one grid (the common case) becomes a ``StateArray``
+    in a few vectorised steps; anything else, including every invalid batch, is
+    read state by state, which gives the precise error.
+    """
+    return _state_array(messages) or [state_from_proto(m, f"states[{i}]") for i, m in enumerate(messages)]
+
+
+def _state_array(messages: Sequence[pb.State]) -> StateArray | None:
+    # None means "not the fast case": the slow path then accepts it or says exactly what is wrong.
+    if not messages:
+        return None
+    rows, cols = messages[0].rows, messages[0].cols
+    n_cells = rows * cols
+    if not (rows >= 1 and cols >= 1 and n_cells <= MAX_CELLS):
+        return None
+    texts: list[str] = []
+    for message in messages:
+        if message.rows != rows or message.cols != cols or message.sizes or len(message.cells) != n_cells:
+            return None
+        texts.extend(message.cells)
+    try:
+        cells = np.array([_CODES[t] for t in texts], dtype=np.int8).reshape(len(messages), n_cells)
+    except KeyError:
+        return None
+    ordered = np.sort(cells, axis=1)
+    if np.any(ordered[:, -1] < 0) or np.any((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)):
+        return None  # a state with no stacks, or a duplicate card
+    return StateArray(cells, rows, cols)
 
 
 def _read_state(message: pb.State) -> State:

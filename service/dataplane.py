@@ -35,7 +35,25 @@ class Classifier(Protocol):
     threshold: float
     card: dict[str, Any]
 
-    def predict(self, states: Sequence[State]) -> np.ndarray: ...
+    def predict_matrix(self, matrix: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class StateArray:
+    """A validated batch of states on one grid, as ``game.arrays`` cells (int8, -1 empty), row-major.
+
+    The fast form of a batch: the kernels take it as is, with no ``State`` objects.
+    """
+
+    cells: np.ndarray  # (n_states, rows * cols) int8
+    rows: int
+    cols: int
+
+    def __len__(self) -> int:
+        return int(self.cells.shape[0])
+
+
+Batch = Sequence[State] | StateArray
 
 
 @dataclass(frozen=True)
@@ -70,16 +88,18 @@ class DataPlane:
                 f"states: a batch of {n_states} states exceeds the limit of {limit} (BOAF_MAX_BATCH_SIZE)"
             )
 
-    def classify(self, states: Sequence[State]) -> Classification:
+    def classify(self, states: Batch) -> Classification:
         """P(solvable) of each state (float64, in input order)."""
         try:
-            p_solvable = self.classifier.predict(states)
+            p_solvable = self.classifier.predict_matrix(self.features(states))
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
         return Classification(p_solvable, self.classifier.threshold, self.classifier.version)
 
-    def features(self, states: Sequence[State]) -> np.ndarray:
+    def features(self, states: Batch) -> np.ndarray:
         """The (N, n_features) float64 feature matrix, columns in ``features.feature_names()`` order."""
+        if isinstance(states, StateArray):
+            return features.feature_matrix(states.cells, states.rows, states.cols)
         return features.feature_matrix(states)
 
     def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:

@@ -1,0 +1,232 @@
+"""Load test of the gRPC service over loopback: latency percentiles and throughput.
+
+Starts ``boaf serve`` on free loopback ports (or uses ``--address``), waits for
+health SERVING, then runs each scenario for ``--duration`` seconds with
+``--clients`` concurrent clients (spread over ``--processes`` client processes,
+each an asyncio loop on one channel), and prints one row per scenario:
+
+- ``classify-1``: Classify of one random 4x4 state;
+- ``classify-1000``: Classify of 1,000 random states;
+- ``solve-deal``: Solve (ordered DFS) of a seeded 16-card deal, a fresh seed each call;
+- ``features-1000``: Features of 1,000 random states.
+
+``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
+
+Targets (issue 6): classify-1 p50 <= 2 ms; >= 20,000 states/s through
+classify-1000; solve-deal p50 <= 3 ms; no errors in a 60 s soak at 16 clients.
+
+    python benchmarks/load.py                                  # every scenario at 1 and 16 clients
+    python benchmarks/load.py --clients 16 --duration 10 --soak 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from game import deal, random_states
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+
+SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000")
+CALL_TIMEOUT_S = 30.0
+READY_TIMEOUT_S = 300.0
+
+
+@dataclass
+class Outcome:
+    """What one client process measured: per-call latencies in seconds, and failures by status code."""
+
+    latencies: list[float] = field(default_factory=list)
+    states: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- requests
+
+
+def request_maker(scenario: str, worker: int) -> Callable[[boaf_pb2_grpc.BoafStub], tuple[object, int]]:
+    """A function giving the next (pending call, states in it) for ``scenario`` on a stub."""
+    rng_seed = 1000 + worker
+    if scenario == "classify-1":
+        singles = [pb.ClassifyRequest(states=[state_to_proto(s)]) for s in random_states(rng_seed, 1000)]
+        cycle = itertools.cycle(singles)
+        return lambda stub: (stub.Classify(next(cycle), timeout=CALL_TIMEOUT_S), 1)
+    if scenario in ("classify-1000", "features-1000"):
+        batches = [[state_to_proto(s) for s in random_states(rng_seed * 10 + i, 1000)] for i in range(4)]
+        if scenario == "classify-1000":
+            classify = itertools.cycle([pb.ClassifyRequest(states=b) for b in batches])
+            return lambda stub: (stub.Classify(next(classify), timeout=CALL_TIMEOUT_S), 1000)
+        featurize = itertools.cycle([pb.FeaturesRequest(states=b) for b in batches])
+        return lambda stub: (stub.Features(next(featurize), timeout=CALL_TIMEOUT_S), 1000)
+    if scenario == "solve-deal":
+        seeds = itertools.count(1 + 1_000_000 * worker)
+        return lambda stub: (
+            stub.Solve(pb.SolveRequest(state=state_to_proto(deal(next(seeds)))), timeout=CALL_TIMEOUT_S),
+            1,
+        )
+    raise ValueError(f"unknown scenario {scenario!r}")
+
+
+# ---------------------------------------------------------------- clients
+
+
+async def _client(
+    stub: boaf_pb2_grpc.BoafStub, make: Callable[..., tuple[object, int]], stop_at: float, out: Outcome
+) -> None:
+    while time.perf_counter() < stop_at:
+        started = time.perf_counter()
+        call, n_states = make(stub)
+        try:
+            await call  # type: ignore[misc]
+        except grpc.aio.AioRpcError as exc:
+            out.errors[exc.code().name] = out.errors.get(exc.code().name, 0) + 1
+            continue
+        out.latencies.append(time.perf_counter() - started)
+        out.states += n_states
+
+
+async def _run_process(address: str, scenarios: list[str], clients: int, seconds: float, worker: int) -> Outcome:
+    out = Outcome()
+    makers = [request_maker(s, worker * 100 + i) for i, s in enumerate(scenarios)]
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = boaf_pb2_grpc.BoafStub(channel)
+        await stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S)  # connect before timing
+        stop_at = time.perf_counter() + seconds
+        await asyncio.gather(*(_client(stub, makers[i % len(makers)], stop_at, out) for i in range(clients)))
+    return out
+
+
+def _process_main(args: tuple[str, list[str], int, float, int]) -> Outcome:
+    return asyncio.run(_run_process(*args))
+
+
+def run_scenario(address: str, scenarios: list[str], clients: int, seconds: float, processes: int) -> Outcome:
+    """Run ``clients`` concurrent callers of ``scenarios`` for ``seconds``; returns what they measured."""
+    processes = max(1, min(processes, clients))
+    shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
+    jobs = [(address, scenarios, n, seconds, i) for i, n in enumerate(shares)]
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        parts = pool.map(_process_main, jobs)
+    merged = Outcome()
+    for part in parts:
+        merged.latencies += part.latencies
+        merged.states += part.states
+        for code, n in part.errors.items():
+            merged.errors[code] = merged.errors.get(code, 0) + n
+    return merged
+
+
+# ---------------------------------------------------------------- server
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def local_server(env: dict[str, str]) -> Iterator[str]:
+    """``boaf serve`` on free loopback ports, SERVING; yields its address."""
+    port, metrics_port = free_port(), free_port()
+    command = ["boaf", "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", str(metrics_port)]
+    process = subprocess.Popen(command, env={**os.environ, "BOAF_LOG_LEVEL": "WARNING", **env})
+    address = f"127.0.0.1:{port}"
+    try:
+        wait_until_serving(address)
+        yield address
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+def wait_until_serving(address: str) -> None:
+    give_up = time.monotonic() + READY_TIMEOUT_S
+    with grpc.insecure_channel(address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < give_up:
+            try:
+                reply = health.Check(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"), timeout=2)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.2)
+    raise SystemExit(f"the server at {address} did not become SERVING within {READY_TIMEOUT_S:.0f} s")
+
+
+# ---------------------------------------------------------------- report
+
+
+def report_row(name: str, clients: int, out: Outcome, seconds: float) -> str:
+    calls = len(out.latencies)
+    ms = np.array(out.latencies) * 1000 if calls else np.array([np.nan])
+    errors = sum(out.errors.values())
+    detail = "" if not errors else "  " + ", ".join(f"{k}={v}" for k, v in sorted(out.errors.items()))
+    return (
+        f"{name:<15} {clients:>7} {calls:>8} {errors:>6} {np.percentile(ms, 50):>8.2f} {np.percentile(ms, 99):>8.2f}"
+        f" {calls / seconds:>9.0f} {out.states / seconds:>10.0f}{detail}"
+    )
+
+
+HEADER = (
+    f"{'scenario':<15} {'clients':>7} {'calls':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8}"
+    f" {'calls/s':>9} {'states/s':>10}"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--address", help="host:port of a running server (default: start one on loopback)")
+    parser.add_argument("--clients", default="1,16", help="comma-separated concurrent client counts (default 1,16)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per scenario (default 10)")
+    parser.add_argument("--processes", type=int, default=2, help="client processes (default 2)")
+    parser.add_argument(
+        "--scenarios", default=",".join(SCENARIOS), help="comma-separated subset of " + ", ".join(SCENARIOS)
+    )
+    parser.add_argument("--soak", type=float, default=0.0, help="seconds of mixed load at the largest client count")
+    options = parser.parse_args(argv)
+    client_counts = [int(c) for c in options.clients.split(",")]
+    scenarios = options.scenarios.split(",")
+    with _server(options.address) as address:
+        print(f"server {address}; {os.cpu_count()} cores shared by server and clients; {options.duration:g} s per row")
+        print(HEADER)
+        for scenario in scenarios:
+            for clients in client_counts:
+                out = run_scenario(address, [scenario], clients, options.duration, options.processes)
+                print(report_row(scenario, clients, out, options.duration), flush=True)
+        if options.soak:
+            clients = max(client_counts)
+            out = run_scenario(address, list(SCENARIOS), clients, options.soak, options.processes)
+            print(report_row("soak (mixed)", clients, out, options.soak), flush=True)
+            return 1 if out.errors else 0
+    return 0
+
+
+@contextmanager
+def _server(address: str | None) -> Iterator[str]:
+    if address:
+        yield address
+        return
+    with local_server({}) as started:
+        yield started
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Bad requests get the right status code and a message that names the state and the cell."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from conftest import TEST_LIMITS, grid_state
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from game import deal
+from game.cards import DECK_SIZE, card_text
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+DEAL = "5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D"  # deal 360528
+GOOD = grid_state(DEAL)
+
+
+def cells_with(index: int, text: str) -> list[str]:
+    cells = list(GOOD.cells)
+    cells[index] = text
+    return cells
+
+
+def batch(*states: pb.State) -> pb.ClassifyRequest:
+    return pb.ClassifyRequest(states=list(states))
+
+
+# (request, status code, exact message); batches put the bad state after good ones so the index is checked.
+CLASSIFY_CASES: list[tuple[str, pb.ClassifyRequest, grpc.StatusCode, str]] = [
+    (
+        "unknown card",
+        batch(GOOD, pb.State(rows=4, cols=4, cells=cells_with(5, "ZZ"))),
+        INVALID,
+        "states[1]: cells[5] (row 2, column 2): unknown card 'ZZ': "
+        "expected a rank of A23456789TJQK then a suit of CDHS",
+    ),
+    (
+        "duplicate card",
+        batch(GOOD, GOOD, GOOD, pb.State(rows=4, cols=4, cells=cells_with(5, "5S"))),
+        INVALID,
+        "states[3]: duplicate card 5S at row 2, column 2 (first at row 1, column 1)",
+    ),
+    (
+        "wrong cell count",
+        batch(pb.State(rows=4, cols=4, cells=list(GOOD.cells)[:15])),
+        INVALID,
+        "states[0]: grid 4x4 needs 16 cells, got 15",
+    ),
+    (
+        "rows·cols > 52",
+        batch(GOOD, pb.State(rows=8, cols=8, cells=[card_text(c) for c in range(DECK_SIZE)] + [""] * 12)),
+        INVALID,
+        "states[1]: grid 8x8 has 64 cells; at most 52 are allowed",
+    ),
+    (
+        "every cell empty",
+        batch(pb.State(rows=2, cols=2, cells=["", "", "", ""])),
+        INVALID,
+        "states[0]: no stacks: every cell is empty",
+    ),
+    (
+        "an empty State message",
+        batch(GOOD, pb.State()),
+        INVALID,
+        "states[1]: rows and cols must be positive integers, got 0 and 0",
+    ),
+    (
+        "stack size on an empty cell",
+        batch(pb.State(rows=1, cols=2, cells=["AS", ""], sizes=[1, 3])),
+        INVALID,
+        "states[0]: empty cell at row 1, column 2 has stack size 3, expected 0",
+    ),
+    (
+        "wrong number of sizes",
+        batch(pb.State(rows=1, cols=2, cells=["AS", "KD"], sizes=[1])),
+        INVALID,
+        "states[0]: grid 1x2 needs 2 stack sizes, got 1",
+    ),
+    (
+        "more cards than a deck",
+        batch(pb.State(rows=1, cols=2, cells=["AS", "KD"], sizes=[40, 13])),
+        INVALID,
+        "states[0]: stack sizes add up to 53 cards; a deck has 52",
+    ),
+    (
+        "oversize batch",
+        batch(*[GOOD] * (TEST_LIMITS["max_batch_size"] + 1)),
+        EXHAUSTED,
+        f"states: a batch of {TEST_LIMITS['max_batch_size'] + 1} states exceeds the limit of "
+        f"{TEST_LIMITS['max_batch_size']} (BOAF_MAX_BATCH_SIZE)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("request_", "code", "message"), [c[1:] for c in CLASSIFY_CASES], ids=[c[0] for c in CLASSIFY_CASES]
+)
+@pytest.mark.parametrize("method", ["Classify", "Features"])
+def test_bad_batches_are_rejected_naming_the_state_and_cell(
+    stub: boaf_pb2_grpc.BoafStub, method: str, request_: pb.ClassifyRequest, code: grpc.StatusCode, message: str
+) -> None:
+    call = getattr(stub, method)
+    wire = request_ if method == "Classify" else pb.FeaturesRequest(states=request_.states)
+    with pytest.raises(grpc.RpcError) as caught:
+        call(wire, timeout=10)
+    assert (caught.value.code(), caught.value.details()) == (code, message)
+
+
+SOLVE_CASES: list[tuple[str, pb.SolveRequest, grpc.StatusCode, str]] = [
+    (
+        "no state",
+        pb.SolveRequest(),
+        INVALID,
+        "state: rows and cols must be positive integers, got 0 and 0",
+    ),
+    (
+        "duplicate card",
+        pb.SolveRequest(state=pb.State(rows=4, cols=4, cells=cells_with(15, "QS"))),
+        INVALID,
+        "state: duplicate card QS at row 4, column 4 (first at row 1, column 3)",
+    ),
+    (
+        "unknown algorithm",
+        pb.SolveRequest(state=GOOD, algorithm=9),  # type: ignore[arg-type]  # what an older or newer client may send
+        INVALID,
+        "algorithm: 9 is not one of ORDERED, COMPATIBLE, CONSTRAINED, BEST_N",
+    ),
+    (
+        "node budget past the server's limit",
+        pb.SolveRequest(state=GOOD, max_nodes=TEST_LIMITS["solve_max_nodes"] + 1),
+        EXHAUSTED,
+        f"max_nodes: {TEST_LIMITS['solve_max_nodes'] + 1} exceeds the server's limit of "
+        f"{TEST_LIMITS['solve_max_nodes']} (BOAF_SOLVE_MAX_NODES)",
+    ),
+    (
+        "time budget past the server's limit",
+        pb.SolveRequest(state=GOOD, time_limit_ms=TEST_LIMITS["solve_time_limit_ms"] + 1),
+        EXHAUSTED,
+        f"time_limit_ms: {TEST_LIMITS['solve_time_limit_ms'] + 1} exceeds the server's limit of "
+        f"{TEST_LIMITS['solve_time_limit_ms']} (BOAF_SOLVE_TIME_LIMIT_MS)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_", "code", "message"), [c[1:] for c in SOLVE_CASES], ids=[c[0] for c in SOLVE_CASES])
+def test_bad_solve_requests_are_rejected_with_a_precise_message(
+    stub: boaf_pb2_grpc.BoafStub, request_: pb.SolveRequest, code: grpc.StatusCode, message: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Solve(request_, timeout=10)
+    assert (caught.value.code(), caught.value.details()) == (code, message)
+
+
+def test_a_message_past_the_size_limit_is_resource_exhausted(stub: boaf_pb2_grpc.BoafStub) -> None:
+    huge = pb.State(rows=1, cols=1, cells=["AS" * 100] * (TEST_LIMITS["max_message_bytes"] // 100))
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Features(pb.FeaturesRequest(states=[huge]), timeout=10)
+    assert caught.value.code() == EXHAUSTED
+    assert "larger than max" in caught.value.details()
+
+
+# ---------------------------------------------------------------- garbage never breaks the server
+
+CARD_TEXTS = [card_text(c) for c in range(DECK_SIZE)]
+cell_texts = st.one_of(
+    st.sampled_from([*CARD_TEXTS, "", "--", ".", "10h", "ts", " AS", "1S", "AS AS"]),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=4),
+)
+counts = st.one_of(st.integers(0, 8), st.integers(0, 2**32 - 1))
+
+
+@st.composite
+def garbage_states(draw: st.DrawFn) -> pb.State:
+    """States of every kind: often consistent shapes, often not."""
+    rows, cols = draw(counts), draw(counts)
+    n_cells = rows * cols if rows * cols <= 60 and draw(st.booleans()) else draw(st.integers(0, 60))
+    cells = draw(st.lists(cell_texts, min_size=n_cells, max_size=n_cells))
+    sizes = draw(st.one_of(st.just([]), st.lists(st.integers(0, 2**32 - 1), max_size=60)))
+    return pb.State(rows=rows, cols=cols, cells=cells, sizes=sizes)
+
+
+SOLVE_ANSWERS = {grpc.StatusCode.INVALID_ARGUMENT}
+NEVER = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
+
+
+def status_of_call(call: Callable[..., Any], request: Any) -> grpc.StatusCode:
+    try:
+        call(request, timeout=30)
+    except grpc.RpcError as exc:
+        return exc.code()
+    return grpc.StatusCode.OK
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(states=st.lists(garbage_states(), max_size=4))
+def test_garbage_states_never_give_internal_or_unknown(stub: boaf_pb2_grpc.BoafStub, states: list[pb.State]) -> None:
+    for code in (
+        status_of_call(stub.Classify, pb.ClassifyRequest(states=states)),
+        status_of_call(stub.Features, pb.FeaturesRequest(states=states)),
+        *(status_of_call(stub.Solve, pb.SolveRequest(state=s, max_nodes=2_000)) for s in states[:1]),
+    ):
+        assert code not in NEVER
+
+
+def test_a_good_request_after_garbage_still_works(stub: boaf_pb2_grpc.BoafStub) -> None:
+    response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(deal(1))]), timeout=10)
+    assert len(response.predictions) == 1

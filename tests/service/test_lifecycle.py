@@ -1,0 +1,192 @@
+"""Health, reflection, metrics, deadlines, cancellation, concurrency, shutdown and TLS."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+import grpc
+import pytest
+from conftest import (
+    GatedLoader,
+    channel_to,
+    health_status,
+    ready_server,
+    start_server,
+    test_settings,
+    wait_for,
+)
+from google.protobuf.descriptor_pool import DescriptorPool
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+from game import deal
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.server import BoafServer
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+HARDEST_DEAL = 360528  # unsolvable, the 2019 solver's hardest: 4,013,578 nodes
+
+
+def long_solve() -> pb.SolveRequest:
+    """A search that runs for seconds: the hardest deal with plain DFS and no pruning."""
+    return pb.SolveRequest(state=state_to_proto(deal(HARDEST_DEAL)), algorithm=pb.CONSTRAINED)
+
+
+def requests_counted(server: BoafServer, method: str, code: str) -> float:
+    value = server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code})
+    return value or 0.0
+
+
+def in_flight(server: BoafServer, method: str) -> float:
+    return server.metrics.registry.get_sample_value("boaf_requests_in_flight", {"method": method}) or 0.0
+
+
+# ---------------------------------------------------------------- health
+
+
+def test_health_is_serving_only_after_the_model_has_loaded_and_warmed_up() -> None:
+    loader = GatedLoader()
+    server = start_server(test_settings(), loader)
+    try:
+        with channel_to(server) as channel:
+            assert loader.called.wait(30)
+            assert health_status(channel) == NOT_SERVING
+            assert health_status(channel, "") == NOT_SERVING
+            with pytest.raises(grpc.RpcError) as caught:
+                boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=5)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            loader.release()
+            assert server.wait_until_ready(120)
+            assert health_status(channel) == SERVING
+            assert health_status(channel, "") == SERVING
+    finally:
+        server.stop(0)
+
+
+def test_a_model_that_fails_to_load_keeps_health_not_serving(tmp_path: Path) -> None:
+    server = start_server(test_settings(model_dir=tmp_path))  # an empty directory: no model files
+    try:
+        assert not server.wait_until_ready(60)
+        assert "missing" in str(server.load_error)
+        with channel_to(server) as channel:
+            assert health_status(channel) == NOT_SERVING
+    finally:
+        server.stop(0)
+
+
+def test_shutdown_turns_health_not_serving_before_calls_stop_and_lets_calls_finish() -> None:
+    server = ready_server(test_settings(shutdown_grace_s=20))
+    with channel_to(server) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"))
+        assert next(watch).status == SERVING
+        in_flight_solve: Future[pb.SolveResponse] = boaf_pb2_grpc.BoafStub(channel).Solve.future(
+            pb.SolveRequest(state=long_solve().state, algorithm=pb.CONSTRAINED, time_limit_ms=300), timeout=30
+        )
+        assert wait_for(lambda: in_flight(server, "Solve") == 1)
+        stopping = _in_thread(server.stop)
+        assert next(watch).status == NOT_SERVING
+        watch.cancel()
+        response = in_flight_solve.result(timeout=30)  # finished within the grace period
+        assert response.status == pb.UNKNOWN
+        stopping.join(30)
+        assert not stopping.is_alive()
+
+
+def _in_thread(target: Callable[[], None]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+# ---------------------------------------------------------------- reflection and metrics
+
+
+def test_reflection_lists_the_boaf_service_and_its_methods(channel: grpc.Channel) -> None:
+    database = ProtoReflectionDescriptorDatabase(channel)
+    assert "boaf.v1.Boaf" in database.get_services()
+    assert "grpc.health.v1.Health" in database.get_services()
+    service = DescriptorPool(database).FindServiceByName("boaf.v1.Boaf")
+    assert {m.name for m in service.methods} == {"Classify", "Solve", "Features", "GetServerInfo"}
+
+
+def test_metrics_are_scraped_over_http(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+    stub.Classify(pb.ClassifyRequest(states=[state_to_proto(deal(1))]), timeout=10)
+    stub.Solve(pb.SolveRequest(state=state_to_proto(deal(557593))), timeout=30)
+    with pytest.raises(grpc.RpcError):
+        stub.Classify(pb.ClassifyRequest(states=[pb.State()]), timeout=10)
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as page:
+        text = page.read().decode()
+    assert 'boaf_requests_total{code="OK",method="Classify"}' in text
+    assert 'boaf_requests_total{code="INVALID_ARGUMENT",method="Classify"}' in text
+    assert 'boaf_request_duration_seconds_bucket{le="0.005",method="Classify"}' in text
+    assert 'boaf_solve_nodes_count{status="solvable"}' in text
+    assert "boaf_ready 1.0" in text
+
+
+# ---------------------------------------------------------------- deadlines, cancellation, concurrency
+
+
+def test_a_solve_past_its_deadline_is_deadline_exceeded_and_the_search_stops(
+    server: BoafServer, stub: boaf_pb2_grpc.BoafStub, channel: grpc.Channel
+) -> None:
+    before = requests_counted(server, "Solve", "DEADLINE_EXCEEDED")
+    started = time.perf_counter()
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.Solve(pb.SolveRequest(state=state_to_proto(deal(HARDEST_DEAL))), timeout=0.05)
+    elapsed = time.perf_counter() - started
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert elapsed < 0.150
+    # The server side stops searching (it counts the call when the search returns) and stays healthy.
+    assert wait_for(lambda: requests_counted(server, "Solve", "DEADLINE_EXCEEDED") == before + 1)
+    assert in_flight(server, "Solve") == 0
+    assert health_status(channel) == SERVING
+
+
+def test_concurrent_calls_past_the_limit_are_resource_exhausted_and_cancelled_solves_stop() -> None:
+    limit = 2
+    server = ready_server(test_settings(max_concurrent_rpcs=limit, max_workers=limit))
+    try:
+        with channel_to(server) as channel:
+            stub = boaf_pb2_grpc.BoafStub(channel)
+            running = [stub.Solve.future(long_solve(), timeout=60) for _ in range(limit)]
+            assert wait_for(lambda: in_flight(server, "Solve") == limit)
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
+            assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            for call in running:
+                call.cancel()
+            assert wait_for(lambda: requests_counted(server, "Solve", "CANCELLED") == limit)
+            assert stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).model_version
+    finally:
+        server.stop(0)
+
+
+# ---------------------------------------------------------------- TLS
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
+def test_tls_serves_clients_that_trust_the_certificate(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    server = ready_server(test_settings(tls_cert=cert, tls_key=key, metrics_enabled=False))
+    try:
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        with grpc.secure_channel(f"localhost:{server.port}", credentials) as channel:
+            assert health_status(channel) == SERVING
+            assert boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10).version
+    finally:
+        server.stop(0)

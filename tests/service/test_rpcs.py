@@ -1,0 +1,113 @@
+"""Each RPC's happy path, through a real server on loopback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import TEST_LIMITS, grid_state
+
+import features
+from game import deal, play
+from game.notation import format_grid
+from models.classifier import load_classifier
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+
+SOLVABLE_DEAL = 557593
+UNSOLVABLE_DEAL = 1163  # connected graph, yet unsolvable: only search can tell
+ONE_STACK = "-- --/-- QH"
+
+
+def test_classify_gives_one_prediction_per_state_from_the_served_model(stub: boaf_pb2_grpc.BoafStub) -> None:
+    states = [deal(SOLVABLE_DEAL), deal(360528), deal(367297990)]
+    response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(s) for s in states]), timeout=10)
+    model = load_classifier()
+    expected = model.predict(states)
+    got = np.array([p.p_solvable for p in response.predictions])
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    assert [p.solvable for p in response.predictions] == [bool(p >= model.threshold) for p in expected]
+    assert response.model_version == model.version
+    assert response.threshold == model.threshold
+
+
+def test_classify_accepts_lower_case_ten_as_10_and_empty_cells(stub: boaf_pb2_grpc.BoafStub) -> None:
+    state = pb.State(rows=2, cols=2, cells=["10s", "", "qh", "9S"], sizes=[2, 0, 1, 1])
+    (prediction,) = stub.Classify(pb.ClassifyRequest(states=[state]), timeout=10).predictions
+    assert 0.0 <= prediction.p_solvable <= 1.0
+
+
+def test_classify_of_no_states_is_an_empty_answer(stub: boaf_pb2_grpc.BoafStub) -> None:
+    response = stub.Classify(pb.ClassifyRequest(), timeout=10)
+    assert list(response.predictions) == []
+    assert response.model_version
+
+
+def test_solve_returns_a_solution_that_replays_to_one_stack(stub: boaf_pb2_grpc.BoafStub) -> None:
+    state = deal(SOLVABLE_DEAL)
+    response = stub.Solve(pb.SolveRequest(state=state_to_proto(state)), timeout=30)
+    assert response.status == pb.SOLVABLE
+    assert response.algorithm == pb.ORDERED
+    assert len(response.moves) == state.n_stacks - 1
+    assert play(state, list(response.moves)).is_solved
+    assert response.nodes >= 1
+    assert response.elapsed_ms >= 0
+
+
+@pytest.mark.parametrize("algorithm", [pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N])
+def test_every_algorithm_agrees_on_an_unsolvable_deal(stub: boaf_pb2_grpc.BoafStub, algorithm: pb.Algorithm) -> None:
+    request = pb.SolveRequest(state=state_to_proto(deal(UNSOLVABLE_DEAL)), algorithm=algorithm)
+    response = stub.Solve(request, timeout=60)
+    assert response.status == pb.UNSOLVABLE
+    assert response.algorithm == algorithm
+    assert list(response.moves) == []
+    assert response.reason
+
+
+def test_solve_of_a_solved_state_needs_no_moves(stub: boaf_pb2_grpc.BoafStub) -> None:
+    response = stub.Solve(pb.SolveRequest(state=grid_state(ONE_STACK)), timeout=10)
+    assert response.status == pb.SOLVABLE
+    assert list(response.moves) == []
+
+
+def test_solve_out_of_nodes_is_unknown_with_the_reason(stub: boaf_pb2_grpc.BoafStub) -> None:
+    request = pb.SolveRequest(state=state_to_proto(deal(360528)), algorithm=pb.CONSTRAINED, max_nodes=10)
+    response = stub.Solve(request, timeout=10)
+    assert response.status == pb.UNKNOWN
+    assert response.reason
+    assert response.nodes <= 10
+
+
+def test_features_equal_the_batch_path_in_schema_order(stub: boaf_pb2_grpc.BoafStub) -> None:
+    states = [deal(seed) for seed in (1, 2, 1163, 1264)]
+    response = stub.Features(pb.FeaturesRequest(states=[state_to_proto(s) for s in states]), timeout=10)
+    assert response.schema_version == features.SCHEMA_VERSION
+    assert list(response.names) == list(features.feature_names())
+    got = np.array([list(v.values) for v in response.vectors])
+    np.testing.assert_array_equal(got, features.feature_matrix(states))
+
+
+def test_features_of_mixed_grid_shapes_keep_request_order(stub: boaf_pb2_grpc.BoafStub) -> None:
+    grids = ["AS 2S/3S --", "KH", format_grid(deal(7))]
+    response = stub.Features(pb.FeaturesRequest(states=[grid_state(g) for g in grids]), timeout=10)
+    n_stacks = [v.values[list(response.names).index("n_stacks")] for v in response.vectors]
+    assert n_stacks == [3, 1, 16]
+
+
+def test_server_info_reports_versions_schema_model_and_limits(stub: boaf_pb2_grpc.BoafStub) -> None:
+    info = stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
+    model = load_classifier()
+    assert info.version
+    assert info.feature_schema_version == features.SCHEMA_VERSION
+    assert list(info.feature_names) == list(features.feature_names())
+    assert info.model_version == model.version
+    assert info.model_schema_version == model.schema_version
+    assert info.classify_threshold == model.threshold
+    assert len(info.model_card.fields) > 0
+    assert info.limits.max_batch_size == TEST_LIMITS["max_batch_size"]
+    assert info.limits.max_message_bytes == TEST_LIMITS["max_message_bytes"]
+    assert info.limits.max_concurrent_rpcs == TEST_LIMITS["max_concurrent_rpcs"]
+    assert info.limits.solve_max_nodes == TEST_LIMITS["solve_max_nodes"]
+    assert info.limits.solve_time_limit_ms == TEST_LIMITS["solve_time_limit_ms"]
+    assert set(info.algorithms) == {pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N}
+    assert info.default_algorithm == pb.ORDERED
