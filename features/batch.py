@@ -6,9 +6,9 @@ exactly on integer features and to 1e-9 on the others.
 
 Exact integers (``spanning_trees``, ``adjacency_det``):
 
-- ``feature_matrix`` holds them as float64, i.e. the nearest double, which is
-  exact up to 2^53 (every state of at most 14 stacks) and correctly rounded
-  beyond, the same as ``float(exact)``.
+- ``feature_matrix`` holds them as float64, i.e. the nearest double (the same
+  as ``float(exact)``), which is exact up to 2^53: that covers every 4x4 state
+  in practice (the densest 16-card sets have about 3e14 spanning trees).
 - ``exact_integers`` and ``feature_table`` keep them exact: int64 whenever the
   value fits (always, for at most 17 stacks, hence every 4x4 state). A value
   that does not fit int64 (possible only on grids of more than 17 cells) is null
