@@ -1,0 +1,41 @@
+"""Scoring the sieve against solver answers (the solver itself is tested in tests/search)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from features.kahn import SieveResult
+from jobs.runner import JobError
+from jobs.sieve import score, solve_chunk, solver_available, verify
+
+
+def test_recall_and_precision() -> None:
+    statuses = {1: "solvable", 2: "unsolvable", 3: "unsolvable", 4: "unknown", 5: "solvable"}
+    result = score(flagged=[2, 5], statuses=statuses)
+    assert result.ffud == [2, 3]
+    assert result.unknown == [4]
+    assert result.solved == 4
+    assert result.recall == pytest.approx(0.5)
+    assert result.precision == pytest.approx(0.5)
+
+
+def test_no_ffuds_and_no_flags_have_no_ratios() -> None:
+    result = score(flagged=[], statuses={1: "solvable"})
+    assert result.recall is None and result.precision is None
+
+
+@pytest.mark.skipif(not solver_available(), reason="the exact solver is not built yet")
+def test_solve_chunk_finds_deal_1163_unsolvable() -> None:
+    from jobs.sieve import SolveChunk
+
+    table = solve_chunk(SolveChunk((1163, 557593)))
+    assert table.to_pylist()[0]["status"] == "unsolvable"
+    assert table.to_pylist()[1]["status"] == "solvable"
+    assert isinstance(table, pa.Table)
+
+
+@pytest.mark.skipif(solver_available(), reason="the exact solver is built")
+def test_verify_refuses_without_a_solver(tmp_path: object) -> None:
+    with pytest.raises(JobError, match="needs the exact solver"):
+        verify(SieveResult(range(1)), tmp_path)  # type: ignore[arg-type]
