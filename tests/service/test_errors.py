@@ -7,9 +7,9 @@ from typing import Any
 
 import grpc
 import pytest
-from conftest import TEST_LIMITS, grid_state
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from servers import TEST_LIMITS, grid_state
 
 from game import deal
 from game.cards import DECK_SIZE, card_text

@@ -13,18 +13,18 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import (
-    GatedLoader,
-    channel_to,
-    health_status,
-    ready_server,
-    start_server,
-    test_settings,
-    wait_for,
-)
 from google.protobuf.descriptor_pool import DescriptorPool
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+from servers import (
+    GatedLoader,
+    channel_to,
+    health_status,
+    loopback_settings,
+    ready_server,
+    start_server,
+    wait_for,
+)
 
 from game import deal
 from service.converters import state_to_proto
@@ -56,7 +56,7 @@ def in_flight(server: BoafServer, method: str) -> float:
 
 def test_health_is_serving_only_after_the_model_has_loaded_and_warmed_up() -> None:
     loader = GatedLoader()
-    server = start_server(test_settings(), loader)
+    server = start_server(loopback_settings(), loader)
     try:
         with channel_to(server) as channel:
             assert loader.called.wait(30)
@@ -74,7 +74,7 @@ def test_health_is_serving_only_after_the_model_has_loaded_and_warmed_up() -> No
 
 
 def test_a_model_that_fails_to_load_keeps_health_not_serving(tmp_path: Path) -> None:
-    server = start_server(test_settings(model_dir=tmp_path))  # an empty directory: no model files
+    server = start_server(loopback_settings(model_dir=tmp_path))  # an empty directory: no model files
     try:
         assert not server.wait_until_ready(60)
         assert "missing" in str(server.load_error)
@@ -85,7 +85,7 @@ def test_a_model_that_fails_to_load_keeps_health_not_serving(tmp_path: Path) -> 
 
 
 def test_shutdown_turns_health_not_serving_before_calls_stop_and_lets_calls_finish() -> None:
-    server = ready_server(test_settings(shutdown_grace_s=20))
+    server = ready_server(loopback_settings(shutdown_grace_s=20))
     with channel_to(server) as channel:
         watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"))
         assert next(watch).status == SERVING
@@ -154,7 +154,7 @@ def test_a_solve_past_its_deadline_is_deadline_exceeded_and_the_search_stops(
 
 def test_concurrent_calls_past_the_limit_are_resource_exhausted_and_cancelled_solves_stop() -> None:
     limit = 2
-    server = ready_server(test_settings(max_concurrent_rpcs=limit, max_workers=limit))
+    server = ready_server(loopback_settings(max_concurrent_rpcs=limit, max_workers=limit))
     try:
         with channel_to(server) as channel:
             stub = boaf_pb2_grpc.BoafStub(channel)
@@ -182,7 +182,7 @@ def test_tls_serves_clients_that_trust_the_certificate(tmp_path: Path) -> None:
          "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True,
     )  # fmt: skip
-    server = ready_server(test_settings(tls_cert=cert, tls_key=key, metrics_enabled=False))
+    server = ready_server(loopback_settings(tls_cert=cert, tls_key=key, metrics_enabled=False))
     try:
         credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
         with grpc.secure_channel(f"localhost:{server.port}", credentials) as channel:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import TEST_LIMITS, grid_state
+from servers import TEST_LIMITS, grid_state
 
 import features
 from game import deal, play

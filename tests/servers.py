@@ -1,0 +1,96 @@
+"""Real boaf servers on loopback ports for the tests, and small client helpers.
+
+Ports are 0, so the OS picks free ones. ``tests/service/conftest.py`` runs one
+server (the committed default model) for the whole session; tests that need their
+own lifecycle (health gating, shutdown, tight limits) start their own here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.server import BoafServer, ClassifierLoader, load_default_classifier
+from service.settings import Settings
+
+READY_TIMEOUT_S = 120  # a cold numba cache compiles the kernels during warm-up
+TEST_LIMITS: dict[str, Any] = {
+    "max_batch_size": 100,
+    "max_message_bytes": 1024 * 1024,
+    "max_concurrent_rpcs": 8,
+    "max_workers": 8,
+    "solve_max_nodes": 50_000_000,
+    "solve_time_limit_ms": 20_000,
+}
+
+
+def loopback_settings(**overrides: Any) -> Settings:
+    """Loopback, free ports, small limits (so the limit tests stay cheap), no grace."""
+    values: dict[str, Any] = {"host": "127.0.0.1", "port": 0, "metrics_port": 0, "shutdown_grace_s": 0, **TEST_LIMITS}
+    return Settings(**{**values, **overrides})
+
+
+def start_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafServer:
+    """A started server (it may still be loading)."""
+    server = BoafServer(settings, loader)
+    server.start()
+    return server
+
+
+def ready_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafServer:
+    """A started server that has reached SERVING."""
+    server = start_server(settings, loader)
+    assert server.wait_until_ready(READY_TIMEOUT_S), f"server never became ready: {server.load_error!r}"
+    return server
+
+
+def channel_to(server: BoafServer) -> grpc.Channel:
+    """An insecure channel to ``server`` on loopback."""
+    return grpc.insecure_channel(f"127.0.0.1:{server.port}")
+
+
+def health_status(channel: grpc.Channel, service: str = "boaf.v1.Boaf") -> int:
+    """The health service's answer for ``service``."""
+    stub = health_pb2_grpc.HealthStub(channel)
+    return stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+
+
+def grid_state(text: str) -> pb.State:
+    """A ``State`` message from grid text (rows split by '/', '--' empty)."""
+    rows = [row.split() for row in text.split("/")]
+    cells = ["" if cell == "--" else cell for row in rows for cell in row]
+    return pb.State(rows=len(rows), cols=len(rows[0]), cells=cells)
+
+
+class GatedLoader:
+    """A classifier loader that waits for ``release()`` before loading the real model."""
+
+    def __init__(self, loader: ClassifierLoader = load_default_classifier) -> None:
+        self._gate = threading.Event()
+        self._loader = loader
+        self.called = threading.Event()
+
+    def __call__(self, directory: Path | None) -> Any:
+        self.called.set()
+        self._gate.wait(READY_TIMEOUT_S)
+        return self._loader(directory)
+
+    def release(self) -> None:
+        self._gate.set()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll ``predicate`` every 10 ms until it holds or ``timeout`` seconds pass."""
+    give_up = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(0.01)
+    return True
