@@ -130,8 +130,8 @@ def _compute_array(cells: np.ndarray, cols: int) -> FeatureBatch:
     digits = np.zeros((cells.shape[0], 2, k), dtype=np.int64)
     kernel.batch_kernel(cells, cols, kernel.compatibility_table(), primes, kernel.garner_inverses(k), matrix, digits)
     exact = {
-        "spanning_trees": _from_digits(digits[:, kernel.SPANNING], primes, signed=False),
-        "adjacency_det": _from_digits(digits[:, kernel.DETERMINANT], primes, signed=True),
+        "spanning_trees": from_digits(digits[:, kernel.SPANNING], primes, signed=False),
+        "adjacency_det": from_digits(digits[:, kernel.DETERMINANT], primes, signed=True),
     }
     for name, values in exact.items():
         matrix[:, FEATURE_INDEX[name]] = (
@@ -140,7 +140,7 @@ def _compute_array(cells: np.ndarray, cols: int) -> FeatureBatch:
     return FeatureBatch(matrix, exact)
 
 
-def _from_digits(digits: np.ndarray, primes: np.ndarray, *, signed: bool) -> np.ndarray:
+def from_digits(digits: np.ndarray, primes: np.ndarray, *, signed: bool) -> np.ndarray:
     """Exact integers from Garner digits; ``signed`` reads the symmetric range and takes abs."""
     k = len(primes)
     if k <= 2:  # the modulus is below 2^62, so int64 arithmetic is exact

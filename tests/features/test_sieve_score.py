@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -36,6 +38,6 @@ def test_solve_chunk_finds_deal_1163_unsolvable() -> None:
 
 
 @pytest.mark.skipif(solver_available(), reason="the exact solver is built")
-def test_verify_refuses_without_a_solver(tmp_path: object) -> None:
+def test_verify_refuses_without_a_solver(tmp_path: Path) -> None:
     with pytest.raises(JobError, match="needs the exact solver"):
-        verify(SieveResult(range(1)), tmp_path)  # type: ignore[arg-type]
+        verify(SieveResult(range(1)), tmp_path)
