@@ -6,7 +6,7 @@ import pytest
 
 from features import DealClass, classify_states, kahn_class, sieve, state_features, three_heuristic
 from features.kahn import deal_array
-from game import deal, parse_grid
+from game import InvalidSeed, deal, parse_grid
 from game.arrays import states_to_array
 
 # Kahn's Table 3 and the four later FFUDs: every FFUD below 100,000.
@@ -55,3 +55,8 @@ def test_sieve_on_the_first_30000_deals_flags_table_3() -> None:
     assert 1264 in result.sfud
     assert len(result.obud) + len(result.sfud) + len(result.connected) == 30_000
     assert set(result.flagged) <= set(result.connected)
+
+
+def test_deal_array_refuses_seeds_beyond_32_bits() -> None:
+    with pytest.raises(InvalidSeed, match="seed 2147483648 is outside"):
+        deal_array([0, 2**31])
