@@ -17,6 +17,8 @@ from typer.core import TyperGroup
 from game.errors import InvalidState
 from service.cli import app
 
+SHOW_FLAGS = ("--json", "--help")
+
 
 class GridOrCommandGroup(TyperGroup):
     """A group that runs ``show`` when its first argument is not a subcommand."""
@@ -26,7 +28,11 @@ class GridOrCommandGroup(TyperGroup):
     # ctx is typer's vendored click Context, which has no public name to annotate with.
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = [self.default_command, *args]
+            # Grid text may start with "--" (an empty cell), so the grid goes after "--"
+            # and only show's own flags stay in front.
+            flags = [a for a in args if a in SHOW_FLAGS]
+            rest = [a for a in args if a not in SHOW_FLAGS and a != "--"]
+            args = [self.default_command, *flags, "--", *rest]
         return super().parse_args(ctx, args)
 
 

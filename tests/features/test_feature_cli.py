@@ -37,6 +37,13 @@ def test_features_json(args: tuple[str, ...]) -> None:
     assert data["features"] == state_features(deal(1163))
 
 
+@pytest.mark.parametrize("args", [("-- AC/2C 3C", "--json"), ("--json", "-- AC/2C 3C")])
+def test_a_grid_may_start_with_an_empty_cell(args: tuple[str, ...]) -> None:
+    result = boaf("features", *args)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["features"]["n_stacks"] == 3
+
+
 def test_features_show_is_the_same_command() -> None:
     assert boaf("features", "show", DEAL_1163, "--json").stdout == boaf("features", DEAL_1163, "--json").stdout
 
