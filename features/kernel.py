@@ -21,6 +21,8 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.extending import intrinsic
 
 from features.schema import FEATURE_INDEX, feature_names
 from game.cards import DECK_SIZE, compatible
@@ -112,12 +114,24 @@ def garner_inverses(k: int) -> np.ndarray:
 # ---------------------------------------------------------------- bit helpers
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _popcount(x: int) -> int:
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return ((x * 0x0101010101010101) & 0x7FFFFFFFFFFFFFFF) >> 56
+@intrinsic
+def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+    """Set bits of a non-negative int64 (LLVM ctpop)."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.ctpop(args[0])
+
+    return numba.types.int64(numba.types.int64), codegen
+
+
+@intrinsic
+def _lowest_bit(typingctx, x):  # type: ignore[no-untyped-def]
+    """Index of the lowest set bit of a non-zero int64 (LLVM cttz)."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return numba.types.int64(numba.types.int64), codegen
 
 
 @numba.njit(cache=True, nogil=True)
@@ -127,9 +141,10 @@ def _reach(adj, n, start, allowed):  # type: ignore[no-untyped-def]
     frontier = seen
     while frontier != 0:
         nxt = 0
-        for v in range(n):
-            if (frontier >> v) & 1:
-                nxt |= adj[v]
+        f = frontier
+        while f != 0:
+            nxt |= adj[_lowest_bit(f)]
+            f &= f - 1
         nxt &= allowed & ~seen
         seen |= nxt
         frontier = nxt
@@ -154,9 +169,10 @@ def _eccentricity(adj, n, v, allowed):  # type: ignore[no-untyped-def]
     depth = 0
     while True:
         nxt = 0
-        for u in range(n):
-            if (frontier >> u) & 1:
-                nxt |= adj[u]
+        f = frontier
+        while f != 0:
+            nxt |= adj[_lowest_bit(f)]
+            f &= f - 1
         nxt &= allowed & ~seen
         if nxt == 0:
             return depth
@@ -297,8 +313,11 @@ def _local_connectivity(adj, n, s, t, cap, flow, through, parent, queue):  # typ
             head += 1
             v = x >> 1
             if x & 1:  # v_out: forward along unused edges, or back into v_in
-                for w in range(n):
-                    if w != s and (adj[v] >> w) & 1 and not (flow[v] >> w) & 1 and parent[2 * w] == -2:
+                m = adj[v] & ~flow[v] & ~(np.int64(1) << s)
+                while m != 0:
+                    w = _lowest_bit(m)
+                    m &= m - 1
+                    if parent[2 * w] == -2:
                         parent[2 * w] = x
                         if w == t:
                             found = True
@@ -314,7 +333,10 @@ def _local_connectivity(adj, n, s, t, cap, flow, through, parent, queue):  # typ
                     parent[2 * v + 1] = x
                     queue[tail] = 2 * v + 1
                     tail += 1
-                for u in range(n):
+                m = adj[v]
+                while m != 0:
+                    u = _lowest_bit(m)
+                    m &= m - 1
                     if (flow[u] >> v) & 1 and parent[2 * u + 1] == -2:
                         parent[2 * u + 1] = x
                         queue[tail] = 2 * u + 1
