@@ -7,7 +7,7 @@ settings; it is built once the model has loaded and been warmed up.
 
 from __future__ import annotations
 
-import threading
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ import search
 from game.deals import deal
 from game.state import State
 from models.errors import ModelError
-from service.errors import LimitExceeded, ModelUnavailable
+from service.errors import DeadlineExceeded, LimitExceeded, ModelUnavailable
 from service.settings import Settings
 
 WARM_UP_SEEDS = (367297990, 557593)  # a solvable and a hard deal: compiles and exercises every kernel
@@ -66,11 +66,35 @@ class Classification:
 
 
 @dataclass(frozen=True)
+class FeatureRows:
+    """Feature vectors of a batch: ``matrix[i, j]`` is feature ``names[j]`` of state ``i``."""
+
+    matrix: np.ndarray  # (n_states, len(names)) float64
+    names: tuple[str, ...]
+    schema_version: str
+
+
+@dataclass(frozen=True)
 class SolveBudget:
     """Limits of one search: nodes, and seconds of search time."""
 
     max_nodes: int
     time_limit_s: float
+
+
+class CancelFlag:
+    """Stops a running search from another thread: ``set()`` and the kernel returns within ~1,000 nodes."""
+
+    def __init__(self) -> None:
+        self.array = np.zeros(1, dtype=np.int64)  # the kernel polls element 0 without the GIL
+
+    def set(self) -> None:
+        """Ask the search to stop (safe from any thread, any number of times)."""
+        self.array[0] = 1
+
+    def is_set(self) -> bool:
+        """True once ``set()`` has been called."""
+        return bool(self.array[0])
 
 
 class DataPlane:
@@ -91,16 +115,14 @@ class DataPlane:
     def classify(self, states: Batch) -> Classification:
         """P(solvable) of each state (float64, in input order)."""
         try:
-            p_solvable = self.classifier.predict_matrix(self.features(states))
+            p_solvable = self.classifier.predict_matrix(_feature_matrix(states))
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
         return Classification(p_solvable, self.classifier.threshold, self.classifier.version)
 
-    def features(self, states: Batch) -> np.ndarray:
-        """The (N, n_features) float64 feature matrix, columns in ``features.feature_names()`` order."""
-        if isinstance(states, StateArray):
-            return features.feature_matrix(states.cells, states.rows, states.cols)
-        return features.feature_matrix(states)
+    def features(self, states: Batch) -> FeatureRows:
+        """The feature vector of each state, in the schema's order."""
+        return FeatureRows(_feature_matrix(states), tuple(features.feature_names()), features.SCHEMA_VERSION)
 
     def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a Solve: the request's (0 = the server's limit), and never past the client's deadline.
@@ -121,14 +143,22 @@ class DataPlane:
             )
         seconds = (time_limit_ms or settings.solve_time_limit_ms) / 1000
         if deadline_s is not None:
-            seconds = min(seconds, max(deadline_s, 0.0))
+            if deadline_s <= 0:
+                raise DeadlineExceeded("the client's deadline passed before the search started")
+            seconds = min(seconds, deadline_s)
         return SolveBudget(max_nodes or settings.solve_max_nodes, seconds)
 
-    def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: threading.Event) -> Any:
-        """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set."""
-        return search.solve(
-            state, algorithm=algorithm, max_nodes=budget.max_nodes, time_limit=budget.time_limit_s, cancel=cancel
+    def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
+        """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
+
+        An ``unknown`` result says which limit ended it: ``max_nodes``, ``time_limit`` or ``cancelled``.
+        """
+        result = search.solve(
+            state, algorithm, max_nodes=budget.max_nodes, time_limit=budget.time_limit_s, cancel=cancel.array
         )
+        if result.status != search.UNKNOWN:
+            return result
+        return dataclasses.replace(result, reason=_unknown_reason(result, budget, cancel))
 
     def info(self) -> dict[str, Any]:
         """Versions, schema, model card summary and limits, as plain values."""
@@ -162,10 +192,24 @@ class DataPlane:
             raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
         self.features(states)
         budget = SolveBudget(self.settings.solve_max_nodes, self.settings.solve_time_limit_ms / 1000)
-        result = self.solve(states[0], "ordered", budget, threading.Event())
-        if result.status != "solvable":
+        result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
+        if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
         return time.perf_counter() - started
+
+
+def _unknown_reason(result: search.SolveResult, budget: SolveBudget, cancel: CancelFlag) -> str:
+    if cancel.is_set():
+        return "cancelled"
+    if result.nodes >= budget.max_nodes:
+        return "max_nodes"
+    return "time_limit"
+
+
+def _feature_matrix(states: Batch) -> np.ndarray:
+    if isinstance(states, StateArray):
+        return features.feature_matrix(states.cells, states.rows, states.cols)
+    return features.feature_matrix(states)
 
 
 def _package_version() -> str:

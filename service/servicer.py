@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 import grpc
 
+import search
 from service import converters
-from service.dataplane import DataPlane
+from service.dataplane import CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
@@ -81,9 +80,8 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         plane = self._ready_plane()
         plane.check_batch_size(len(request.states))
         self.metrics.batch_states.labels("Features").observe(len(request.states))
-        matrix = plane.features(converters.states_from_proto(request.states))
-        info = plane.info()
-        return converters.features_response(matrix, info["feature_names"], info["feature_schema_version"])
+        rows = plane.features(converters.states_from_proto(request.states))
+        return converters.features_response(rows.matrix, rows.names, rows.schema_version)
 
     @rpc
     def Solve(self, request: pb.SolveRequest, context: grpc.ServicerContext) -> pb.SolveResponse:
@@ -91,9 +89,8 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         state = converters.state_from_proto(request.state, "state")
         algorithm = converters.algorithm_from_proto(request.algorithm)
         budget = plane.solve_budget(request.max_nodes, request.time_limit_ms, context.time_remaining())
-        with _cancelled_when_done(context) as cancel:
-            result = plane.solve(state, algorithm, budget, cancel)
-        if result.status == "unknown":
+        result = plane.solve(state, algorithm, budget, _cancel_flag(context))
+        if result.status == search.UNKNOWN:
             _raise_if_client_gone(context, result.nodes)
         self.metrics.solve_nodes.labels(result.status).observe(result.nodes)
         return converters.solve_response(result)
@@ -103,16 +100,15 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         return converters.server_info(self._ready_plane().info())
 
 
-@contextmanager
-def _cancelled_when_done(context: grpc.ServicerContext) -> Iterator[threading.Event]:
-    """An event set when the RPC ends (cancelled, deadline passed, server stopping) while we still work."""
-    cancel = threading.Event()
+def _cancel_flag(context: grpc.ServicerContext) -> CancelFlag:
+    """A flag set when the RPC ends (cancelled, deadline passed, server stopping) while the search still runs."""
+    cancel = CancelFlag()
     if not context.add_callback(cancel.set):
         cancel.set()  # the RPC has already terminated
-    yield cancel
+    return cancel
 
 
-def _raise_if_client_gone(context: grpc.ServicerContext, nodes: int) -> Any:
+def _raise_if_client_gone(context: grpc.ServicerContext, nodes: int) -> None:
     # The search stopped early; if the client is gone the result has no reader, so say why it stopped.
     if context.time_remaining() <= 0:
         raise DeadlineExceeded(f"the client's deadline passed after {nodes} nodes")

@@ -14,8 +14,9 @@ from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 
-SOLVABLE_DEAL = 557593
+SOLVABLE_DEAL = 16  # a few thousand nodes
 UNSOLVABLE_DEAL = 1163  # connected graph, yet unsolvable: only search can tell
+ODD_BIRD_DEAL = 10
 ONE_STACK = "-- --/-- QH"
 
 
@@ -64,6 +65,19 @@ def test_every_algorithm_agrees_on_an_unsolvable_deal(stub: boaf_pb2_grpc.BoafSt
     assert response.reason
 
 
+def test_an_unsolvable_answer_says_why(stub: boaf_pb2_grpc.BoafStub) -> None:
+    odd_bird = stub.Solve(pb.SolveRequest(state=state_to_proto(deal(ODD_BIRD_DEAL))), timeout=10)
+    assert (odd_bird.status, odd_bird.reason, odd_bird.nodes) == (pb.UNSOLVABLE, "odd_bird", 0)
+    exhausted = stub.Solve(pb.SolveRequest(state=state_to_proto(deal(UNSOLVABLE_DEAL))), timeout=30)
+    assert (exhausted.status, exhausted.reason) == (pb.UNSOLVABLE, "exhausted")
+
+
+def test_solve_out_of_time_is_unknown_with_the_reason(stub: boaf_pb2_grpc.BoafStub) -> None:
+    request = pb.SolveRequest(state=state_to_proto(deal(360528)), time_limit_ms=20)
+    response = stub.Solve(request, timeout=10)
+    assert (response.status, response.reason) == (pb.UNKNOWN, "time_limit")
+
+
 def test_solve_of_a_solved_state_needs_no_moves(stub: boaf_pb2_grpc.BoafStub) -> None:
     response = stub.Solve(pb.SolveRequest(state=grid_state(ONE_STACK)), timeout=10)
     assert response.status == pb.SOLVABLE
@@ -73,8 +87,7 @@ def test_solve_of_a_solved_state_needs_no_moves(stub: boaf_pb2_grpc.BoafStub) ->
 def test_solve_out_of_nodes_is_unknown_with_the_reason(stub: boaf_pb2_grpc.BoafStub) -> None:
     request = pb.SolveRequest(state=state_to_proto(deal(360528)), algorithm=pb.CONSTRAINED, max_nodes=10)
     response = stub.Solve(request, timeout=10)
-    assert response.status == pb.UNKNOWN
-    assert response.reason
+    assert (response.status, response.reason) == (pb.UNKNOWN, "max_nodes")
     assert response.nodes <= 10
 
 
