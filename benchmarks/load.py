@@ -38,8 +38,7 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from game import deal, random_states
-from service.converters import state_to_proto
+from game import State, card_text, deal, random_states
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 
@@ -58,6 +57,11 @@ class Outcome:
 
 
 # ---------------------------------------------------------------- requests
+
+
+def state_to_proto(state: State) -> pb.State:
+    """The message of a state, as any client would build it: card text, "" for empty."""
+    return pb.State(rows=state.rows, cols=state.cols, cells=["" if c is None else card_text(c) for c in state.cells])
 
 
 def request_maker(scenario: str, worker: int) -> Callable[[boaf_pb2_grpc.BoafStub], tuple[object, int]]:
