@@ -1,0 +1,1104 @@
+# mypy: disable-error-code="no-untyped-def"
+"""The compiled search kernel: bitset states, exact memo, every algorithm.
+
+This is the one module where speed beats beauty. Everything here is numba
+``nopython`` code (``cache=True`` so a process compiles it once per machine,
+``nogil=True`` so solves may run in threads side by side).
+
+Representation (any grid with ``rows * cols <= 52``):
+
+- ``cells``: ``int8[ncells]``, the top card of each cell or -1 when empty.
+- ``present``: ``uint64`` mask of the cards on the board (bit ``card``).
+- ``compat[card]``: ``uint64`` mask of the cards compatible with ``card``.
+- ``line[cell]``: ``uint64`` mask of the other cells in its row or column.
+- The memo key of a state is exact, never a hash: 6 bits per cell (card + 1,
+  0 for empty), 10 cells per ``uint64`` word, ``ceil(ncells / 10)`` words.
+  The table is open addressing over those full keys. With ``canonical`` on, the
+  key is that of a symmetric state (rows and columns sorted, see
+  ``_canonical_key``), which is sound because permuting rows or columns (or
+  transposing a square grid) maps legal moves to legal moves.
+
+A move ``x`` onto ``y`` removes card ``y`` from the compatibility graph and
+keeps ``x``. So a child's graph is the parent's minus the target card, and
+everything graph-based (pruning, ordering features, flockability) is computed
+once per distinct target card, not once per child.
+
+Statuses: ``SOLVABLE``, ``UNSOLVABLE``, ``UNKNOWN`` (a node or time budget ran
+out, or the cancel flag was raised). Nodes count *expanded* states: states with
+more than one stack, not already known unsolvable, whose children were generated.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit
+from numba.core.errors import NumbaWarning
+from numba.extending import intrinsic
+
+# The clock is read in a short object-mode block every CHECK_EVERY nodes; numba
+# warns that such a block holds the GIL, which is the point of keeping it rare.
+warnings.filterwarnings("ignore", category=NumbaWarning, module=__name__)
+warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarning)
+
+SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
+CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
+CHECK_EVERY = 1024  # nodes between clock and cancel-flag checks
+CELLS_PER_WORD = 10
+MAX_CHILDREN_PER_CELL = 51
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+U6 = np.uint64(6)
+U63 = np.uint64(63)
+
+
+@intrinsic
+def _popcount(typingctx, x):
+    # bits set in a uint64, as an int64 (so it mixes with ordinary counters)
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return numba.types.int64(numba.types.uint64), codegen
+
+
+@intrinsic
+def _lowest_bit_index(typingctx, x):
+    # index of the lowest set bit of a non-zero uint64, as an int64
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return numba.types.int64(numba.types.uint64), codegen
+
+
+# ---------------------------------------------------------------- tables
+
+
+def compat_table() -> np.ndarray:
+    """``uint64[52]``: bit ``b`` of entry ``a`` is set when cards ``a != b`` are compatible."""
+    table = np.zeros(52, dtype=np.uint64)
+    for a in range(52):
+        for b in range(52):
+            if a != b and (a % 4 == b % 4 or abs(a // 4 - b // 4) <= 1):
+                table[a] |= np.uint64(1) << np.uint64(b)
+    return table
+
+
+def line_table(rows: int, cols: int) -> np.ndarray:
+    """``uint64[rows*cols]``: bit ``j`` of entry ``i`` is set when cells ``i != j`` share a row or column."""
+    n = rows * cols
+    table = np.zeros(n, dtype=np.uint64)
+    for i in range(n):
+        for j in range(n):
+            if i != j and (i // cols == j // cols or i % cols == j % cols):
+                table[i] |= np.uint64(1) << np.uint64(j)
+    return table
+
+
+def key_words(ncells: int) -> int:
+    """Number of ``uint64`` words in the exact key of a state of ``ncells`` cells."""
+    return (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD
+
+
+# ---------------------------------------------------------------- clock
+
+
+@njit(cache=True, nogil=True)
+def now_s() -> float:
+    """Monotonic clock in seconds (holds the GIL for about a microsecond)."""
+    with numba.objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+# ---------------------------------------------------------------- graph
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bit(i):
+    return U1 << np.uint64(i)
+
+
+@njit(cache=True, nogil=True)
+def is_connected(present, compat):
+    """True when the compatibility graph on the card mask ``present`` has at most one component."""
+    if present == U0:
+        return True
+    reach = present & (~present + U1)
+    frontier = reach
+    while frontier != U0:
+        grow = U0
+        f = frontier
+        while f != U0:
+            c = _lowest_bit_index(f)
+            f &= f - U1
+            grow |= compat[c]
+        frontier = grow & present & ~reach
+        reach |= frontier
+    return reach == present
+
+
+@njit(cache=True, nogil=True)
+def cut_vertices(nodes, adjacency, disc, low, parent, stack_v, stack_m):
+    """Articulation points of the graph on the bit set ``nodes`` (Tarjan, one pass).
+
+    ``adjacency[v]`` is the neighbour mask of ``v``; the other arguments are
+    ``int64[64]`` / ``uint64[64]`` scratch. Returns ``(cuts, connected)``: the mask
+    of vertices whose removal disconnects the rest, and whether the graph is
+    connected. Removing any vertex of a disconnected graph leaves it
+    disconnected, so callers only use ``cuts`` when ``connected``.
+    """
+    if nodes == U0:
+        return U0, True
+    root = _lowest_bit_index(nodes)
+    visited = _bit(root)
+    disc[root] = 0
+    low[root] = 0
+    parent[root] = -1
+    clock = 0
+    sp = 0
+    stack_v[0] = root
+    stack_m[0] = adjacency[root] & nodes
+    root_children = 0
+    cuts = U0
+    while sp >= 0:
+        v = stack_v[sp]
+        m = stack_m[sp] & ~visited
+        if m != U0:
+            w = _lowest_bit_index(m)
+            stack_m[sp] = m & (m - U1)
+            visited |= _bit(w)
+            clock += 1
+            disc[w] = clock
+            low[w] = clock
+            parent[w] = v
+            if v == root:
+                root_children += 1
+            sp += 1
+            stack_v[sp] = w
+            stack_m[sp] = adjacency[w] & nodes
+        else:
+            back = adjacency[v] & nodes & visited
+            if parent[v] >= 0:
+                back &= ~_bit(parent[v])
+            lv = low[v]
+            while back != U0:
+                u = _lowest_bit_index(back)
+                back &= back - U1
+                if disc[u] < lv:
+                    lv = disc[u]
+            low[v] = lv
+            sp -= 1
+            if sp >= 0:
+                p = stack_v[sp]
+                if lv < low[p]:
+                    low[p] = lv
+                if p != root and lv >= disc[p]:
+                    cuts |= _bit(p)
+    if root_children > 1:
+        cuts |= _bit(root)
+    return cuts, visited == nodes
+
+
+@njit(cache=True, nogil=True)
+def has_odd_bird(present, compat):
+    """True when some card of ``present`` (two or more cards) is compatible with no other."""
+    if _popcount(present) < 2:
+        return False
+    p = present
+    while p != U0:
+        c = _lowest_bit_index(p)
+        p &= p - U1
+        if compat[c] & present == U0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _local_connectivity(s, t, present, compat, cap, work):
+    """Internally vertex-disjoint ``s``–``t`` paths, counting stops at ``cap``.
+
+    Unit-capacity max flow with every vertex but ``s`` and ``t`` split into an
+    in and an out half. ``work`` is ``int32[8, 52]`` scratch.
+    """
+    flow_out = np.zeros(52, dtype=np.uint64)  # flow_out[u] has w when flow runs u -> w
+    used = work[0]
+    queue = work[1]
+    side = work[2]  # 0: in half, 1: out half
+    parent = work[3]
+    for i in range(52):
+        used[i] = 0
+    flow = 0
+    while flow < cap:
+        seen_in = _bit(s)
+        seen_out = _bit(s)
+        head = 0
+        tail = 1
+        queue[0] = s
+        side[0] = 1
+        found = -1
+        while head < tail and found < 0:
+            u = queue[head]
+            us = side[head]
+            here = head
+            head += 1
+            if us == 1:
+                # out half: forward arcs u -> w without flow; the reverse of a used vertex's inner arc
+                nxt = compat[u] & present & ~flow_out[u] & ~seen_in
+                while nxt != U0:
+                    w = _lowest_bit_index(nxt)
+                    nxt &= nxt - U1
+                    seen_in |= _bit(w)
+                    queue[tail] = w
+                    side[tail] = 0
+                    parent[tail] = here
+                    tail += 1
+                    if w == t:
+                        found = tail - 1
+                        break
+                if found < 0 and u != s and used[u] == 1 and seen_in & _bit(u) == U0:
+                    seen_in |= _bit(u)
+                    queue[tail] = u
+                    side[tail] = 0
+                    parent[tail] = here
+                    tail += 1
+            else:
+                # in half: the inner arc when unused; the reverse of a flow arc p -> u
+                if used[u] == 0 and seen_out & _bit(u) == U0:
+                    seen_out |= _bit(u)
+                    queue[tail] = u
+                    side[tail] = 1
+                    parent[tail] = here
+                    tail += 1
+                p = present & ~seen_out
+                while p != U0:
+                    w = _lowest_bit_index(p)
+                    p &= p - U1
+                    if flow_out[w] & _bit(u) != U0:
+                        seen_out |= _bit(w)
+                        queue[tail] = w
+                        side[tail] = 1
+                        parent[tail] = here
+                        tail += 1
+        if found < 0:
+            break
+        flow += 1
+        i = found
+        while i != 0:
+            j = parent[i]
+            a, a_side, b, b_side = queue[j], side[j], queue[i], side[i]
+            if a_side == 1 and b_side == 0:
+                if a == b:
+                    used[a] = 0  # reverse of the inner arc
+                else:
+                    flow_out[a] |= _bit(b)
+            elif a_side == 0 and b_side == 1:
+                if a == b:
+                    used[a] = 1
+                else:
+                    flow_out[b] &= ~_bit(a)  # cancel flow b -> a
+            i = j
+    return flow
+
+
+@njit(cache=True, nogil=True)
+def node_connectivity(present, compat, work):
+    """Vertex connectivity of the graph on ``present``: 0 when disconnected or at most one node.
+
+    Esfahanian–Hakimi: with ``v`` of minimum degree, the minimum of local
+    connectivities from ``v`` to its non-neighbours and between non-adjacent
+    neighbours of ``v``; the minimum degree bounds it, and a complete graph gives n - 1.
+    """
+    n = _popcount(present)
+    if n <= 1 or not is_connected(present, compat):
+        return 0
+    v = -1
+    best = 99
+    p = present
+    while p != U0:
+        c = _lowest_bit_index(p)
+        p &= p - U1
+        d = _popcount(compat[c] & present)
+        if d < best:
+            best = d
+            v = c
+    k = best
+    neighbours = compat[v] & present
+    others = present & ~neighbours & ~_bit(v)
+    while others != U0 and k > 1:
+        w = _lowest_bit_index(others)
+        others &= others - U1
+        f = _local_connectivity(v, w, present, compat, k, work)
+        if f < k:
+            k = f
+    a_mask = neighbours
+    while a_mask != U0 and k > 1:
+        x = _lowest_bit_index(a_mask)
+        a_mask &= a_mask - U1
+        b_mask = a_mask & ~compat[x]
+        while b_mask != U0 and k > 1:
+            y = _lowest_bit_index(b_mask)
+            b_mask &= b_mask - U1
+            f = _local_connectivity(x, y, present, compat, k, work)
+            if f < k:
+                k = f
+    return k
+
+
+@njit(cache=True, nogil=True)
+def degree_range(present, compat):
+    """``(min, max)`` degree of the compatibility graph on ``present`` (0, 0 when empty)."""
+    lo = 99
+    hi = 0
+    p = present
+    while p != U0:
+        c = _lowest_bit_index(p)
+        p &= p - U1
+        d = _popcount(compat[c] & present)
+        lo = min(lo, d)
+        hi = max(hi, d)
+    if lo == 99:
+        lo = 0
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def flockability(present, compat):
+    """Edges of the compatibility graph on ``present``."""
+    total = 0
+    p = present
+    while p != U0:
+        c = _lowest_bit_index(p)
+        p &= p - U1
+        total += _popcount(compat[c] & present)
+    return total // 2
+
+
+# ---------------------------------------------------------------- keys and memo
+
+
+@njit(cache=True, nogil=True)
+def _plain_key(cells, key):
+    """The exact key of ``cells``: 6 bits per cell (card + 1), ten cells per word."""
+    for w in range(key.shape[0]):
+        key[w] = U0
+    for i in range(cells.shape[0]):
+        v = np.uint64(cells[i] + 1)
+        key[i // CELLS_PER_WORD] |= v << np.uint64(6 * (i % CELLS_PER_WORD))
+
+
+@njit(cache=True, nogil=True)
+def _sort_by_mask(masks, order):
+    # insertion sort of indices by mask; stable, and masks of non-empty lines never tie
+    n = masks.shape[0]
+    for i in range(n):
+        order[i] = i
+    for i in range(1, n):
+        j = i
+        while j > 0 and masks[order[j - 1]] > masks[order[j]]:
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+
+
+@njit(cache=True, nogil=True)
+def _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other):
+    """The exact key of the canonical member of the state's symmetry class.
+
+    Permuting rows or columns maps legal moves to legal moves, so every state in
+    the class has the same answer. A row's card set does not change when
+    columns are permuted and differs between any two non-empty rows (cards are
+    unique), so sorting rows by it and columns by theirs gives one
+    representative per class. On square grids the transpose is also a
+    symmetry; the smaller of the two keys is kept.
+    """
+    for r in range(rows):
+        row_mask[r] = U0
+    for c in range(cols):
+        col_mask[c] = U0
+    for i in range(rows * cols):
+        v = cells[i]
+        if v >= 0:
+            row_mask[i // cols] |= _bit(v)
+            col_mask[i % cols] |= _bit(v)
+    _sort_by_mask(row_mask, row_order)
+    _sort_by_mask(col_mask, col_order)
+    _pack_ordered(cells, cols, row_order, col_order, False, key)
+    if rows == cols:
+        _pack_ordered(cells, cols, col_order, row_order, True, other)
+        for w in range(key.shape[0] - 1, -1, -1):
+            if other[w] != key[w]:
+                if other[w] < key[w]:
+                    for x in range(key.shape[0]):
+                        key[x] = other[x]
+                break
+
+
+@njit(cache=True, nogil=True)
+def _pack_ordered(cells, cols, outer, inner, transpose, key):
+    for w in range(key.shape[0]):
+        key[w] = U0
+    i = 0
+    for a in range(outer.shape[0]):
+        for b in range(inner.shape[0]):
+            cell = inner[b] * cols + outer[a] if transpose else outer[a] * cols + inner[b]
+            v = np.uint64(cells[cell] + 1)
+            key[i // CELLS_PER_WORD] |= v << np.uint64(6 * (i % CELLS_PER_WORD))
+            i += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash(key):
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for w in range(key.shape[0]):
+        h ^= key[w]
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _memo_find(table, stamp, key):
+    """Slot of ``key``, or ``-1 - slot`` of the free slot where it would go.
+
+    ``table`` is ``uint64[capacity, words + 1]``: the full key, then the stamp of
+    the solve that wrote it (other stamps count as free, so a table is reused
+    across solves without clearing).
+    """
+    nw = key.shape[0]
+    mask = np.uint64(table.shape[0] - 1)
+    slot = np.int64(_hash(key) & mask)
+    while True:
+        if table[slot, nw] != stamp:
+            return -1 - slot
+        same = True
+        for w in range(nw):
+            if table[slot, w] != key[w]:
+                same = False
+                break
+        if same:
+            return slot
+        slot = np.int64((np.uint64(slot) + U1) & mask)
+
+
+@njit(cache=True, nogil=True)
+def _memo_add(table, stamp, key, count):
+    """Insert ``key``; returns the table (grown when over half full) and the new count."""
+    at = _memo_find(table, stamp, key)
+    if at >= 0:
+        return table, count
+    at = -1 - at
+    nw = key.shape[0]
+    for w in range(nw):
+        table[at, w] = key[w]
+    table[at, nw] = stamp
+    count += 1
+    if 2 * count > table.shape[0]:
+        table = _memo_grow(table, stamp)
+    return table, count
+
+
+@njit(cache=True, nogil=True)
+def _memo_grow(table, stamp):
+    nw = table.shape[1] - 1
+    grown = np.zeros((table.shape[0] * 2, nw + 1), dtype=np.uint64)
+    for i in range(table.shape[0]):
+        if table[i, nw] == stamp:
+            at = -1 - _memo_find(grown, stamp, table[i, :nw])
+            grown[at] = table[i]
+    return grown
+
+
+def new_memo(ncells: int, capacity: int = 1 << 12) -> np.ndarray:
+    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two)."""
+    return np.zeros((capacity, key_words(ncells) + 1), dtype=np.uint64)
+
+
+# ---------------------------------------------------------------- the search
+
+# option bits of ``dfs`` and ``best_n``
+PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
+ORDER = 2  # sort children by the subset-H estimate above the cutoff
+PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
+CANONICAL = 8  # memo keys of the canonical symmetric state
+LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
+
+
+@njit(cache=True, nogil=True)
+def _cells_linked(occupied, line):
+    """True when the occupied cells form one group under 'shares a row or column'.
+
+    Cells only ever empty, and stacks only merge along such links, so a split
+    grid can never come down to one stack.
+    """
+    if occupied == U0:
+        return True
+    reach = occupied & (~occupied + U1)
+    frontier = reach
+    while frontier != U0:
+        grow = U0
+        f = frontier
+        while f != U0:
+            c = _lowest_bit_index(f)
+            f &= f - U1
+            grow |= line[c]
+        frontier = grow & occupied & ~reach
+        reach |= frontier
+    return reach == occupied
+
+
+@njit(cache=True, nogil=True)
+def _child_scores(present, compat, targets, coefs, work, scores):
+    """Linear-regression estimate on subset H of G minus each target card (indexed by card)."""
+    t = targets
+    while t != U0:
+        y = _lowest_bit_index(t)
+        t &= t - U1
+        child = present & ~_bit(y)
+        lo, hi = degree_range(child, compat)
+        kappa = node_connectivity(child, compat, work)
+        scores[y] = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
+
+
+@njit(cache=True, nogil=True)
+def _generate(
+    cells, occupied, present, line, compat, options, coefs, n_stacks, cutoff, src, dst, work, scores, tarjan_i, tarjan_u
+):
+    """Children of a node into ``src``/``dst``; returns their count.
+
+    Generation order: sources row-major, then targets row-major (as
+    ``State.legal_moves``). Pruning tests are made once per distinct target
+    card (graph) or source cell (cells), since that is all a child's graph or
+    grid depends on. With ``ORDER`` and more than ``cutoff`` stacks, children
+    are stably sorted by descending score.
+    """
+    count = 0
+    bad = U0  # target cards whose removal disconnects G
+    bad_cells = U0  # source cells whose emptying splits the grid
+    if options & PRUNE_GRAPH != 0 and n_stacks > 2:
+        bad, _ = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    if options & PRUNE_CELLS != 0 and n_stacks > 2:
+        bad_cells, _ = cut_vertices(occupied, line, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    o = occupied & ~bad_cells
+    while o != U0:
+        s = _lowest_bit_index(o)
+        o &= o - U1
+        a = cells[s]
+        tm = line[s] & occupied
+        ca = compat[a] & ~bad
+        while tm != U0:
+            t = _lowest_bit_index(tm)
+            tm &= tm - U1
+            if ca & _bit(cells[t]) == U0:
+                continue
+            src[count] = s
+            dst[count] = t
+            count += 1
+    if options & ORDER != 0 and n_stacks > cutoff and count > 1:
+        targets = U0
+        for i in range(count):
+            targets |= _bit(cells[dst[i]])
+        _child_scores(present, compat, targets, coefs, work, scores)
+        for i in range(1, count):
+            j = i
+            while j > 0 and scores[cells[dst[j - 1]]] < scores[cells[dst[j]]]:
+                src[j - 1], src[j] = src[j], src[j - 1]
+                dst[j - 1], dst[j] = dst[j], dst[j - 1]
+                j -= 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _drop_known(cells, rows, cols, src, dst, count, memo, stamp, canonical, keys, key, scratch):
+    """Drop the children already in the memo; returns the new count.
+
+    Keys and first slots are computed for every child before any is compared,
+    so the table's cache misses overlap instead of coming one at a time.
+    """
+    row_mask, col_mask, row_order, col_order, other = scratch
+    nw = key.shape[0]
+    mask = np.uint64(memo.shape[0] - 1)
+    touch = U0
+    if not canonical:
+        _plain_key(cells, other)  # the parent's key; a child's differs in two fields
+    for i in range(count):
+        s = src[i]
+        t = dst[i]
+        a = cells[s]
+        if canonical:
+            b = cells[t]
+            cells[t] = a
+            cells[s] = -1
+            _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
+            cells[s] = a
+            cells[t] = b
+        else:
+            for w in range(nw):
+                key[w] = other[w]
+            ws, wt = s // CELLS_PER_WORD, t // CELLS_PER_WORD
+            shift_s = np.uint64(6 * (s % CELLS_PER_WORD))
+            shift_t = np.uint64(6 * (t % CELLS_PER_WORD))
+            key[ws] &= ~(U63 << shift_s)
+            key[wt] = (key[wt] & ~(U63 << shift_t)) | (np.uint64(a + 1) << shift_t)
+        for w in range(nw):
+            keys[i, w] = key[w]
+        touch ^= memo[np.int64(_hash(key) & mask), nw]
+    kept = 0
+    for i in range(count):
+        if _memo_find(memo, stamp, keys[i]) < 0:
+            src[kept] = src[i]
+            dst[kept] = dst[i]
+            kept += 1
+    if touch == np.uint64(0xFFFFFFFFFFFFFFFF):
+        kept += 0  # keeps the touching loads alive
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def root_prunable(root, rows, cols, compat, line, options):
+    """True when the root itself fails a pruning test of ``options`` (so it is unsolvable)."""
+    occupied = U0
+    present = U0
+    for i in range(rows * cols):
+        if root[i] >= 0:
+            occupied |= _bit(i)
+            present |= _bit(root[i])
+    if _popcount(present) <= 1:
+        return False
+    if options & PRUNE_GRAPH != 0 and not is_connected(present, compat):
+        return True
+    return options & PRUNE_CELLS != 0 and not _cells_linked(occupied, line)
+
+
+@njit(cache=True, nogil=True)
+def dfs(
+    root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+):
+    """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
+
+    ``options`` is a set of the bits above; ``memo_min`` is the fewest stacks a
+    state needs to be looked up in or added to the memo (smaller subtrees are
+    cheaper to search again than to look up). Returns ``(status, nodes,
+    path_length, memo)``; on ``SOLVABLE`` the moves are ``path[:path_length]``
+    as ``(source, target)`` cells. The memo may be grown and is returned for
+    reuse with a fresh ``stamp``. ``max_nodes <= 0`` and ``deadline <= 0``
+    (seconds on the ``now_s`` clock) mean no budget; ``cancel[0] != 0`` stops
+    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes.
+    """
+    ncells = rows * cols
+    cells = root.copy()
+    occupied = U0
+    present = U0
+    n_stacks = 0
+    for i in range(ncells):
+        if cells[i] >= 0:
+            occupied |= _bit(i)
+            present |= _bit(cells[i])
+            n_stacks += 1
+    if n_stacks <= 1:
+        return SOLVABLE, 0, 0, memo
+    if root_prunable(root, rows, cols, compat, line, options):
+        return UNSOLVABLE, 0, 0, memo
+    canonical = options & CANONICAL != 0
+    width = ncells * min(ncells - 1, rows + cols - 2) + 1
+    src = np.empty((n_stacks, width), dtype=np.int8)
+    dst = np.empty((n_stacks, width), dtype=np.int8)
+    count = np.zeros(n_stacks, dtype=np.int64)
+    nxt = np.zeros(n_stacks, dtype=np.int64)
+    moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
+    work = np.empty((8, 52), dtype=np.int32)
+    scores = np.zeros(52, dtype=np.float64)
+    tarjan_i = np.empty((4, 64), dtype=np.int64)
+    tarjan_u = np.empty(64, dtype=np.uint64)
+    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
+    other = np.empty_like(key)
+    row_mask = np.empty(rows, dtype=np.uint64)
+    col_mask = np.empty(cols, dtype=np.uint64)
+    row_order = np.empty(rows, dtype=np.int64)
+    col_order = np.empty(cols, dtype=np.int64)
+    lookahead = options & LOOKAHEAD != 0
+    child_keys = np.empty((width, key.shape[0]), dtype=np.uint64)
+    scratch = (row_mask, col_mask, row_order, col_order, other)
+    memo_count = 0
+    nodes = 1
+    depth = 0
+    count[0] = _generate(
+        cells,
+        occupied,
+        present,
+        line,
+        compat,
+        options,
+        coefs,
+        n_stacks,
+        cutoff,
+        src[0],
+        dst[0],
+        work,
+        scores,
+        tarjan_i,
+        tarjan_u,
+    )
+    if lookahead and n_stacks - 1 >= memo_min:
+        count[0] = _drop_known(
+            cells, rows, cols, src[0], dst[0], count[0], memo, stamp, canonical, child_keys, key, scratch
+        )
+    while True:
+        if nxt[depth] < count[depth]:
+            i = nxt[depth]
+            nxt[depth] += 1
+            s = src[depth, i]
+            t = dst[depth, i]
+            a = cells[s]
+            b = cells[t]
+            cells[t] = a
+            cells[s] = -1
+            occupied &= ~_bit(s)
+            present &= ~_bit(b)
+            n_stacks -= 1
+            moved[depth, 0] = a
+            moved[depth, 1] = b
+            if n_stacks == 1:
+                for d in range(depth + 1):
+                    path[d, 0] = src[d, nxt[d] - 1]
+                    path[d, 1] = dst[d, nxt[d] - 1]
+                return SOLVABLE, nodes, depth + 1, memo
+            if n_stacks >= memo_min and not lookahead:
+                if canonical:
+                    _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
+                else:
+                    _plain_key(cells, key)
+                if _memo_find(memo, stamp, key) >= 0:
+                    cells[s] = a
+                    cells[t] = b
+                    occupied |= _bit(s)
+                    present |= _bit(b)
+                    n_stacks += 1
+                    continue
+            if max_nodes > 0 and nodes >= max_nodes:
+                return UNKNOWN, nodes, 0, memo
+            depth += 1
+            nodes += 1
+            nxt[depth] = 0
+            count[depth] = _generate(
+                cells,
+                occupied,
+                present,
+                line,
+                compat,
+                options,
+                coefs,
+                n_stacks,
+                cutoff,
+                src[depth],
+                dst[depth],
+                work,
+                scores,
+                tarjan_i,
+                tarjan_u,
+            )
+            if lookahead and n_stacks - 1 >= memo_min:
+                count[depth] = _drop_known(
+                    cells,
+                    rows,
+                    cols,
+                    src[depth],
+                    dst[depth],
+                    count[depth],
+                    memo,
+                    stamp,
+                    canonical,
+                    child_keys,
+                    key,
+                    scratch,
+                )
+            if nodes % CHECK_EVERY == 0 and (cancel[0] != 0 or (deadline > 0 and now_s() >= deadline)):
+                return UNKNOWN, nodes, 0, memo
+        else:
+            if depth == 0:
+                return UNSOLVABLE, nodes, 0, memo
+            if n_stacks >= memo_min:
+                # the key of this state was computed on the way in, but other keys since
+                if canonical:
+                    _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
+                else:
+                    _plain_key(cells, key)
+                memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+            depth -= 1
+            i = nxt[depth] - 1
+            s = src[depth, i]
+            t = dst[depth, i]
+            a = moved[depth, 0]
+            b = moved[depth, 1]
+            cells[s] = a
+            cells[t] = b
+            occupied |= _bit(s)
+            present |= _bit(b)
+            n_stacks += 1
+
+
+@njit(cache=True, nogil=True)
+def _grow_rows(a, need):
+    if need <= a.shape[0]:
+        return a
+    cap = max(need, 2 * a.shape[0])
+    grown = np.empty((cap,) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (numba builds tuples this way)
+    grown[: a.shape[0]] = a
+    return grown
+
+
+@njit(cache=True, nogil=True)
+def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path):
+    """Best-n DFS (Neller 2019, Algorithm 1) from ``root``; returns like ``dfs``.
+
+    Cohorts of up to ``cohort`` nodes of equal heuristic value are taken from the
+    top of a global stack S and expanded together; their unpruned children go
+    on S sorted by flockability (edges of their compatibility graph), the
+    preferred ones on top, ties in generation order. ``memo`` is the closed set
+    (every expanded state), so a state is expanded once.
+    """
+    ncells = rows * cols
+    n_root = 0
+    for i in range(ncells):
+        if root[i] >= 0:
+            n_root += 1
+    if n_root <= 1:
+        return SOLVABLE, 0, 0, memo
+    if root_prunable(root, rows, cols, compat, line, options):
+        return UNSOLVABLE, 0, 0, memo
+    width = ncells * min(ncells - 1, rows + cols - 2) + 1
+    s_cells = np.empty((64, ncells), dtype=np.int8)
+    s_info = np.empty((64, 4), dtype=np.int64)  # parent record, source, target, heuristic
+    q_cells = np.empty((cohort, ncells), dtype=np.int8)
+    q_info = np.empty((cohort, 4), dtype=np.int64)
+    pq_cells = np.empty((64, ncells), dtype=np.int8)
+    pq_info = np.empty((64, 4), dtype=np.int64)
+    records = np.empty((1024, 3), dtype=np.int64)  # parent record, source, target
+    src = np.empty(width, dtype=np.int8)
+    dst = np.empty(width, dtype=np.int8)
+    order = np.empty(64, dtype=np.int64)
+    work = np.empty((8, 52), dtype=np.int32)
+    scores = np.zeros(52, dtype=np.float64)
+    tarjan_i = np.empty((4, 64), dtype=np.int64)
+    tarjan_u = np.empty(64, dtype=np.uint64)
+    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
+    coefs = np.zeros(4)
+    generate_options = options & (PRUNE_GRAPH | PRUNE_CELLS)
+    q_cells[0] = root
+    q_info[0, 0] = -1
+    q_info[0, 1] = -1
+    q_info[0, 2] = -1
+    qn = 1
+    sp = 0
+    nodes = 0
+    n_records = 0
+    memo_count = 0
+    while qn > 0:
+        pqn = 0
+        for qi in range(qn):
+            cells = q_cells[qi]
+            _plain_key(cells, key)
+            if _memo_find(memo, stamp, key) >= 0:
+                continue
+            memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+            occupied = U0
+            present = U0
+            n_stacks = 0
+            for i in range(ncells):
+                if cells[i] >= 0:
+                    occupied |= _bit(i)
+                    present |= _bit(cells[i])
+                    n_stacks += 1
+            if n_stacks == 1:
+                return SOLVABLE, nodes, _unwind(records, q_info[qi], path), memo
+            if max_nodes > 0 and nodes >= max_nodes:
+                return UNKNOWN, nodes, 0, memo
+            nodes += 1
+            if nodes % CHECK_EVERY == 0 and (cancel[0] != 0 or (deadline > 0 and now_s() >= deadline)):
+                return UNKNOWN, nodes, 0, memo
+            records = _grow_rows(records, n_records + 1)
+            records[n_records, 0] = q_info[qi, 0]
+            records[n_records, 1] = q_info[qi, 1]
+            records[n_records, 2] = q_info[qi, 2]
+            n_records += 1
+            count = _generate(
+                cells,
+                occupied,
+                present,
+                line,
+                compat,
+                generate_options,
+                coefs,
+                n_stacks,
+                99,
+                src,
+                dst,
+                work,
+                scores,
+                tarjan_i,
+                tarjan_u,
+            )
+            edges = flockability(present, compat)
+            pq_cells = _grow_rows(pq_cells, pqn + count)
+            pq_info = _grow_rows(pq_info, pqn + count)
+            for i in range(count):
+                s = src[i]
+                t = dst[i]
+                b = cells[t]
+                pq_cells[pqn] = cells
+                pq_cells[pqn, t] = cells[s]
+                pq_cells[pqn, s] = -1
+                pq_info[pqn, 0] = n_records - 1
+                pq_info[pqn, 1] = s
+                pq_info[pqn, 2] = t
+                pq_info[pqn, 3] = edges - _popcount(compat[b] & present)
+                pqn += 1
+        # push the cohort's children worst first, so the best (earliest of equals) ends on top
+        order = _grow_rows(order, pqn)
+        for i in range(pqn):
+            order[i] = i
+        for i in range(1, pqn):
+            j = i
+            while j > 0 and (
+                pq_info[order[j - 1], 3] > pq_info[order[j], 3]
+                or (pq_info[order[j - 1], 3] == pq_info[order[j], 3] and order[j - 1] < order[j])
+            ):
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+        s_cells = _grow_rows(s_cells, sp + pqn)
+        s_info = _grow_rows(s_info, sp + pqn)
+        for i in range(pqn):
+            s_cells[sp] = pq_cells[order[i]]
+            s_info[sp] = pq_info[order[i]]
+            sp += 1
+        qn = 0
+        if sp > 0:
+            value = s_info[sp - 1, 3]
+            while qn < cohort and sp > 0 and s_info[sp - 1, 3] == value:
+                sp -= 1
+                q_cells[qn] = s_cells[sp]
+                q_info[qn] = s_info[sp]
+                qn += 1
+    return UNSOLVABLE, nodes, 0, memo
+
+
+@njit(cache=True, nogil=True)
+def _unwind(records, info, path):
+    """Write the moves from the root to a goal entry (``info``: parent record, source, target) into ``path``."""
+    length = 0
+    r = info[0]
+    path[0, 0] = info[1]
+    path[0, 1] = info[2]
+    length = 1
+    while r >= 0 and records[r, 1] >= 0:
+        path[length, 0] = records[r, 1]
+        path[length, 1] = records[r, 2]
+        length += 1
+        r = records[r, 0]
+    for i in range(length // 2):
+        j = length - 1 - i
+        a0, a1 = path[i, 0], path[i, 1]
+        path[i, 0], path[i, 1] = path[j, 0], path[j, 1]
+        path[j, 0], path[j, 1] = a0, a1
+    return length
+
+
+# ---------------------------------------------------------------- batches
+
+DFS_KERNEL, BEST_N_KERNEL = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def solve_one(
+    root,
+    rows,
+    cols,
+    compat,
+    line,
+    kernel,
+    options,
+    coefs,
+    cutoff,
+    memo_min,
+    cohort,
+    max_nodes,
+    deadline,
+    cancel,
+    memo,
+    stamp,
+    path,
+):
+    """One search with either kernel; returns ``(status, nodes, path_length, memo)``."""
+    if kernel == BEST_N_KERNEL:
+        return best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path)
+    return dfs(
+        root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+    )
+
+
+@njit(cache=True, nogil=True)
+def solve_batch(
+    states, rows, cols, compat, line, kernel, options, coefs, cutoff, memo_min, cohort, max_nodes, time_limit, cancel
+):
+    """Solve every row of ``states`` (``int8[n, rows*cols]``) in one call.
+
+    ``time_limit`` (seconds, <= 0 for none) applies to each state. Returns
+    ``(status int8[n], nodes int64[n], elapsed_ms float64[n], paths int8[n, rows*cols, 2],
+    path_lengths int64[n])``. One memo is reused for all states (fresh stamps).
+    """
+    n = states.shape[0]
+    ncells = rows * cols
+    status = np.empty(n, dtype=np.int8)
+    nodes = np.zeros(n, dtype=np.int64)
+    elapsed = np.zeros(n, dtype=np.float64)
+    paths = np.zeros((n, ncells, 2), dtype=np.int8)
+    lengths = np.zeros(n, dtype=np.int64)
+    memo = np.zeros((1 << 12, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
+    for i in range(n):
+        start = now_s()
+        deadline = start + time_limit if time_limit > 0 else 0.0
+        st, nd, length, memo = solve_one(
+            states[i],
+            rows,
+            cols,
+            compat,
+            line,
+            kernel,
+            options,
+            coefs,
+            cutoff,
+            memo_min,
+            cohort,
+            max_nodes,
+            deadline,
+            cancel,
+            memo,
+            i + 1,
+            paths[i],
+        )
+        elapsed[i] = (now_s() - start) * 1e3
+        status[i] = st
+        nodes[i] = nd
+        lengths[i] = length
+    return status, nodes, elapsed, paths, lengths
+
+
+@njit(cache=True, nogil=True)
+def deal_cells(seeds, ncells):
+    """``int8[len(seeds), ncells]``: the seeded deals (SPEC §2), as ``game.deal`` gives them."""
+    out = np.empty((seeds.shape[0], ncells), dtype=np.int8)
+    deck = np.empty(52, dtype=np.int64)
+    for k in range(seeds.shape[0]):
+        for i in range(52):
+            deck[i] = i
+        state = seeds[k] & 0xFFFFFFFF
+        for i in range(51, 0, -1):
+            state = (214013 * state + 2531011) & 0x7FFFFFFF
+            j = (state >> 16) % (i + 1)
+            deck[i], deck[j] = deck[j], deck[i]
+        for c in range(ncells):
+            out[k, c] = deck[51 - c]
+    return out

@@ -1,0 +1,247 @@
+"""Exact solving: one state (``solve``) or many in one kernel call (``solve_many``, ``solve_deals``).
+
+Statuses are ``solvable``, ``unsolvable`` and ``unknown`` (a node budget or time
+limit ran out, or the search was cancelled). An unsolvable answer carries the
+reason, read off the root's compatibility graph G: ``odd_bird`` when a card is
+compatible with no other, ``separated_flock`` when G is disconnected without
+odd birds, and ``exhausted`` when G is connected and only search could tell.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from game import State, play
+from game.arrays import state_to_array, states_to_array
+from game.state import Move
+from search import kernel
+from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
+from search.errors import InvalidBudget, SolutionCheckFailed
+from search.ordering import OrderingModel, default_ordering
+
+SOLVABLE, UNSOLVABLE, UNKNOWN = "solvable", "unsolvable", "unknown"
+STATUS_NAMES = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
+ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted"
+DEFAULT_COHORT = 4
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The answer for one state.
+
+    ``moves`` is the solution as move text (empty unless solvable), ``nodes`` the
+    states expanded, ``elapsed_ms`` the wall time of the search in milliseconds,
+    ``reason`` why an unsolvable state is unsolvable (``None`` otherwise).
+    """
+
+    status: str
+    moves: list[str] = field(default_factory=list)
+    nodes: int = 0
+    elapsed_ms: float = 0.0
+    reason: str | None = None
+    algorithm: str = DEFAULT_ALGORITHM
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"status", "moves", "nodes", "elapsed_ms", "reason", "algorithm"}``."""
+        return {
+            "status": self.status,
+            "moves": list(self.moves),
+            "nodes": self.nodes,
+            "elapsed_ms": self.elapsed_ms,
+            "reason": self.reason,
+            "algorithm": self.algorithm,
+        }
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Answers for many states of one grid, as arrays (one entry per state).
+
+    ``status`` holds ``kernel.SOLVABLE``/``UNSOLVABLE``/``UNKNOWN`` codes; ``reasons``
+    the reason texts (``None`` unless unsolvable); ``elapsed_ms`` per state.
+    """
+
+    status: np.ndarray
+    nodes: np.ndarray
+    elapsed_ms: np.ndarray
+    reasons: list[str | None]
+    paths: np.ndarray
+    path_lengths: np.ndarray
+
+    def status_names(self) -> list[str]:
+        """The status of each state as text."""
+        return [STATUS_NAMES[int(s)] for s in self.status]
+
+
+def solve(
+    state: State,
+    algorithm: str = DEFAULT_ALGORITHM,
+    *,
+    max_nodes: int | None = None,
+    time_limit: float | None = None,
+    cohort: int = DEFAULT_COHORT,
+    ordering: OrderingModel | None = None,
+    cancel: np.ndarray | None = None,
+) -> SolveResult:
+    """Decide ``state`` exactly with the named algorithm.
+
+    ``max_nodes`` caps the expanded states and ``time_limit`` the wall time in
+    seconds; when either runs out the status is ``unknown``. ``cohort`` is
+    best-n's n. ``cancel`` is an ``int64`` array of one element: setting
+    ``cancel[0] = 1`` from another thread stops the search (``unknown``) within
+    about a thousand nodes. A solvable answer is replayed before it is returned.
+    """
+    algo = algorithm_named(algorithm)
+    _check_budget(max_nodes, time_limit, cohort)
+    model = ordering or default_ordering()
+    root = state_to_array(state)
+    memo = kernel.new_memo(root.shape[0])
+    path = np.zeros((root.shape[0], 2), dtype=np.int8)
+    flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
+    start = time.perf_counter()
+    deadline = kernel.now_s() + time_limit if time_limit else 0.0
+    status, nodes, length, _ = kernel.solve_one(
+        root, state.rows, state.cols, _compat(), _line(state.rows, state.cols), algo.kernel, algo.options,
+        model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
+    )  # fmt: skip
+    elapsed_ms = (time.perf_counter() - start) * 1e3
+    moves = checked_solution(state, path[:length]) if status == kernel.SOLVABLE else []
+    reason = unsolvable_reason(state) if status == kernel.UNSOLVABLE else None
+    return SolveResult(STATUS_NAMES[status], moves, int(nodes), elapsed_ms, reason, algo.name)
+
+
+def solve_many(
+    states: Sequence[State] | np.ndarray,
+    algorithm: str = DEFAULT_ALGORITHM,
+    *,
+    rows: int = 4,
+    cols: int = 4,
+    max_nodes: int | None = None,
+    time_limit: float | None = None,
+    cohort: int = DEFAULT_COHORT,
+    ordering: OrderingModel | None = None,
+) -> BatchResult:
+    """Solve many states of one grid in one kernel call, without per-state Python work.
+
+    ``states`` is a sequence of ``State`` or an ``int8`` array ``(n, rows*cols)``
+    (``rows``/``cols`` then name the grid). Budgets apply to each state. Paths
+    are returned raw (``(source, target)`` cells); ``solution_moves`` turns one
+    into checked move text.
+    """
+    algo = algorithm_named(algorithm)
+    _check_budget(max_nodes, time_limit, cohort)
+    if not isinstance(states, np.ndarray):
+        if states:
+            rows, cols = states[0].rows, states[0].cols
+        states = states_to_array(states)
+    array = np.ascontiguousarray(states, dtype=np.int8).reshape(-1, rows * cols)
+    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, ordering or default_ordering())
+
+
+def solve_deals(
+    seeds: Sequence[int] | np.ndarray,
+    algorithm: str = DEFAULT_ALGORITHM,
+    *,
+    rows: int = 4,
+    cols: int = 4,
+    max_nodes: int | None = None,
+    time_limit: float | None = None,
+    cohort: int = DEFAULT_COHORT,
+) -> BatchResult:
+    """Solve the seeded deals (SPEC §2) of ``seeds``; the deals are dealt inside the kernel."""
+    array = kernel.deal_cells(np.asarray(seeds, dtype=np.int64), rows * cols)
+    return solve_many(array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort)
+
+
+def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
+    """The checked move text of state ``index`` of a batch (empty unless solvable)."""
+    if batch.status[index] != kernel.SOLVABLE:
+        return []
+    return checked_solution(state, batch.paths[index, : batch.path_lengths[index]])
+
+
+def checked_solution(state: State, path: np.ndarray) -> list[str]:
+    """Move text of ``path`` (``(source, target)`` rows) from ``state``, replayed to one stack.
+
+    Raises ``SolutionCheckFailed`` (a bug, never bad input) when it does not replay.
+    """
+    texts = []
+    current = state
+    for source, target in path.tolist():
+        move = Move(int(source), int(target))
+        texts.append(current.move_text(move))
+        current = current.apply(move)
+    final = play(state, texts)
+    if final.n_stacks != 1:
+        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} leaves {final.n_stacks} stacks")
+    return texts
+
+
+def unsolvable_reason(state: State) -> str:
+    """Why an unsolvable ``state`` is unsolvable, from its compatibility graph."""
+    present = _card_mask(state.top_cards())
+    if kernel.has_odd_bird(present, _compat()):
+        return ODD_BIRD
+    if not kernel.is_connected(present, _compat()):
+        return SEPARATED_FLOCK
+    return EXHAUSTED
+
+
+def cells_reason(cells: np.ndarray) -> str:
+    """``unsolvable_reason`` for one row of a batch array (top cards, -1 for empty)."""
+    present = _card_mask(int(c) for c in cells if c >= 0)
+    if kernel.has_odd_bird(present, _compat()):
+        return ODD_BIRD
+    if not kernel.is_connected(present, _compat()):
+        return SEPARATED_FLOCK
+    return EXHAUSTED
+
+
+def _run_batch(
+    array: np.ndarray,
+    rows: int,
+    cols: int,
+    algo: Algorithm,
+    max_nodes: int | None,
+    time_limit: float | None,
+    cohort: int,
+    model: OrderingModel,
+) -> BatchResult:
+    status, nodes, elapsed, paths, lengths = kernel.solve_batch(
+        array, rows, cols, _compat(), _line(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
+        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, np.zeros(1, dtype=np.int64),
+    )  # fmt: skip
+    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else None for i, s in enumerate(status.tolist())]
+    return BatchResult(status, nodes, elapsed, reasons, paths, lengths)
+
+
+def _check_budget(max_nodes: int | None, time_limit: float | None, cohort: int) -> None:
+    if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1):
+        raise InvalidBudget(f"max_nodes must be a positive integer, got {max_nodes!r}")
+    if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
+        raise InvalidBudget(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if isinstance(cohort, bool) or not isinstance(cohort, int) or cohort < 1:
+        raise InvalidBudget(f"cohort must be a positive integer, got {cohort!r}")
+
+
+def _card_mask(cards: Any) -> np.uint64:
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return np.uint64(mask)
+
+
+@cache
+def _compat() -> np.ndarray:
+    return kernel.compat_table()
+
+
+@cache
+def _line(rows: int, cols: int) -> np.ndarray:
+    return kernel.line_table(rows, cols)
