@@ -104,6 +104,7 @@ def solve(
     memo = kernel.new_memo(root.shape[0])
     path = np.zeros((root.shape[0], 2), dtype=np.int8)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
+    _load_kernel()
     start = time.perf_counter()
     deadline = kernel.now_s() + time_limit if time_limit else 0.0
     status, nodes, length, _ = kernel.solve_one(
@@ -235,6 +236,17 @@ def _card_mask(cards: Any) -> np.uint64:
     for card in cards:
         mask |= 1 << card
     return np.uint64(mask)
+
+
+@cache
+def _load_kernel() -> None:
+    # The first call of a compiled function loads it from numba's cache (a few
+    # hundred ms); do that outside the timed search.
+    one = np.array([0], dtype=np.int8)
+    kernel.solve_one(
+        one, 1, 1, _compat(), _line(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
+        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8),
+    )  # fmt: skip
 
 
 @cache

@@ -1,3 +1,107 @@
 """Commands for exact answers: solve and census."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from game import InvalidState
+from service.cli import app
+from service.cli.input import read_state_file, state_argument
+
+Rows = Annotated[int, typer.Option("--rows", min=1, help="Grid rows.")]
+Cols = Annotated[int, typer.Option("--cols", min=1, help="Grid columns.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+@app.command("solve")
+def solve_command(
+    grid: Annotated[str | None, typer.Argument(help="Grid text or JSON (or use --seed / --input).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Solve this seeded deal.")] = None,
+    rows: Rows = 4,
+    cols: Cols = 4,
+    algorithm: Annotated[str, typer.Option("--algorithm", help="constrained, compatible, ordered or best-n.")] = (
+        "ordered"
+    ),
+    max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop as unknown after this many nodes.")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop as unknown after S seconds.")] = None,
+    as_json: AsJson = False,
+    input_file: Annotated[Path | None, typer.Option("--input", help="One grid (or JSON line) per line.")] = None,
+    output_file: Annotated[Path | None, typer.Option("--output", help="Write the JSON lines here.")] = None,
+) -> None:
+    """Decide whether a state is solvable and print a solution (or why not)."""
+    from search import algorithm_named, solve
+
+    algorithm_named(algorithm)
+    if input_file is not None:
+        if grid is not None or seed is not None:
+            raise InvalidState("give either --input or a state (GRID or --seed), not both")
+        _solve_file(input_file, output_file, algorithm, max_nodes, time_limit)
+        return
+    if output_file is not None:
+        raise InvalidState("--output needs --input")
+    state = state_argument(grid, seed, rows, cols)
+    result = solve(state, algorithm, max_nodes=max_nodes, time_limit=time_limit)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        return
+    detail = f"{result.nodes:,} nodes, {result.elapsed_ms:.2f} ms, {result.algorithm}"
+    reason = f" ({result.reason})" if result.reason else ""
+    typer.echo(f"{result.status}{reason}: {detail}")
+    if result.moves:
+        typer.echo(" ".join(result.moves))
+
+
+def _solve_file(
+    input_file: Path, output_file: Path | None, algorithm: str, max_nodes: int | None, time_limit: float | None
+) -> None:
+    from search import solve
+
+    if not input_file.is_file():
+        raise InvalidState(f"input file {input_file} does not exist")
+    states = [state for _, state in read_state_file(input_file)]  # every line is checked before solving
+    lines = (json.dumps(solve(s, algorithm, max_nodes=max_nodes, time_limit=time_limit).to_json()) for s in states)
+    if output_file is None:
+        for line in lines:
+            typer.echo(line)
+        return
+    with output_file.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")
+
+
+@app.command("census")
+def census_command(
+    seeds: Annotated[str, typer.Option("--seeds", help="Seed range A:B, solving A <= seed < B.")],
+    rows: Rows = 4,
+    cols: Cols = 4,
+    algorithm: Annotated[str, typer.Option("--algorithm", help="Search algorithm.")] = "ordered",
+    output: Annotated[Path | None, typer.Option("--output", help="Parquet file with one row per deal.")] = None,
+    as_json: AsJson = False,
+    workers: Annotated[int | None, typer.Option("--workers", help="Local Dask worker processes.")] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler.")] = None,
+) -> None:
+    """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
+    from jobs.census import census, parse_seed_range
+    from jobs.runner import Cluster
+
+    summary = census(
+        parse_seed_range(seeds),
+        rows=rows,
+        cols=cols,
+        algorithm=algorithm,
+        output=output,
+        cluster=Cluster(workers=workers, scheduler=scheduler),
+    )
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    classes = [u["class"] for u in summary["unsolvable"]]
+    counts = ", ".join(f"{c} {classes.count(c)}" for c in ("OBUD", "SFUD", "FFUD"))
+    typer.echo(
+        f"seeds {summary['first']}..{summary['last']}: {summary['deals']} deals, "
+        f"{len(classes)} unsolvable ({counts}); {summary['elapsed_s']:.1f} s, {summary['mean_ms']:.3f} ms per deal"
+    )
