@@ -47,6 +47,12 @@ def requests_counted(server: BoafServer, method: str, code: str) -> float:
     return value or 0.0
 
 
+def solve_seconds(server: BoafServer) -> float:
+    """Total time the server has spent in Solve calls, in seconds."""
+    value = server.metrics.registry.get_sample_value("boaf_request_duration_seconds_sum", {"method": "Solve"})
+    return value or 0.0
+
+
 def in_flight(server: BoafServer, method: str) -> float:
     return server.metrics.registry.get_sample_value("boaf_requests_in_flight", {"method": method}) or 0.0
 
@@ -140,6 +146,7 @@ def test_a_solve_past_its_deadline_is_deadline_exceeded_and_the_search_stops(
     server: BoafServer, stub: boaf_pb2_grpc.BoafStub, channel: grpc.Channel
 ) -> None:
     before = requests_counted(server, "Solve", "DEADLINE_EXCEEDED")
+    busy_before = solve_seconds(server)
     started = time.perf_counter()
     with pytest.raises(grpc.RpcError) as caught:
         stub.Solve(pb.SolveRequest(state=state_to_proto(deal(HARDEST_DEAL))), timeout=0.05)
@@ -149,6 +156,7 @@ def test_a_solve_past_its_deadline_is_deadline_exceeded_and_the_search_stops(
     # The server side stops searching (it counts the call when the search returns) and stays healthy.
     assert wait_for(lambda: requests_counted(server, "Solve", "DEADLINE_EXCEEDED") == before + 1)
     assert in_flight(server, "Solve") == 0
+    assert solve_seconds(server) - busy_before < 1.0  # the full search takes seconds; it stopped near 50 ms
     assert health_status(channel) == SERVING
 
 
