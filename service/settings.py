@@ -39,7 +39,8 @@ class Settings:
     metrics_port: int = field(default=9090, metadata=_doc("Prometheus /metrics HTTP port; 0 picks a free one."))
     metrics_enabled: bool = field(default=True, metadata=_doc("Serve Prometheus metrics at all."))
     model_dir: Path | None = field(
-        default=None, metadata=_doc("Classifier directory; unset means the committed default model.")
+        default=None,
+        metadata=_doc("Model version directory, or a model root whose CURRENT names one; unset: the committed model."),
     )
     max_workers: int = field(default=16, metadata=_doc("Threads running RPCs (searches run in parallel, GIL-free)."))
     max_concurrent_rpcs: int = field(
