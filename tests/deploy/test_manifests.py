@@ -85,6 +85,18 @@ def test_container_ports_and_probes_match_the_settings() -> None:
     assert int(annotations["prometheus.io/port"]) == settings.metrics_port
 
 
+def test_the_numba_cache_is_a_writable_volume_filled_from_the_image() -> None:
+    pod = find("Deployment", "boaf")["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in service_container()["env"]}
+    mounts = {m["mountPath"]: m["name"] for m in service_container()["volumeMounts"]}
+    volume = mounts[env["NUMBA_CACHE_DIR"]]
+    assert {"name": volume, "emptyDir": {}} in pod["volumes"]
+    (init,) = pod["initContainers"]
+    assert init["volumeMounts"][0] == {"name": volume, "mountPath": env["NUMBA_CACHE_DIR"]}
+    assert "/opt/numba-cache/." in init["command"]
+    assert "NUMBA_CACHE_DIR=/opt/numba-cache" in dockerfile()
+
+
 def test_pods_get_longer_to_stop_than_the_shutdown_grace() -> None:
     settings = Settings.from_env(config())
     pod = find("Deployment", "boaf")["spec"]["template"]["spec"]
