@@ -187,7 +187,6 @@ def garbage_states(draw: st.DrawFn) -> pb.State:
     return pb.State(rows=rows, cols=cols, cells=cells, sizes=sizes)
 
 
-SOLVE_ANSWERS = {grpc.StatusCode.INVALID_ARGUMENT}
 NEVER = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 
 
@@ -213,3 +212,21 @@ def test_garbage_states_never_give_internal_or_unknown(stub: boaf_pb2_grpc.BoafS
 def test_a_good_request_after_garbage_still_works(stub: boaf_pb2_grpc.BoafStub) -> None:
     response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(deal(1))]), timeout=10)
     assert len(response.predictions) == 1
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    algorithm=st.integers(0, 2**31 - 1),
+    max_nodes=st.one_of(st.integers(0, 1_000), st.integers(0, 2**64 - 1)),
+    time_limit_ms=st.one_of(st.integers(0, 1_000), st.integers(0, 2**64 - 1)),
+)
+def test_garbage_solve_budgets_never_give_internal_or_unknown(
+    stub: boaf_pb2_grpc.BoafStub, algorithm: int, max_nodes: int, time_limit_ms: int
+) -> None:
+    request = pb.SolveRequest(
+        state=state_to_proto(deal(1)),
+        algorithm=algorithm,  # type: ignore[arg-type]  # open enum: any number may arrive
+        max_nodes=max_nodes,
+        time_limit_ms=time_limit_ms,
+    )
+    assert status_of_call(stub.Solve, request) not in NEVER
