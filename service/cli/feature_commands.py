@@ -7,7 +7,9 @@ GRID of ``features show``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,13 +84,14 @@ def export_command(
 
     if on_error not in ("skip", "fail"):
         raise InvalidState(f"--on-error must be 'skip' or 'fail', got {on_error!r}")
-    report = export(
-        input_path,
-        output,
-        cluster=Cluster(workers=workers, scheduler=scheduler),
-        on_error="skip" if on_error == "skip" else "fail",
-        chunk_size=chunk_size,
-    )
+    with _progress_on_stderr():
+        report = export(
+            input_path,
+            output,
+            cluster=Cluster(workers=workers, scheduler=scheduler),
+            on_error="skip" if on_error == "skip" else "fail",
+            chunk_size=chunk_size,
+        )
     for skipped in report.skipped:
         typer.echo(f"boaf: {input_path}:{skipped.line}: skipped: {skipped.message}", err=True)
     typer.echo(f"wrote {report.rows} rows to {output} ({len(report.skipped)} lines skipped)")
@@ -150,7 +153,8 @@ def _verify(
     from jobs.sieve import verify
 
     where = parts_dir or Path(f"boaf-sieve-{result.seeds.start}-{result.seeds.stop}")
-    checked = verify(result, where, cluster=Cluster(workers=workers, scheduler=scheduler), max_nodes=max_nodes)
+    with _progress_on_stderr():
+        checked = verify(result, where, cluster=Cluster(workers=workers, scheduler=scheduler), max_nodes=max_nodes)
     return {
         "ffud": checked.ffud,
         "unknown": checked.unknown,
@@ -158,6 +162,11 @@ def _verify(
         "recall": checked.recall,
         "precision": checked.precision,
     }
+
+
+def _progress_on_stderr() -> contextlib.AbstractContextManager[object]:
+    # The runner's progress bar writes to stdout; stdout is for results (JSON).
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def _print_sieve(report: dict[str, Any]) -> None:

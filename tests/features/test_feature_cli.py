@@ -108,3 +108,15 @@ def test_sieve_verify_without_a_solver_says_so() -> None:
     result = boaf("sieve", "--seeds", "0:10", "--verify")
     assert result.returncode == 2
     assert "needs the exact solver" in result.stderr
+
+
+@pytest.mark.skipif(not solver_available(), reason="the exact solver is not built yet")
+def test_sieve_verify_finds_deal_1163(tmp_path: Path) -> None:
+    parts = tmp_path / "parts"
+    result = boaf("sieve", "--seeds", "1160:1180", "--verify", "--json", "--workers", "1", "--parts-dir", str(parts))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ffud"] == [1163]
+    assert data["recall"] == 1.0
+    assert data["precision"] == pytest.approx(1 / len(data["flagged"]))
+    assert not parts.exists()
