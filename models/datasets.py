@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -149,40 +149,37 @@ def solver_version() -> str:
     return str(getattr(search, "SOLVER_VERSION", "boaf-search"))
 
 
-def is_solvable(state: State) -> bool:
-    """The exact label of ``state`` (no budget)."""
-    from search import solve
+def exact_labels(states: Sequence[State]) -> list[bool]:
+    """Exact solvability of each state, in one compiled call per grid shape (no budget)."""
+    from search import SOLVABLE, UNKNOWN, solve_many
 
-    result = solve(state)
-    if result.status == "unknown":
-        raise DatasetError(f"the solver gave no answer for {format_grid(state)}")
-    return result.status == "solvable"
+    if not states:
+        return []
+    statuses = solve_many(list(states)).status_names()
+    if UNKNOWN in statuses:
+        raise DatasetError(f"the solver gave no answer for {format_grid(states[statuses.index(UNKNOWN)])}")
+    return [status == SOLVABLE for status in statuses]
 
 
 def _records(spec: DatasetSpec, first: int, stop: int) -> Iterator[dict[str, Any]]:
     if spec.generator == "random":
-        yield from _random_records(spec, first, stop)
+        # One generator per chunk, seeded by (seed, chunk start): chunks are independent and reproducible.
+        rng = np.random.default_rng([spec.seed, first])
+        states = [random_state(rng, spec.rows, spec.cols) for _ in range(first, stop)]
+        yield from (_record(s, label, -1, -1) for s, label in zip(states, exact_labels(states), strict=True))
+    elif spec.generator == "deals":
+        seeds = range(spec.seed + first, spec.seed + stop)
+        states = [deal(seed, spec.rows, spec.cols) for seed in seeds]
+        labels = exact_labels(states)
+        yield from (_record(s, label, seed, 0) for s, label, seed in zip(states, labels, seeds, strict=True))
     else:
         for index in range(first, stop):
-            seed = spec.seed + index
-            if spec.generator == "deals":
-                state = deal(seed, spec.rows, spec.cols)
-                yield _record(state, is_solvable(state), seed, 0)
-            else:
-                yield from _decision_records(spec, seed)
-
-
-def _random_records(spec: DatasetSpec, first: int, stop: int) -> Iterator[dict[str, Any]]:
-    # One generator per chunk, seeded by (seed, chunk start): chunks are independent and reproducible.
-    rng = np.random.default_rng([spec.seed, first])
-    for _ in range(first, stop):
-        state = random_state(rng, spec.rows, spec.cols)
-        yield _record(state, is_solvable(state), -1, -1)
+            yield from _decision_records(spec, spec.seed + index)
 
 
 def _decision_records(spec: DatasetSpec, seed: int) -> Iterator[dict[str, Any]]:
     state = deal(seed, spec.rows, spec.cols)
-    solvable = is_solvable(state)
+    (solvable,) = exact_labels([state])
     yield _record(state, solvable, seed, 0)
     if not solvable:
         return
@@ -190,7 +187,7 @@ def _decision_records(spec: DatasetSpec, seed: int) -> Iterator[dict[str, Any]]:
     depth = 0
     while state.n_stacks > 1:
         children = [state.apply(m) for m in state.legal_moves()]
-        labels = [is_solvable(child) for child in children]
+        labels = exact_labels(children)
         depth += 1
         if not all(labels):
             yield from (_record(c, s, seed, depth) for c, s in zip(children, labels, strict=True))

@@ -32,7 +32,7 @@ from features import SCHEMA_VERSION, feature_names
 from game import State, random_states
 from models import plots, registry
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
-from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_dataset, is_solvable
+from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, exact_labels, generate_dataset
 from models.errors import ModelError
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
@@ -181,7 +181,7 @@ def _labelled(states: Sequence[State]) -> Labelled:
 
     return Labelled(
         matrix=features_of_grids(format_grid(s) for s in states),
-        solvable=np.array([is_solvable(s) for s in states], dtype=np.int8),
+        solvable=np.array(exact_labels(states), dtype=np.int8),
         stacks=np.array([s.n_stacks for s in states], dtype=np.int8),
     )
 

@@ -24,7 +24,7 @@ app = typer.Typer(
 
 def _register_commands() -> None:
     # Imported for their side effect of adding commands to ``app``.
-    from service.cli import feature_commands, game_commands, search_commands, serve_commands  # noqa: F401
+    from service.cli import feature_commands, game_commands, model_commands, search_commands, serve_commands  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

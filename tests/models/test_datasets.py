@@ -1,0 +1,74 @@
+"""Labelled datasets: deterministic bytes, exact labels, the decisions sampling rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from game import parse_grid
+from jobs.runner import Cluster
+from models.datasets import DatasetSpec, generate_chunk, generate_dataset, read_manifest
+from models.errors import DatasetError
+from search.reference import reference_solve
+
+
+def test_same_spec_gives_the_same_bytes_and_another_seed_does_not(tmp_path: Path) -> None:
+    spec = DatasetSpec("random", seed=5, count=600, chunk_size=200)
+    first = generate_dataset(spec, tmp_path / "a", Cluster(workers=2))
+    again = generate_dataset(spec, tmp_path / "b", Cluster(workers=2))
+    other = generate_dataset(
+        DatasetSpec("random", seed=6, count=600, chunk_size=200), tmp_path / "c", Cluster(workers=2)
+    )
+    assert first["sha256"] == again["sha256"] != other["sha256"]
+    assert (tmp_path / "a" / "data.parquet").read_bytes() == (tmp_path / "b" / "data.parquet").read_bytes()
+    assert first["rows"] == 600 and first["generator"] == "random"
+    assert read_manifest(tmp_path / "a")["sha256"] == first["sha256"]
+    assert not (tmp_path / "a" / "parts").exists()
+
+
+def test_labels_agree_with_the_reference_search() -> None:
+    table = generate_chunk((DatasetSpec("random", seed=9, count=150), 0, 150))
+    for grid, solvable in zip(table.column("grid").to_pylist(), table.column("solvable").to_pylist(), strict=True):
+        assert reference_solve(parse_grid(grid)).solvable == solvable, grid
+
+
+def test_decisions_keep_the_deal_and_only_children_of_mixed_states() -> None:
+    table = generate_chunk((DatasetSpec("decisions", seed=1100, count=3), 0, 3)).to_pylist()
+    deals = {row["deal"] for row in table}
+    assert deals == {1100, 1101, 1102}
+    for deal_seed in deals:
+        rows = [r for r in table if r["deal"] == deal_seed]
+        assert rows[0]["depth"] == 0
+        by_depth: dict[int, list[bool]] = {}
+        for row in rows[1:]:
+            by_depth.setdefault(row["depth"], []).append(row["solvable"])
+        # Every kept sibling group has both outcomes: that is what makes it a decision.
+        assert all(any(labels) and not all(labels) for labels in by_depth.values())
+
+
+def test_deals_dataset_uses_consecutive_seeds() -> None:
+    table = generate_chunk((DatasetSpec("deals", seed=360528, count=2), 0, 2)).to_pylist()
+    assert [(r["deal"], r["solvable"]) for r in table] == [(360528, False), (360529, table[1]["solvable"])]
+    assert table[0]["grid"] == "5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"generator": "shuffled", "seed": 0, "count": 5}, "unknown generator 'shuffled'"),
+        ({"generator": "random", "seed": 0, "count": 0}, "count must be at least 1"),
+    ],
+)
+def test_bad_specs_are_refused(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(DatasetError, match=match):
+        DatasetSpec(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_tampered_dataset_does_not_match_its_manifest(tmp_path: Path) -> None:
+    generate_dataset(DatasetSpec("deals", seed=1, count=5), tmp_path, Cluster(workers=1))
+    table = pq.read_table(tmp_path / "data.parquet")
+    pq.write_table(table.slice(0, 4), tmp_path / "data.parquet")
+    with pytest.raises(DatasetError, match="does not match its manifest"):
+        read_manifest(tmp_path)
