@@ -11,6 +11,7 @@ imports ``models`` code).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -66,3 +67,19 @@ def read_ordering(path: Path) -> OrderingModel:
 def default_ordering() -> OrderingModel:
     """The committed artifact, read once per process."""
     return read_ordering(DEFAULT_PATH)
+
+
+def subset_h(cards: Sequence[int]) -> tuple[int, int, int]:
+    """``(degree_min, degree_max, node_connectivity)`` of the compatibility graph on ``cards``.
+
+    Computed by the kernel's own graph code, the very numbers Ordered DFS
+    sorts by. Node connectivity is 0 when the graph is disconnected or has at
+    most one node, and n - 1 for a complete graph.
+    """
+    from search import kernel
+
+    present = np.uint64(sum(1 << c for c in cards))
+    compat = kernel.compat_table()
+    lo, hi = kernel.degree_range(present, compat)
+    kappa = kernel.node_connectivity(present, compat, np.empty((8, 52), dtype=np.int32))
+    return int(lo), int(hi), int(kappa)

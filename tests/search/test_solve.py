@@ -1,0 +1,106 @@
+"""``search.solve``: results, reasons, budgets, cancellation and bad requests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import search
+from game import BoafError, deal, parse_grid, play
+
+
+def test_result_json_has_exactly_the_documented_fields() -> None:
+    data = search.solve(deal(1)).to_json()
+    assert set(data) == {"status", "moves", "nodes", "elapsed_ms", "reason", "algorithm"}
+    assert data["status"] == "solvable" and data["reason"] is None and data["algorithm"] == "ordered"
+    assert play(deal(1), data["moves"]).n_stacks == 1
+
+
+@pytest.mark.parametrize(
+    ("grid", "reason"),
+    [
+        ("AC 2C/7H --", search.ODD_BIRD),  # 7H flocks with neither club
+        ("AC 2C/7H 8H", search.SEPARATED_FLOCK),  # clubs and hearts never meet
+        ("AS --/-- 2S", search.EXHAUSTED),  # connected graph, but never in one line
+    ],
+)
+@pytest.mark.parametrize("algorithm", search.ALGORITHM_NAMES)
+def test_reasons_on_constructed_states(grid: str, reason: str, algorithm: str) -> None:
+    result = search.solve(parse_grid(grid), algorithm)
+    assert (result.status, result.reason, result.moves) == (search.UNSOLVABLE, reason, [])
+
+
+def test_separated_flock_and_connected_unsolvable_deals() -> None:
+    assert search.solve(deal(1264)).reason == search.SEPARATED_FLOCK
+    assert search.solve(deal(1163)).reason == search.EXHAUSTED
+
+
+def test_one_stack_is_solved_without_moves() -> None:
+    assert search.solve(parse_grid("-- KD")).to_json() | {"elapsed_ms": 0} == {
+        "status": "solvable",
+        "moves": [],
+        "nodes": 0,
+        "elapsed_ms": 0,
+        "reason": None,
+        "algorithm": "ordered",
+    }
+
+
+@pytest.mark.parametrize(("seed", "status"), [(360528, "unsolvable"), (731678, "unsolvable"), (557593, "solvable")])
+def test_the_hardest_published_deals(seed: int, status: str) -> None:
+    result = search.solve(deal(seed))
+    assert result.status == status
+    if status == "solvable":
+        assert play(deal(seed), result.moves).n_stacks == 1
+    else:
+        assert result.reason == search.EXHAUSTED
+
+
+@pytest.mark.parametrize("algorithm", search.ALGORITHM_NAMES)
+def test_a_node_budget_gives_unknown(algorithm: str) -> None:
+    result = search.solve(deal(1163), algorithm, max_nodes=50)
+    assert (result.status, result.moves, result.reason) == (search.UNKNOWN, [], None)
+    assert result.nodes <= 50
+
+
+def test_a_time_limit_gives_unknown() -> None:
+    result = search.solve(deal(360528), time_limit=0.001)
+    assert result.status == search.UNKNOWN
+
+
+def test_a_raised_cancel_flag_gives_unknown() -> None:
+    result = search.solve(deal(360528), cancel=np.ones(1, dtype=np.int64))
+    assert result.status == search.UNKNOWN
+
+
+def test_budgets_large_enough_do_not_change_the_answer() -> None:
+    assert search.solve(deal(1163), max_nodes=10**7, time_limit=600).reason == search.EXHAUSTED
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"algorithm": "breadth-first"}, search.UnknownAlgorithm, "unknown algorithm 'breadth-first': choose one of"),
+        ({"max_nodes": 0}, search.InvalidBudget, "max_nodes must be a positive integer, got 0"),
+        ({"max_nodes": 2.5}, search.InvalidBudget, "max_nodes must be a positive integer"),
+        ({"time_limit": -1}, search.InvalidBudget, "time_limit must be a positive number of seconds, got -1"),
+        ({"cohort": 0}, search.InvalidBudget, "cohort must be a positive integer, got 0"),
+    ],
+)
+def test_bad_requests(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        search.solve(deal(1), **kwargs)  # type: ignore[arg-type]
+    assert issubclass(error, BoafError)
+
+
+def test_best_n_cohort_size_is_configurable() -> None:
+    for cohort in (1, 2, 8):
+        assert search.solve(deal(1163), "best-n", cohort=cohort).status == search.UNSOLVABLE
+        assert search.solve(deal(1), "best-n", cohort=cohort).status == search.SOLVABLE
+
+
+def test_batches_of_deals_match_single_solves() -> None:
+    seeds = list(range(1160, 1170))
+    batch = search.solve_deals(seeds)
+    assert batch.status_names() == [search.solve(deal(s)).status for s in seeds]
+    assert batch.reasons == [search.solve(deal(s)).reason for s in seeds]
