@@ -38,6 +38,7 @@ from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
 from models.training import (
     PAPER_PARAMS,
+    TUNING_GRID,
     Labelled,
     concat,
     cross_validate,
@@ -67,6 +68,7 @@ class RetrainConfig:
     sweep_states: int = 2_000  # held-out random states for the cutoff sweep
     min_accuracy: float = 0.90  # held-out random accuracy below which nothing is installed
     tuned: bool = True
+    tuning_grid: tuple[dict[str, Any], ...] = TUNING_GRID  # candidates besides the paper's point
     cluster: Any = field(default=None, compare=False)
 
 
@@ -85,7 +87,9 @@ def retrain(config: RetrainConfig, log: Log = print) -> Path:
         generate_dataset(spec, data_dirs[-1], config.cluster)
     version = _version(config.seed)
     stage = registry.staging_dir(config.out, version)
-    card = train_classifier(data_dirs, stage, config.tuned, config.seed, config.cv_folds, version, log)
+    card = train_classifier(
+        data_dirs, stage, config.tuned, config.seed, config.cv_folds, version, log, config.tuning_grid
+    )
     fit_rows = load_labelled(data_dirs[0] / "data.parquet").take(np.arange(min(config.ordering_states, config.rows)))
     card["ordering"] = tune_cutoff(stage, fit_rows, config.sweep_states, config.seed, config.cv_folds, log)
     card.update(_provenance(version, config, time.perf_counter() - started))
@@ -104,6 +108,7 @@ def train_classifier(
     cv_folds: int = 0,
     version: str | None = None,
     log: Log = print,
+    tuning_grid: Sequence[dict[str, Any]] = TUNING_GRID,
 ) -> dict[str, Any]:
     """Train on the datasets' training splits and write the classifier and its card into ``out``."""
     version = version or _version(seed)
@@ -119,7 +124,7 @@ def train_classifier(
     params = PAPER_PARAMS
     if tuned:
         log("tuning on the validation split")
-        card["tuning"] = tune(splits.train, splits.validation, seed=seed)
+        card["tuning"] = tune(splits.train, splits.validation, tuning_grid, seed=seed)
         params = card["tuning"]["best"]
     if cv_folds:
         card["cross_validation"] = _cross_validation(splits, params, cv_folds, seed, log)

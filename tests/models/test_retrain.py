@@ -26,6 +26,7 @@ def _tiny(out: Path, seed: int = 0) -> RetrainConfig:
         ordering_states=2000,
         sweep_states=150,
         min_accuracy=0.75,
+        tuning_grid=({"learning_rate": 0.1, "n_estimators": 60, "num_leaves": 31},),
         cluster=Cluster(workers=2),
     )
 
