@@ -8,8 +8,9 @@ Every algorithm is exact; they differ in pruning, child order and node count.
 - ``ordered`` (the default): Compatible DFS whose children are sorted by the
   subset-H linear regression when the parent has more than ``cutoff`` stacks.
   It also drops children whose occupied cells no longer link up by rows and
-  columns (cells only ever empty, so such a grid can never merge), and looks
-  children up in the memo as a batch when they are generated.
+  columns (cells only ever empty, so such a grid can never merge), and does not
+  memoise states of fewer than 4 stacks (searching those again is cheaper
+  than a cache miss).
 - ``best-n``: Neller's best-n DFS, cohorts of ``n`` (default 4) nodes of equal
   flockability, children ordered by flockability.
 
@@ -48,7 +49,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         Algorithm(
             "ordered",
             kernel.DFS_KERNEL,
-            kernel.PRUNE_GRAPH | kernel.ORDER | kernel.PRUNE_CELLS | kernel.LOOKAHEAD,
+            kernel.PRUNE_GRAPH | kernel.ORDER | kernel.PRUNE_CELLS,
             memo_min=4,
         ),
         Algorithm("best-n", kernel.BEST_N_KERNEL, kernel.PRUNE_GRAPH),

@@ -673,6 +673,13 @@ def root_prunable(root, rows, cols, compat, line, options):
     return options & PRUNE_CELLS != 0 and not _cells_linked(occupied, line)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _toggle_move(key, s, t, a, b):
+    """Update the plain key for the move of card ``a`` in cell ``s`` onto card ``b`` in cell ``t`` (or undo it)."""
+    key[s // CELLS_PER_WORD] ^= np.uint64(a + 1) << np.uint64(6 * (s % CELLS_PER_WORD))
+    key[t // CELLS_PER_WORD] ^= np.uint64((a + 1) ^ (b + 1)) << np.uint64(6 * (t % CELLS_PER_WORD))
+
+
 @njit(cache=True, nogil=True)
 def dfs(
     root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
@@ -722,6 +729,8 @@ def dfs(
     lookahead = options & LOOKAHEAD != 0
     child_keys = np.empty((width, key.shape[0]), dtype=np.uint64)
     scratch = (row_mask, col_mask, row_order, col_order, other)
+    cur = np.empty_like(key)  # the plain key of the current state, kept up to date move by move
+    _plain_key(cells, cur)
     memo_count = 0
     nodes = 1
     depth = 0
@@ -761,6 +770,7 @@ def dfs(
             n_stacks -= 1
             moved[depth, 0] = a
             moved[depth, 1] = b
+            _toggle_move(cur, s, t, a, b)
             if n_stacks == 1:
                 for d in range(depth + 1):
                     path[d, 0] = src[d, nxt[d] - 1]
@@ -770,8 +780,9 @@ def dfs(
                 if canonical:
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
-                    _plain_key(cells, key)
+                    key[:] = cur
                 if _memo_find(memo, stamp, key) >= 0:
+                    _toggle_move(cur, s, t, a, b)
                     cells[s] = a
                     cells[t] = b
                     occupied |= _bit(s)
@@ -821,11 +832,10 @@ def dfs(
             if depth == 0:
                 return UNSOLVABLE, nodes, 0, memo
             if n_stacks >= memo_min:
-                # the key of this state was computed on the way in, but other keys since
                 if canonical:
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
-                    _plain_key(cells, key)
+                    key[:] = cur
                 memo, memo_count = _memo_add(memo, stamp, key, memo_count)
             depth -= 1
             i = nxt[depth] - 1
@@ -833,6 +843,7 @@ def dfs(
             t = dst[depth, i]
             a = moved[depth, 0]
             b = moved[depth, 1]
+            _toggle_move(cur, s, t, a, b)
             cells[s] = a
             cells[t] = b
             occupied |= _bit(s)
