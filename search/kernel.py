@@ -306,12 +306,13 @@ def _local_connectivity(s, t, present, compat, cap, work):
 
 
 @njit(cache=True, nogil=True)
-def node_connectivity(present, compat, work):
+def node_connectivity(present, compat, work, floor=0):
     """Vertex connectivity of the graph on ``present``: 0 when disconnected or at most one node.
 
     Esfahanian–Hakimi: with ``v`` of minimum degree, the minimum of local
     connectivities from ``v`` to its non-neighbours and between non-adjacent
     neighbours of ``v``; the minimum degree bounds it, and a complete graph gives n - 1.
+    ``floor`` is a known lower bound: the search stops as soon as it is reached.
     """
     n = _popcount(present)
     if n <= 1 or not is_connected(present, compat):
@@ -329,18 +330,19 @@ def node_connectivity(present, compat, work):
     k = best
     neighbours = compat[v] & present
     others = present & ~neighbours & ~_bit(v)
-    while others != U0 and k > 1:
+    stop = max(floor, 1)
+    while others != U0 and k > stop:
         w = _lowest_bit_index(others)
         others &= others - U1
         f = _local_connectivity(v, w, present, compat, k, work)
         if f < k:
             k = f
     a_mask = neighbours
-    while a_mask != U0 and k > 1:
+    while a_mask != U0 and k > stop:
         x = _lowest_bit_index(a_mask)
         a_mask &= a_mask - U1
         b_mask = a_mask & ~compat[x]
-        while b_mask != U0 and k > 1:
+        while b_mask != U0 and k > stop:
             y = _lowest_bit_index(b_mask)
             b_mask &= b_mask - U1
             f = _local_connectivity(x, y, present, compat, k, work)
@@ -551,21 +553,51 @@ def _cells_linked(occupied, line):
 
 
 @njit(cache=True, nogil=True)
-def _child_scores(present, compat, targets, coefs, work, scores):
-    """Linear-regression estimate on subset H of G minus each target card (indexed by card)."""
+def _child_scores(present, compat, targets, coefs, work, scores, score_masks, score_values):
+    """Linear-regression estimate on subset H of G minus each target card (indexed by card).
+
+    Sibling subtrees reach the same card sets in different orders, so scores
+    are kept in a direct-mapped cache keyed by the exact card mask (a slot holds
+    one mask; a different mask simply replaces it).
+    """
+    slots = np.uint64(score_masks.shape[0] - 1)
+    # Removing one vertex lowers connectivity by at most one, and connectivity
+    # never exceeds the minimum degree: often these bounds meet and no flow is needed.
+    floor = max(node_connectivity(present, compat, work, 0) - 1, 0)
     t = targets
     while t != U0:
         y = _lowest_bit_index(t)
         t &= t - U1
         child = present & ~_bit(y)
+        slot = np.int64(((child * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
+        if score_masks[slot] == child:
+            scores[y] = score_values[slot]
+            continue
         lo, hi = degree_range(child, compat)
-        kappa = node_connectivity(child, compat, work)
+        kappa = lo if lo <= floor else node_connectivity(child, compat, work, floor)
         scores[y] = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
+        score_masks[slot] = child
+        score_values[slot] = scores[y]
 
 
 @njit(cache=True, nogil=True)
 def _generate(
-    cells, occupied, present, line, compat, options, coefs, n_stacks, cutoff, src, dst, work, scores, tarjan_i, tarjan_u
+    cells,
+    occupied,
+    present,
+    line,
+    compat,
+    options,
+    coefs,
+    n_stacks,
+    cutoff,
+    src,
+    dst,
+    work,
+    scores,
+    score_cache,
+    tarjan_i,
+    tarjan_u,
 ):
     """Children of a node into ``src``/``dst``; returns their count.
 
@@ -601,7 +633,7 @@ def _generate(
         targets = U0
         for i in range(count):
             targets |= _bit(cells[dst[i]])
-        _child_scores(present, compat, targets, coefs, work, scores)
+        _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1])
         for i in range(1, count):
             j = i
             while j > 0 and scores[cells[dst[j - 1]]] < scores[cells[dst[j]]]:
@@ -718,6 +750,7 @@ def dfs(
     moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
     work = np.empty((8, 52), dtype=np.int32)
     scores = np.zeros(52, dtype=np.float64)
+    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
@@ -748,6 +781,7 @@ def dfs(
         dst[0],
         work,
         scores,
+        score_cache,
         tarjan_i,
         tarjan_u,
     )
@@ -808,6 +842,7 @@ def dfs(
                 dst[depth],
                 work,
                 scores,
+                score_cache,
                 tarjan_i,
                 tarjan_u,
             )
@@ -893,6 +928,7 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     order = np.empty(64, dtype=np.int64)
     work = np.empty((8, 52), dtype=np.int32)
     scores = np.zeros(52, dtype=np.float64)
+    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
@@ -949,6 +985,7 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
                 dst,
                 work,
                 scores,
+                score_cache,
                 tarjan_i,
                 tarjan_u,
             )
