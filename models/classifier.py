@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from features import SCHEMA_VERSION, feature_matrix, feature_names
+from features import SCHEMA_VERSION
 from game.state import State
 from models import registry
 from models.errors import ModelError
+from models.inputs import input_names, model_inputs
 from models.onnx_export import INPUT_NAME, PROBABILITY_OUTPUT
 
 CLASSIFIER_FILE = "classifier.onnx"
@@ -62,6 +63,7 @@ class Classifier:
 
     version: str
     schema_version: str
+    probe_nodes: int
     threshold: float
     card: dict[str, Any]
     session: OnnxSession = field(repr=False)
@@ -70,10 +72,10 @@ class Classifier:
         """P(solvable) for each state (float64, in input order)."""
         if not states:
             return np.empty(0, dtype=np.float64)
-        return self.predict_matrix(feature_matrix(states))
+        return self.predict_matrix(model_inputs(states, self.probe_nodes))
 
     def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
-        """P(solvable) for rows of a feature matrix in schema order."""
+        """P(solvable) for rows of a model input matrix (``models.inputs``)."""
         if matrix.ndim != 2 or matrix.shape[1] != self.session.n_features:
             raise ModelError(
                 f"feature matrix has shape {matrix.shape}; the model takes {self.session.n_features} columns"
@@ -109,14 +111,22 @@ def load_classifier(directory: Path | None = None) -> Classifier:
             f"{onnx_path} was trained on feature schema {schema!r}, but this build computes {SCHEMA_VERSION!r}; "
             "retrain the model (boaf retrain) or install a matching boaf"
         )
-    if session.n_features != len(feature_names()):
-        raise ModelError(
-            f"{onnx_path} takes {session.n_features} features; schema {SCHEMA_VERSION} has {len(feature_names())}"
-        )
+    probe_nodes = _probe_nodes(session.metadata, onnx_path)
+    expected = len(input_names(probe_nodes))
+    if session.n_features != expected:
+        raise ModelError(f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} gives {expected}")
     return Classifier(
         version=session.metadata.get("model_version", "unknown"),
+        probe_nodes=probe_nodes,
         schema_version=schema,
         threshold=float(session.metadata.get("threshold", "0.5")),
         card=card,
         session=session,
     )
+
+
+def _probe_nodes(metadata: dict[str, str], path: Path) -> int:
+    text = metadata.get("probe_nodes", "0")
+    if not text.isdigit():
+        raise ModelError(f"{path}: probe_nodes metadata {text!r} is not a non-negative integer")
+    return int(text)

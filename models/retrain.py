@@ -20,6 +20,7 @@ import hashlib
 import json
 import platform
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -34,6 +35,7 @@ from models import plots, registry
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
 from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, exact_labels, generate_dataset
 from models.errors import ModelError
+from models.inputs import DEFAULT_PROBE_NODES, input_names
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
 from models.training import (
@@ -42,8 +44,8 @@ from models.training import (
     Labelled,
     concat,
     cross_validate,
-    features_of_grids,
     fit,
+    inputs_of_grids,
     load_labelled,
     metrics,
     p_solvable,
@@ -68,6 +70,7 @@ class RetrainConfig:
     sweep_states: int = 2_000  # held-out random states for the cutoff sweep
     min_accuracy: float = 0.90  # held-out random accuracy below which nothing is installed
     tuned: bool = True
+    probe_nodes: int = DEFAULT_PROBE_NODES  # node budget of the exact probe in the model inputs (0: none)
     tuning_grid: tuple[dict[str, Any], ...] = TUNING_GRID  # candidates besides the paper's point
     cluster: Any = field(default=None, compare=False)
 
@@ -88,9 +91,18 @@ def retrain(config: RetrainConfig, log: Log = print) -> Path:
     version = _version(config.seed)
     stage = registry.staging_dir(config.out, version)
     card = train_classifier(
-        data_dirs, stage, config.tuned, config.seed, config.cv_folds, version, log, config.tuning_grid
+        data_dirs,
+        stage,
+        config.tuned,
+        config.seed,
+        config.cv_folds,
+        version,
+        log,
+        config.tuning_grid,
+        config.probe_nodes,
     )
-    fit_rows = load_labelled(data_dirs[0] / "data.parquet").take(np.arange(min(config.ordering_states, config.rows)))
+    fit_rows = load_labelled(data_dirs[0] / "data.parquet", probe_nodes=0)
+    fit_rows = fit_rows.take(np.arange(min(config.ordering_states, config.rows)))
     card["ordering"] = tune_cutoff(stage, fit_rows, config.sweep_states, config.seed, config.cv_folds, log)
     card.update(_provenance(version, config, time.perf_counter() - started))
     _write_card(stage, card)
@@ -109,16 +121,22 @@ def train_classifier(
     version: str | None = None,
     log: Log = print,
     tuning_grid: Sequence[dict[str, Any]] = TUNING_GRID,
+    probe_nodes: int = DEFAULT_PROBE_NODES,
 ) -> dict[str, Any]:
-    """Train on the datasets' training splits and write the classifier and its card into ``out``."""
+    """Train on the datasets' training splits and write the classifier and its card into ``out``.
+
+    With ``cv_folds``, the card also holds k-fold accuracy of the paper's
+    configuration on the features alone (the papers' setting) and of ours.
+    """
     version = version or _version(seed)
     out.mkdir(parents=True, exist_ok=True)
     log("features and splits")
-    splits = split_datasets(data_dirs, seed)
+    splits = split_datasets(data_dirs, seed, probe_nodes)
     card: dict[str, Any] = {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
-        "features": feature_names(),
+        "probe_nodes": probe_nodes,
+        "inputs": input_names(probe_nodes),
         "datasets": [json.loads((d / "manifest.json").read_text(encoding="utf-8")) for d in data_dirs],
     }
     params = PAPER_PARAMS
@@ -134,11 +152,11 @@ def train_classifier(
     card["training_s"] = time.perf_counter() - fit_started
     card["params"] = params
     card["evaluation"] = {name: metrics(p_solvable(model, t.matrix), t.solvable) for name, t in splits.tests.items()}
-    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _onnx_metadata(version))
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _onnx_metadata(version, probe_nodes))
     check = parity(model, onnx_path, concat(list(splits.tests.values())).matrix[:PARITY_ROWS])
     card["parity"] = asdict(check)
     log(f"parity on {check.rows} rows: labels agree {check.label_agreement:.6f}, max |dp| {check.max_abs_dp:.2e}")
-    _plot_classifier(model, splits.tests, out)
+    _plot_classifier(model, splits.tests, out, input_names(probe_nodes))
     _write_card(out, card)
     return card
 
@@ -185,27 +203,32 @@ def _labelled(states: Sequence[State]) -> Labelled:
     from game import format_grid
 
     return Labelled(
-        matrix=features_of_grids(format_grid(s) for s in states),
+        matrix=inputs_of_grids((format_grid(s) for s in states), probe_nodes=0),
         solvable=np.array(exact_labels(states), dtype=np.int8),
         stacks=np.array([s.n_stacks for s in states], dtype=np.int8),
     )
 
 
 def _cross_validation(splits: Any, params: dict[str, Any], folds: int, seed: int, log: Log) -> dict[str, Any]:
-    random_rows = concat([splits.train, splits.validation])
+    rows = concat([splits.train, splits.validation])
+    paper_rows = rows.first_columns(len(feature_names()))
     result = {}
-    for name, candidate in (("paper", PAPER_PARAMS), ("ours", params)):
-        log(f"{folds}-fold cross-validation: {name} {candidate}")
-        result[name] = {"params": candidate, **cross_validate(candidate, random_rows, folds, seed)}
+    for name, candidate, data in (("paper", PAPER_PARAMS, paper_rows), ("ours", params, rows)):
+        log(f"{folds}-fold cross-validation: {name} {candidate} on {data.matrix.shape[1]} inputs")
+        result[name] = {
+            "params": candidate,
+            "inputs": data.matrix.shape[1],
+            **cross_validate(candidate, data, folds, seed),
+        }
     return result
 
 
-def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path) -> None:
+def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path, names: list[str]) -> None:
     curves = {name: (p_solvable(model, t.matrix), t.solvable.astype(np.float64)) for name, t in tests.items()}
     plots.roc_plot(curves, out / "plots" / "roc.png")
     plots.calibration_plot(curves, out / "plots" / "calibration.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
-    plots.importance_plot(feature_names(), gains, out / "plots" / "importance.png")
+    plots.importance_plot(names, gains, out / "plots" / "importance.png")
 
 
 def _gate(card: dict[str, Any], min_accuracy: float) -> None:
@@ -221,14 +244,16 @@ def _write_card(out: Path, card: dict[str, Any]) -> None:
 
 
 def _version(seed: int) -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S") + f"-s{seed}"
+    # Time first so versions sort by age; the random tail keeps two runs in one second apart.
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S") + f"-s{seed}-{uuid.uuid4().hex[:6]}"
 
 
-def _onnx_metadata(version: str) -> dict[str, str]:
+def _onnx_metadata(version: str, probe_nodes: int) -> dict[str, str]:
     return {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
-        "feature_names": ",".join(feature_names()),
+        "probe_nodes": str(probe_nodes),
+        "inputs": ",".join(input_names(probe_nodes)),
         "threshold": "0.5",
     }
 

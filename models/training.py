@@ -1,9 +1,9 @@
 """Training and evaluating the LightGBM solvability classifier.
 
-Features are rounded to float32 before training because the served ONNX model
-compares in float32; trained on float32 values, LightGBM's split thresholds fall
-between representable values and the export agrees with it (checked by
-``models.onnx_export.parity``).
+Inputs (``models.inputs``) are rounded to float32 before training because the
+served ONNX model compares in float32; trained on float32 values, LightGBM's
+split thresholds fall between representable values and the export agrees with
+it (checked by ``models.onnx_export.parity``).
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ import lightgbm as lgb
 import numpy as np
 import pyarrow.parquet as pq
 
-from features import feature_matrix
 from game import parse_grid
+from models.inputs import model_inputs
 
 #: Araki et al. 2019's tuned point: 94.479% 10-fold CV accuracy on 500,000 random states.
 PAPER_PARAMS: dict[str, Any] = {"learning_rate": 0.2, "n_estimators": 50, "num_leaves": 90}
 
 #: Candidates tried on the validation split; the best by validation log-loss is kept.
 TUNING_GRID: tuple[dict[str, Any], ...] = (
-    {"learning_rate": 0.1, "n_estimators": 400, "num_leaves": 127, "min_child_samples": 20},
-    {"learning_rate": 0.05, "n_estimators": 800, "num_leaves": 255, "min_child_samples": 20},
-    {"learning_rate": 0.05, "n_estimators": 600, "num_leaves": 127, "min_child_samples": 40, "colsample_bytree": 0.8},
+    {"learning_rate": 0.1, "n_estimators": 200, "num_leaves": 127, "min_child_samples": 20},
+    {"learning_rate": 0.05, "n_estimators": 500, "num_leaves": 127, "min_child_samples": 40, "colsample_bytree": 0.8},
 )
 
 
@@ -44,24 +43,22 @@ class Labelled:
         """The rows at ``index``."""
         return Labelled(self.matrix[index], self.solvable[index], self.stacks[index])
 
-
-def features_of_grids(grids: Iterable[str]) -> np.ndarray:
-    """Feature matrix (float64 holding float32-rounded values) of grid texts."""
-    states = [parse_grid(g) for g in grids]
-    return as_model_input(feature_matrix(states))
+    def first_columns(self, count: int) -> Labelled:
+        """The same rows with only the first ``count`` input columns."""
+        return Labelled(self.matrix[:, :count], self.solvable, self.stacks)
 
 
-def as_model_input(matrix: np.ndarray) -> np.ndarray:
-    """Round a feature matrix to float32 values, the precision the ONNX model sees."""
-    return matrix.astype(np.float32).astype(np.float64)
+def inputs_of_grids(grids: Iterable[str], probe_nodes: int) -> np.ndarray:
+    """Model input matrix (``models.inputs``) of grid texts."""
+    return model_inputs([parse_grid(g) for g in grids], probe_nodes)
 
 
-def load_labelled(data_path: Path) -> Labelled:
-    """Features and labels of a dataset's ``data.parquet``."""
+def load_labelled(data_path: Path, probe_nodes: int) -> Labelled:
+    """Model inputs and labels of a dataset's ``data.parquet``."""
     table = pq.read_table(data_path, columns=["grid", "solvable", "stacks"])
     grids = table.column("grid").to_pylist()
     return Labelled(
-        matrix=features_of_grids(grids),
+        matrix=inputs_of_grids(grids, probe_nodes),
         solvable=np.asarray(table.column("solvable").to_numpy(zero_copy_only=False), dtype=np.int8),
         stacks=np.asarray(table.column("stacks").to_numpy(), dtype=np.int8),
     )
@@ -152,7 +149,7 @@ class Splits:
     tests: dict[str, Labelled]
 
 
-def split_datasets(data_dirs: Sequence[Path], seed: int) -> Splits:
+def split_datasets(data_dirs: Sequence[Path], seed: int, probe_nodes: int) -> Splits:
     """Split each dataset 80/10/10 (by deal where rows come from deals, so no deal is in two parts)."""
     import json
 
@@ -160,7 +157,7 @@ def split_datasets(data_dirs: Sequence[Path], seed: int) -> Splits:
     for data_dir in data_dirs:
         manifest = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
         data_path = data_dir / "data.parquet"
-        data = load_labelled(data_path)
+        data = load_labelled(data_path, probe_nodes)
         deals = pq.read_table(data_path, columns=["deal"]).column("deal").to_numpy()
         train, validation, test = _three_way(deals, seed)
         trains.append(data.take(train))

@@ -8,20 +8,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from features import SCHEMA_VERSION, feature_matrix, feature_names
+from features import SCHEMA_VERSION, feature_names
 from game import random_states
 from models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
 from models.errors import ModelError
+from models.inputs import model_inputs
 from models.onnx_export import export_onnx, parity
-from models.training import PAPER_PARAMS, Labelled, as_model_input, fit
+from models.training import PAPER_PARAMS, Labelled, fit
 
 
-def _model_dir(tmp_path: Path, schema: str = SCHEMA_VERSION, rows: int = 3000) -> tuple[Path, object, np.ndarray]:
-    # Labels here are a made-up function of the features: the point is the export, not the accuracy.
-    matrix = as_model_input(feature_matrix(random_states(11, rows)))
+def _model_dir(
+    tmp_path: Path, schema: str = SCHEMA_VERSION, rows: int = 3000, probe_nodes: int = 64
+) -> tuple[Path, object, np.ndarray]:
+    # Labels here are a made-up function of the inputs: the point is the export, not the accuracy.
+    matrix = model_inputs(random_states(11, rows), probe_nodes)
     label = (matrix[:, feature_names().index("is_connected")] > 0).astype(np.int8)
     model = fit(PAPER_PARAMS, Labelled(matrix, label, np.zeros(rows, dtype=np.int8)))
-    meta = {"model_version": "test-1", "feature_schema": schema, "threshold": "0.5"}
+    meta = {"model_version": "test-1", "feature_schema": schema, "probe_nodes": str(probe_nodes), "threshold": "0.5"}
     export_onnx(model, tmp_path / CLASSIFIER_FILE, meta)
     (tmp_path / CARD_FILE).write_text(json.dumps({"model_version": "test-1"}), encoding="utf-8")
     return tmp_path, model, matrix
@@ -29,7 +32,7 @@ def _model_dir(tmp_path: Path, schema: str = SCHEMA_VERSION, rows: int = 3000) -
 
 def test_onnx_agrees_with_lightgbm_on_10000_states(tmp_path: Path) -> None:
     model_dir, model, _ = _model_dir(tmp_path)
-    matrix = as_model_input(feature_matrix(random_states(12, 10_000)))
+    matrix = model_inputs(random_states(12, 10_000), probe_nodes=64)
     check = parity(model, model_dir / CLASSIFIER_FILE, matrix)  # type: ignore[arg-type]
     assert check.rows == 10_000
     assert check.label_agreement >= 0.9999
@@ -40,6 +43,7 @@ def test_loaded_classifier_predicts_states(tmp_path: Path) -> None:
     model_dir, _, _ = _model_dir(tmp_path)
     classifier = load_classifier(model_dir)
     assert (classifier.version, classifier.schema_version, classifier.threshold) == ("test-1", SCHEMA_VERSION, 0.5)
+    assert classifier.probe_nodes == 64
     p = classifier.predict(random_states(3, 50))
     assert p.shape == (50,) and np.all((p >= 0) & (p <= 1))
     assert classifier.predict([]).shape == (0,)

@@ -16,12 +16,11 @@ from models.classifier import load_classifier
 from models.retrain import RetrainConfig, retrain
 
 
-def _tiny(out: Path, seed: int = 0) -> RetrainConfig:
+def _tiny(out: Path) -> RetrainConfig:
     return RetrainConfig(
         out=out,
         rows=3000,
         decision_deals=12,
-        seed=seed,
         cv_folds=2,
         ordering_states=2000,
         sweep_states=150,
@@ -56,6 +55,6 @@ def test_tiny_retrain_installs_a_loadable_model_and_an_interrupted_one_changes_n
 
     monkeypatch.setattr(retrain_module, "tune_cutoff", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        retrain(_tiny(tmp_path, seed=1), log=lambda _: None)
+        retrain(_tiny(tmp_path), log=lambda _: None)  # same datasets, reused
     assert registry.installed_version(tmp_path) == installed.name
     assert load_classifier(tmp_path).version == installed.name

@@ -1,0 +1,64 @@
+"""What the classifier sees: the feature vector, plus the outcome of a small exact probe.
+
+The probe is the exact solver (Compatible DFS) run with a node budget
+(``probe_nodes``, 256 by default). Its two columns are ``probe_outcome`` (1 solvable, 0 unsolvable, 0.5
+budget spent) and ``probe_nodes`` (states it expanded). Most states small enough
+to be decided within the budget are decided exactly, and the learned model
+spends its capacity on the rest. The budget is recorded in the model, so the
+service probes exactly as training did. A budget of 0 turns the probe off, which
+gives the papers' pure-feature classifier.
+
+Every column is rounded to float32, the precision the ONNX model compares in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from features import feature_matrix, feature_names
+from game.arrays import states_to_array
+from game.state import State
+
+PROBE_COLUMNS = ("probe_outcome", "probe_nodes")
+DEFAULT_PROBE_NODES = 256
+
+
+def input_names(probe_nodes: int) -> list[str]:
+    """Column names of the model input for a probe budget (0: no probe)."""
+    return feature_names() + (list(PROBE_COLUMNS) if probe_nodes else [])
+
+
+def model_inputs(states: Sequence[State], probe_nodes: int) -> np.ndarray:
+    """The model input matrix of ``states`` (float64 holding float32-rounded values)."""
+    matrix = feature_matrix(states)
+    if probe_nodes:
+        matrix = np.column_stack([matrix, probe_columns(states, probe_nodes)])
+    return as_model_input(matrix)
+
+
+def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
+    """``(probe_outcome, probe_nodes)`` for each state, from budgeted exact searches.
+
+    States of several grid shapes are probed shape by shape, in input order.
+    """
+    from search.probe import probe
+
+    out = np.empty((len(states), 2), dtype=np.float64)
+    for shape, index in _by_shape(states).items():
+        outcome, nodes = probe(states_to_array([states[i] for i in index]), *shape, max_nodes=probe_nodes)
+        out[index, 0], out[index, 1] = outcome, nodes
+    return out
+
+
+def as_model_input(matrix: np.ndarray) -> np.ndarray:
+    """Round a matrix to float32 values, the precision the ONNX model sees."""
+    return matrix.astype(np.float32).astype(np.float64)
+
+
+def _by_shape(states: Sequence[State]) -> dict[tuple[int, int], np.ndarray]:
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, state in enumerate(states):
+        groups.setdefault((state.rows, state.cols), []).append(i)
+    return {shape: np.array(index) for shape, index in groups.items()}
