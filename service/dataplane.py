@@ -18,6 +18,7 @@ import numpy as np
 
 import features
 import search
+from game.arrays import array_to_state
 from game.deals import deal
 from game.state import State
 from models.errors import ModelError
@@ -36,7 +37,7 @@ class Classifier(Protocol):
     threshold: float
     card: dict[str, Any]
 
-    def predict_matrix(self, matrix: np.ndarray) -> np.ndarray: ...
+    def predict(self, states: Sequence[State]) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class DataPlane:
     def classify(self, states: Batch) -> Classification:
         """P(solvable) of each state (float64, in input order)."""
         try:
-            p_solvable = self.classifier.predict_matrix(_feature_matrix(states))
+            p_solvable = self.classifier.predict(_as_states(states))
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
         return Classification(p_solvable, self.classifier.threshold, self.classifier.version)
@@ -205,6 +206,14 @@ def _unknown_reason(result: search.SolveResult, budget: SolveBudget, cancel: Can
     if result.nodes >= budget.max_nodes:
         return "max_nodes"
     return "time_limit"
+
+
+def _as_states(states: Batch) -> Sequence[State]:
+    # The classifier's inputs (features plus an exact probe) are built from States;
+    # an array batch was validated already, so this only rebuilds the objects.
+    if isinstance(states, StateArray):
+        return [array_to_state(row, states.rows, states.cols) for row in states.cells]
+    return states
 
 
 def _feature_matrix(states: Batch) -> np.ndarray:
