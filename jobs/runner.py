@@ -199,9 +199,11 @@ def _dask_client(cluster: Cluster) -> Iterator[Any]:
 
 @contextmanager
 def _progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, transient=False) as progress:
+    # On stderr, so that a command's stdout stays clean for --json and pipes.
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
         task = progress.add_task(description or "chunks", total=total)
         yield lambda n: progress.advance(task, n)

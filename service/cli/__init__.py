@@ -27,11 +27,23 @@ def _register_commands() -> None:
     from service.cli import feature_commands, game_commands, model_commands, search_commands, serve_commands  # noqa: F401
 
 
+def shield_grid_argument(arg: str) -> str:
+    """Grid text may start with an empty cell, ``--``, which the option parser would take for an option.
+
+    Options never hold spaces or ``/``, so such an argument is grid text: its
+    leading ``--`` is rewritten as the other empty-cell mark, ``.``.
+    """
+    if arg.startswith("--") and any(mark in arg for mark in (" ", "/", "\n")):
+        return "." + arg[2:]
+    return arg
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``boaf`` console script."""
     _register_commands()
+    args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     try:
-        app(args=argv, standalone_mode=True)
+        app(args=args, standalone_mode=True)
     except BoafError as exc:
         print(f"boaf: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -65,3 +65,10 @@ def test_every_command_has_help() -> None:
     for command in ("deal", "moves", "play", "random"):
         result = boaf(command, "--help")
         assert result.returncode == 0 and "Usage" in result.stdout
+
+
+def test_a_grid_may_start_with_an_empty_cell() -> None:
+    result = boaf("moves", "-- AC/2C 3C")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["AC-3C", "2C-3C", "3C-AC", "3C-2C"]
+    assert boaf("play", "-- AC/2C 3C", "AC-3C").stdout == "-- --/2C AC\n"
