@@ -1,0 +1,213 @@
+"""Puzzle analysis (Neller & Ziegler): solvability ratio by depth, halfway ratio, Browne tension.
+
+A *state at depth d* is a distinct position reachable from the puzzle in exactly
+d moves; positions are the same when every cell shows the same top card. The
+depth-d solvability ratio is solvable ÷ all such states, the halfway ratio is
+the one at d = ⌊k/2⌋ for k stacks, and Browne's tension of a state is
+T = 1 − winning moves ÷ legal moves.
+
+``analyze`` is exact (one full enumeration, labelled bottom-up) when the states
+fit the budget, and otherwise an estimate (``exact`` false) from sampled states
+with 95% intervals, see ``puzzles.estimate``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from game import Move, State
+from puzzles import kernel
+from puzzles.enumeration import Enumeration, enumerate_states
+
+DEFAULT_BUDGET = 2_000_000  # states kept by the exact enumeration (~3 µs and ~40 bytes each)
+
+
+@dataclass(frozen=True)
+class DepthCount:
+    """The states at one depth.
+
+    ``states``/``solvable`` are exact counts, ``None`` where unknown (an estimate
+    beyond the enumerated depths, or ``solvable`` of a sampled depth).
+    ``ratio`` is solvable ÷ states (0 when there are no states), with its 95%
+    interval ``ratio_low``…``ratio_high`` (equal to ``ratio`` when exact).
+    ``sampled`` is how many states an estimate solved (0 when exact); ``method``
+    is ``exact``, ``sample`` (uniform over the level's distinct states) or
+    ``walk`` (random play from sampled states of the deepest enumerated level).
+    ``tension`` is the mean Browne tension over the depth's solvable states
+    that have moves (``None`` when there are none, or when estimated).
+    """
+
+    depth: int
+    states: int | None
+    solvable: int | None
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    tension: float | None = None
+    sampled: int = 0
+    method: str = "exact"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"depth", "states", "solvable", "ratio", "ratio_low", "ratio_high", "tension", "sampled", "method"}``."""
+        return {
+            "depth": self.depth,
+            "states": self.states,
+            "solvable": self.solvable,
+            "ratio": self.ratio,
+            "ratio_low": self.ratio_low,
+            "ratio_high": self.ratio_high,
+            "tension": self.tension,
+            "sampled": self.sampled,
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True)
+class PuzzleAnalysis:
+    """Everything ``analyze`` found about one puzzle.
+
+    ``solution`` is one solution as move text (empty when unsolvable) and
+    ``solution_tension`` Browne's tension of each state along it, before each
+    move. ``elapsed_ms`` is wall time in milliseconds; ``states_enumerated``
+    the distinct states the enumeration kept.
+    """
+
+    stacks: int
+    solvable: bool
+    by_depth: tuple[DepthCount, ...]
+    exact: bool
+    solution: tuple[str, ...] = ()
+    solution_tension: tuple[float, ...] = ()
+    states_enumerated: int = 0
+    elapsed_ms: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def halfway_depth(self) -> int:
+        """⌊k/2⌋ for k stacks."""
+        return self.stacks // 2
+
+    @property
+    def halfway(self) -> DepthCount:
+        """The depth count at the halfway depth."""
+        return self.by_depth[self.halfway_depth]
+
+    @property
+    def halfway_ratio(self) -> float:
+        """The solvability ratio at the halfway depth (an estimate unless ``exact``)."""
+        return self.halfway.ratio
+
+    @property
+    def tension(self) -> float | None:
+        """Mean Browne tension along ``solution`` (``None`` when unsolvable or already solved)."""
+        return float(np.mean(self.solution_tension)) if self.solution_tension else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON form (see ``boaf puzzle analyze --json``)."""
+        return {
+            "stacks": self.stacks,
+            "solvable": self.solvable,
+            "exact": self.exact,
+            "by_depth": [d.to_json() for d in self.by_depth],
+            "halfway_depth": self.halfway_depth,
+            "halfway_ratio": self.halfway_ratio,
+            "halfway_interval": [self.halfway.ratio_low, self.halfway.ratio_high],
+            "tension": self.tension,
+            "solution_tension": list(self.solution_tension),
+            "solution": list(self.solution),
+            "states_enumerated": self.states_enumerated,
+            "elapsed_ms": self.elapsed_ms,
+            "notes": list(self.notes),
+        }
+
+
+def analyze(
+    state: State,
+    budget: int | None = DEFAULT_BUDGET,
+    *,
+    samples: int = 400,
+    seed: int = 0,
+    time_limit: float | None = None,
+    cancel: np.ndarray | None = None,
+) -> PuzzleAnalysis:
+    """Analyse ``state``: exact when at most ``budget`` states are reachable, else an estimate.
+
+    ``budget`` counts distinct states (``None`` for no cap); ``samples`` is the
+    states an estimate solves per depth and ``seed`` makes it reproducible.
+    ``time_limit`` (seconds) and ``cancel`` (an ``int64[1]`` flag another thread
+    may set) raise ``AnalysisStopped`` when they stop the work.
+    """
+    from puzzles.estimate import estimate_from
+
+    start = time.perf_counter()
+    enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
+    if enumeration.complete:
+        result = exact_analysis(state, enumeration)
+    else:
+        result = estimate_from(state, enumeration, samples=samples, seed=seed, time_limit=time_limit, cancel=cancel)
+    return _with_elapsed(result, start)
+
+
+def exact_analysis(state: State, enumeration: Enumeration) -> PuzzleAnalysis:
+    """The exact analysis from a complete enumeration with edges."""
+    depths = enumeration.depths
+    solvable, winning = kernel.label_levels(enumeration.level_start, enumeration.edge_start, enumeration.edges, depths)
+    legal = np.diff(enumeration.edge_start)
+    by_depth = tuple(_exact_depth(d, enumeration.level_start, solvable, winning, legal) for d in range(depths))
+    moves, tensions = _solution_and_tension(state, enumeration, solvable, winning, legal)
+    return PuzzleAnalysis(
+        stacks=state.n_stacks,
+        solvable=bool(solvable[0]),
+        by_depth=by_depth,
+        exact=True,
+        solution=tuple(moves),
+        solution_tension=tuple(tensions),
+        states_enumerated=int(enumeration.cells.shape[0]),
+    )
+
+
+def browne_tension(winning: int, legal: int) -> float:
+    """T = 1 − winning ÷ legal moves (Browne 2017); 0 for a state without moves."""
+    return 1.0 - winning / legal if legal else 0.0
+
+
+def _exact_depth(
+    depth: int, level_start: np.ndarray, solvable: np.ndarray, winning: np.ndarray, legal: np.ndarray
+) -> DepthCount:
+    lo, hi = int(level_start[depth]), int(level_start[depth + 1])
+    states = hi - lo
+    good = int(solvable[lo:hi].sum())
+    ratio = good / states if states else 0.0
+    # The last depth's states are solved (no moves), so they carry no tension.
+    movable = (solvable[lo:hi] == 1) & (legal[lo:hi] > 0)
+    tension = float(np.mean(1.0 - winning[lo:hi][movable] / legal[lo:hi][movable])) if movable.any() else None
+    return DepthCount(depth, states, good, ratio, ratio, ratio, tension)
+
+
+def _solution_and_tension(
+    state: State, enumeration: Enumeration, solvable: np.ndarray, winning: np.ndarray, legal: np.ndarray
+) -> tuple[list[str], list[float]]:
+    # Follow the first winning move (in legal_moves order) from each state.
+    if not solvable[0]:
+        return [], []
+    moves: list[str] = []
+    tensions: list[float] = []
+    node, index = state, 0
+    while node.n_stacks > 1:
+        tensions.append(browne_tension(int(winning[index]), int(legal[index])))
+        children = enumeration.edges[enumeration.edge_start[index] : enumeration.edge_start[index + 1]]
+        choice = next(i for i, child in enumerate(children.tolist()) if solvable[child])
+        move: Move = list(node.legal_moves())[choice]
+        moves.append(node.move_text(move))
+        node, index = node.apply(move), int(children[choice])
+    return moves, tensions
+
+
+def _with_elapsed(result: PuzzleAnalysis, start: float) -> PuzzleAnalysis:
+    from dataclasses import replace
+
+    return replace(result, elapsed_ms=(time.perf_counter() - start) * 1e3)

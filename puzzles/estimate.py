@@ -1,0 +1,156 @@
+"""Estimated analysis for puzzles whose reachable states exceed the budget.
+
+The enumeration stops at the budget, but the depths it finished are exact
+lists of distinct states. At those depths the ratio is estimated from a
+uniform sample of the level's states, each solved exactly, with a Wilson 95%
+interval corrected for sampling without replacement; a level no larger than
+the sample is solved whole and is exact. Deeper levels are reached by random
+legal moves from uniformly sampled states of the deepest finished level
+(``method`` ``walk``): that samples states in proportion to how often random
+play reaches them, the paper's reading of the ratio, not uniformly over
+distinct states, so its interval is for that quantity and ``states`` is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from game import State, play
+from game.arrays import array_to_state, states_to_array
+from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
+from puzzles.enumeration import Enumeration
+from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
+from search import kernel as search_kernel
+from search import solve, solve_many
+
+Z95 = 1.959963984540054
+WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play
+
+
+def estimate_from(
+    state: State,
+    enumeration: Enumeration,
+    *,
+    samples: int = 400,
+    seed: int = 0,
+    time_limit: float | None = None,
+    cancel: np.ndarray | None = None,
+) -> PuzzleAnalysis:
+    """The estimated analysis of ``state`` from a budget-limited ``enumeration`` (``exact`` false)."""
+    _check_samples(samples)
+    deadline = time.perf_counter() + time_limit if time_limit else None
+    rng = np.random.default_rng(seed)
+    by_depth = []
+    for depth in range(enumeration.depths):
+        _check_stop(deadline, cancel)
+        by_depth.append(estimate_depth(enumeration, depth, samples, rng))
+    moves, tensions = _solution_tension(state)
+    note = f"depths 0-{enumeration.complete_depths - 1} enumerated within the budget; ratios are sampled"
+    return PuzzleAnalysis(
+        stacks=state.n_stacks,
+        solvable=bool(moves) or state.n_stacks == 1,
+        by_depth=tuple(by_depth),
+        exact=False,
+        solution=tuple(moves),
+        solution_tension=tuple(tensions),
+        states_enumerated=int(enumeration.cells.shape[0]),
+        notes=(note,),
+    )
+
+
+def estimate_depth(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
+    """The estimated ``DepthCount`` of one depth (exact when its level fits in the sample)."""
+    if depth < enumeration.complete_depths:
+        return _sampled_level(enumeration, depth, samples, rng)
+    return _walked_level(enumeration, depth, samples, rng)
+
+
+def wilson_interval(successes: int, n: int, population: int | None = None) -> tuple[float, float]:
+    """Wilson 95% interval for a proportion; ``population`` applies the finite-population correction."""
+    if n == 0:
+        return 0.0, 1.0
+    if population is not None and n >= population:
+        p = successes / n
+        return p, p
+    effective = n * (population - 1) / (population - n) if population is not None else float(n)
+    p = successes / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * effective)) / (1 + z2 / effective)
+    half = Z95 * math.sqrt(p * (1 - p) / effective + z2 / (4 * effective * effective)) / (1 + z2 / effective)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _sampled_level(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
+    level = enumeration.level(depth)
+    size = level.shape[0]
+    if size <= samples:
+        good = _count_solvable(level, enumeration)
+        ratio = good / size if size else 0.0
+        return DepthCount(depth, size, good, ratio, ratio, ratio, sampled=size, method="exact")
+    picked = level[np.sort(rng.choice(size, size=samples, replace=False))]
+    good = _count_solvable(picked, enumeration)
+    low, high = wilson_interval(good, samples, size)
+    return DepthCount(depth, size, None, good / samples, low, high, sampled=samples, method="sample")
+
+
+def _walked_level(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
+    start_depth = enumeration.complete_depths - 1
+    starts = enumeration.level(start_depth)
+    reached: list[State] = []
+    for _ in range(samples * WALK_ATTEMPTS):
+        if len(reached) == samples or starts.shape[0] == 0:
+            break
+        node = array_to_state(starts[rng.integers(starts.shape[0])], enumeration.rows, enumeration.cols)
+        walked = _random_walk(node, depth - start_depth, rng)
+        if walked is not None:
+            reached.append(walked)
+    if not reached:
+        return DepthCount(depth, None, None, 0.0, 0.0, 1.0, sampled=0, method="walk")
+    good = _count_solvable(states_to_array(reached), enumeration)
+    low, high = wilson_interval(good, len(reached))
+    return DepthCount(depth, None, None, good / len(reached), low, high, sampled=len(reached), method="walk")
+
+
+def _random_walk(node: State, steps: int, rng: np.random.Generator) -> State | None:
+    # None when play gets stuck before ``steps`` moves.
+    for _ in range(steps):
+        moves = list(node.legal_moves())
+        if not moves:
+            return None
+        node = node.apply(moves[rng.integers(len(moves))])
+    return node
+
+
+def _count_solvable(cells: np.ndarray, enumeration: Enumeration) -> int:
+    if cells.shape[0] == 0:
+        return 0
+    batch = solve_many(cells, rows=enumeration.rows, cols=enumeration.cols)
+    return int((batch.status == search_kernel.SOLVABLE).sum())
+
+
+def _solution_tension(state: State) -> tuple[list[str], list[float]]:
+    # Tension of each state on the solver's solution: its children solved in one batch.
+    moves = solve(state).moves
+    tensions = []
+    node = state
+    for text in moves:
+        children = [node.apply(m) for m in node.legal_moves()]
+        batch = solve_many(children)
+        tensions.append(browne_tension(int((batch.status == search_kernel.SOLVABLE).sum()), len(children)))
+        node = play(node, [text])
+    return moves, tensions
+
+
+def _check_samples(samples: int) -> None:
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise InvalidPuzzleRequest(f"samples must be a positive number of states, got {samples!r}")
+
+
+def _check_stop(deadline: float | None, cancel: np.ndarray | None) -> None:
+    if cancel is not None and cancel[0] != 0:
+        raise AnalysisStopped("analysis cancelled")
+    if deadline is not None and time.perf_counter() > deadline:
+        raise AnalysisStopped("time limit ran out while estimating")
