@@ -223,15 +223,19 @@ def _local_connectivity(s, t, present, compat, cap, work):
     """Internally vertex-disjoint ``s``–``t`` paths, counting stops at ``cap``.
 
     Unit-capacity max flow with every vertex but ``s`` and ``t`` split into an
-    in and an out half. ``work`` is ``int32[8, 52]`` scratch.
+    in and an out half. A vertex carries at most one path, so the flow is
+    stored as ``pred[v]`` (the vertex before ``v`` on its path, -1 if none), and
+    every residual step is O(1) or one bit loop. ``work`` is ``int64[10, 128]`` scratch (rows 0-4).
     """
-    flow_out = np.zeros(52, dtype=np.uint64)  # flow_out[u] has w when flow runs u -> w
     used = work[0]
     queue = work[1]
     side = work[2]  # 0: in half, 1: out half
     parent = work[3]
+    pred = work[4]
     for i in range(52):
         used[i] = 0
+        pred[i] = -1
+    t_preds = U0  # the sink takes many paths: the vertices with flow into it
     flow = 0
     while flow < cap:
         seen_in = _bit(s)
@@ -243,15 +247,16 @@ def _local_connectivity(s, t, present, compat, cap, work):
         found = -1
         while head < tail and found < 0:
             u = queue[head]
-            us = side[head]
             here = head
             head += 1
-            if us == 1:
-                # out half: forward arcs u -> w without flow; the reverse of a used vertex's inner arc
-                nxt = compat[u] & present & ~flow_out[u] & ~seen_in
+            if side[here] == 1:
+                # out half: arcs u -> w that carry no flow; the reverse of a used vertex's inner arc
+                nxt = compat[u] & present & ~seen_in
                 while nxt != U0:
                     w = _lowest_bit_index(nxt)
                     nxt &= nxt - U1
+                    if (w == t and t_preds & _bit(u) != U0) or (w != t and pred[w] == u):
+                        continue
                     seen_in |= _bit(w)
                     queue[tail] = w
                     side[tail] = 0
@@ -267,40 +272,40 @@ def _local_connectivity(s, t, present, compat, cap, work):
                     parent[tail] = here
                     tail += 1
             else:
-                # in half: the inner arc when unused; the reverse of a flow arc p -> u
+                # in half: the inner arc when unused; back along the flow into u
                 if used[u] == 0 and seen_out & _bit(u) == U0:
                     seen_out |= _bit(u)
                     queue[tail] = u
                     side[tail] = 1
                     parent[tail] = here
                     tail += 1
-                p = present & ~seen_out
-                while p != U0:
-                    w = _lowest_bit_index(p)
-                    p &= p - U1
-                    if flow_out[w] & _bit(u) != U0:
-                        seen_out |= _bit(w)
-                        queue[tail] = w
-                        side[tail] = 1
-                        parent[tail] = here
-                        tail += 1
+                p = pred[u]
+                if p >= 0 and seen_out & _bit(p) == U0:
+                    seen_out |= _bit(p)
+                    queue[tail] = p
+                    side[tail] = 1
+                    parent[tail] = here
+                    tail += 1
         if found < 0:
             break
         flow += 1
+        # walk back from t: later arcs first, so a cancelled flow into a vertex is cleared before the new one is set
         i = found
         while i != 0:
             j = parent[i]
-            a, a_side, b, b_side = queue[j], side[j], queue[i], side[i]
-            if a_side == 1 and b_side == 0:
+            a, b = queue[j], queue[i]
+            if side[j] == 1 and side[i] == 0:
                 if a == b:
-                    used[a] = 0  # reverse of the inner arc
+                    used[a] = 0
+                elif b == t:
+                    t_preds |= _bit(a)
                 else:
-                    flow_out[a] |= _bit(b)
-            elif a_side == 0 and b_side == 1:
+                    pred[b] = a
+            elif side[j] == 0 and side[i] == 1:
                 if a == b:
                     used[a] = 1
-                else:
-                    flow_out[b] &= ~_bit(a)  # cancel flow b -> a
+                elif pred[a] == b:
+                    pred[a] = -1
             i = j
     return flow
 
@@ -315,8 +320,15 @@ def node_connectivity(present, compat, work, floor=0):
     ``floor`` is a known lower bound: the search stops as soon as it is reached.
     """
     n = _popcount(present)
-    if n <= 1 or not is_connected(present, compat):
+    if n <= 1:
         return 0
+    # Connectivity 0, 1 and 2 come from one pass of Tarjan's cut vertices; only 3+ needs flows.
+    cuts, connected = cut_vertices(present, compat, work[5], work[6], work[7], work[8], work[9].view(np.uint64))
+    if not connected:
+        return 0
+    if cuts != U0 or n == 2:
+        return 1
+    floor = max(floor, 2)
     v = -1
     best = 99
     p = present
@@ -748,7 +760,7 @@ def dfs(
     count = np.zeros(n_stacks, dtype=np.int64)
     nxt = np.zeros(n_stacks, dtype=np.int64)
     moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
-    work = np.empty((8, 52), dtype=np.int32)
+    work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
@@ -926,7 +938,7 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     src = np.empty(width, dtype=np.int8)
     dst = np.empty(width, dtype=np.int8)
     order = np.empty(64, dtype=np.int64)
-    work = np.empty((8, 52), dtype=np.int32)
+    work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)

@@ -81,5 +81,5 @@ def subset_h(cards: Sequence[int]) -> tuple[int, int, int]:
     present = np.uint64(sum(1 << c for c in cards))
     compat = kernel.compat_table()
     lo, hi = kernel.degree_range(present, compat)
-    kappa = kernel.node_connectivity(present, compat, np.empty((8, 52), dtype=np.int32))
+    kappa = kernel.node_connectivity(present, compat, np.empty((10, 128), dtype=np.int64))
     return int(lo), int(hi), int(kappa)
