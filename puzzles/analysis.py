@@ -141,8 +141,9 @@ def analyze(
     ``time_limit`` (seconds) and ``cancel`` (an ``int64[1]`` flag another thread
     may set) raise ``AnalysisStopped`` when they stop the work.
     """
-    from puzzles.estimate import estimate_from
+    from puzzles.estimate import check_samples, estimate_from
 
+    check_samples(samples)
     start = time.perf_counter()
     enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
     if enumeration.complete:

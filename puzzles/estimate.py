@@ -9,12 +9,18 @@ legal moves from uniformly sampled states of the deepest finished level
 (``method`` ``walk``): that samples states in proportion to how often random
 play reaches them, the paper's reading of the ratio, not uniformly over
 distinct states, so its interval is for that quantity and ``states`` is unknown.
+
+A solvable puzzle has a solvable state at every depth (those on a solution),
+so when the caller knows the root is solvable a sample without any solvable
+state does not report 0: the ratio becomes the smallest value consistent with
+that knowledge, 1/states for a sampled level and 1/(2·samples) for a walk.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -40,18 +46,19 @@ def estimate_from(
     cancel: np.ndarray | None = None,
 ) -> PuzzleAnalysis:
     """The estimated analysis of ``state`` from a budget-limited ``enumeration`` (``exact`` false)."""
-    _check_samples(samples)
+    check_samples(samples)
     deadline = time.perf_counter() + time_limit if time_limit else None
     rng = np.random.default_rng(seed)
     by_depth = []
+    moves, tensions = _solution_tension(state)
+    solvable = bool(moves) or state.n_stacks == 1
     for depth in range(enumeration.depths):
         _check_stop(deadline, cancel)
-        by_depth.append(estimate_depth(enumeration, depth, samples, rng))
-    moves, tensions = _solution_tension(state)
+        by_depth.append(estimate_depth(enumeration, depth, samples, rng, solvable_root=solvable))
     note = f"depths 0-{enumeration.complete_depths - 1} enumerated within the budget; ratios are sampled"
     return PuzzleAnalysis(
         stacks=state.n_stacks,
-        solvable=bool(moves) or state.n_stacks == 1,
+        solvable=solvable,
         by_depth=tuple(by_depth),
         exact=False,
         solution=tuple(moves),
@@ -61,11 +68,22 @@ def estimate_from(
     )
 
 
-def estimate_depth(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
-    """The estimated ``DepthCount`` of one depth (exact when its level fits in the sample)."""
+def estimate_depth(
+    enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator, *, solvable_root: bool = False
+) -> DepthCount:
+    """The estimated ``DepthCount`` of one depth (exact when its level fits in the sample).
+
+    ``solvable_root`` (the root is known solvable) floors a zero sample, see the module notes.
+    """
     if depth < enumeration.complete_depths:
-        return _sampled_level(enumeration, depth, samples, rng)
-    return _walked_level(enumeration, depth, samples, rng)
+        count = _sampled_level(enumeration, depth, samples, rng)
+        floor = 1 / count.states if count.states else 0.0
+    else:
+        count = _walked_level(enumeration, depth, samples, rng)
+        floor = 1 / (2 * count.sampled) if count.sampled else 0.0
+    if solvable_root and count.ratio == 0.0 and count.method != "exact":
+        return replace(count, ratio=floor, ratio_low=max(count.ratio_low, floor if count.states else 0.0))
+    return count
 
 
 def wilson_interval(successes: int, n: int, population: int | None = None) -> tuple[float, float]:
@@ -144,7 +162,8 @@ def _solution_tension(state: State) -> tuple[list[str], list[float]]:
     return moves, tensions
 
 
-def _check_samples(samples: int) -> None:
+def check_samples(samples: int) -> None:
+    """Raise ``InvalidPuzzleRequest`` unless ``samples`` is a positive integer."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise InvalidPuzzleRequest(f"samples must be a positive number of states, got {samples!r}")
 

@@ -43,6 +43,13 @@ def _pack(cells, key):
         key[word] |= np.uint64(cells[i] + 1) << shift
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _set_cell(key, cell, value):
+    word = cell // CELLS_PER_WORD
+    shift = np.uint64(6 * (cell % CELLS_PER_WORD))
+    key[word] = (key[word] & ~(np.uint64(63) << shift)) | (np.uint64(value) << shift)
+
+
 @njit(cache=True, nogil=True)
 def _hash(key):
     h = np.uint64(0x9E3779B97F4A7C15)
@@ -116,7 +123,6 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
     edge_start = np.zeros(1025, dtype=np.int64)
     edges = np.empty(4096 if keep_edges else 0, dtype=np.int64)
     level_start = np.full(levels + 1, -1, dtype=np.int64)
-    child = np.empty(ncells, dtype=np.int8)
     key = np.empty(words, dtype=np.uint64)
     cells[0] = root
     _pack(root, keys[0])
@@ -141,10 +147,10 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
                     b = cells[i, t]
                     if b < 0 or (line[s] >> np.uint64(t)) & U1 == 0 or (compat[a] >> np.uint64(b)) & U1 == 0:
                         continue
-                    child[:] = cells[i]
-                    child[t] = a
-                    child[s] = -1
-                    _pack(child, key)
+                    # The child's key differs from the parent's in two cells only.
+                    key[:] = keys[i]
+                    _set_cell(key, s, 0)
+                    _set_cell(key, t, a + 1)
                     slot = _slot(table, keys, key)
                     j = table[slot]
                     if j < 0:
@@ -153,7 +159,9 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
                         cells = _grow2(cells, n + 1)
                         keys = _grow2(keys, n + 1)
                         edge_start = _grow1(edge_start, n + 2)
-                        cells[n] = child
+                        cells[n] = cells[i]
+                        cells[n, t] = a
+                        cells[n, s] = -1
                         keys[n] = key
                         table[slot] = n
                         j = n

@@ -1,0 +1,143 @@
+"""Energies (puzzle "badness", lower is better) from the iterations of Neller & Ziegler.
+
+An energy is a function of a ``PuzzleProbe``, which measures a candidate lazily
+and at most once per measurement, so an energy only pays for what it reads.
+Every energy gives an unsolvable puzzle ``UNSOLVABLE_ENERGY``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from features import state_features
+from game import State
+from puzzles.analysis import PuzzleAnalysis, exact_analysis
+from puzzles.enumeration import Enumeration, enumerate_states
+from puzzles.errors import InvalidPuzzleRequest
+from puzzles.estimate import estimate_depth
+from search import SOLVABLE, solve
+
+UNSOLVABLE_ENERGY = 1000.0
+
+
+class PuzzleProbe:
+    """Measurements of one candidate puzzle, each computed on first use.
+
+    ``budget`` caps the enumerated states (beyond it depth ratios are sampled,
+    ``samples`` states per depth, reproducibly from ``seed``).
+    """
+
+    def __init__(self, state: State, budget: int, samples: int, seed: int) -> None:
+        self.state = state
+        self.budget = budget
+        self.samples = samples
+        self.seed = seed
+
+    @cached_property
+    def solution(self) -> list[str]:
+        """One solution as move text (empty when unsolvable or already one stack)."""
+        return solve(self.state).moves
+
+    @cached_property
+    def solvable(self) -> bool:
+        """True when the puzzle can be finished."""
+        return self.state.n_stacks == 1 or solve(self.state).status == SOLVABLE
+
+    @cached_property
+    def features(self) -> dict[str, Any]:
+        """The cheap feature vector (``features.state_features``)."""
+        return state_features(self.state)
+
+    @cached_property
+    def enumeration(self) -> Enumeration:
+        """The reachable states, as far as the budget allows."""
+        return enumerate_states(self.state, self.budget)
+
+    @cached_property
+    def exact(self) -> PuzzleAnalysis | None:
+        """The exact analysis, or ``None`` when the states exceed the budget."""
+        return exact_analysis(self.state, self.enumeration) if self.enumeration.complete else None
+
+    def ratio(self, depth: int) -> float:
+        """The solvability ratio at ``depth`` (exact within the budget, else sampled)."""
+        if self.exact is not None:
+            return self.exact.by_depth[depth].ratio
+        rng = np.random.default_rng(self.seed)
+        return estimate_depth(self.enumeration, depth, self.samples, rng, solvable_root=self.solvable).ratio
+
+    @property
+    def halfway_ratio(self) -> float:
+        """The ratio at depth ⌊k/2⌋."""
+        return self.ratio(self.state.n_stacks // 2)
+
+
+Energy = Callable[[PuzzleProbe], float]
+
+
+def solvable_energy(probe: PuzzleProbe) -> float:
+    """Iteration 0: 1000 when unsolvable, 0 otherwise."""
+    return 0.0 if probe.solvable else UNSOLVABLE_ENERGY
+
+
+def diversity_energy(probe: PuzzleProbe) -> float:
+    """Iteration 1: −10 when 1 < suits < cards, −10 when ranks > 1."""
+    if not probe.solvable:
+        return UNSOLVABLE_ENERGY
+    f, cards = probe.features, probe.state.n_stacks
+    return -10.0 * (1 < f["suit_diversity"] < cards) - 10.0 * (f["rank_diversity"] > 1)
+
+
+def suit_cluster_energy(probe: PuzzleProbe) -> float:
+    """Iteration 2: −10 when the dominant suit ratio < 0.5, −10 when rank clusters > 1."""
+    if not probe.solvable:
+        return UNSOLVABLE_ENERGY
+    f = probe.features
+    return -10.0 * (f["dominant_suit_ratio"] < 0.5) - 10.0 * (f["rank_clusters"] > 1)
+
+
+def depth1_energy(probe: PuzzleProbe) -> float:
+    """Iteration 3: depth-1 ratio × k, −5 for varied ranks and suits, −5 for average flockability in [2, 4]."""
+    if not probe.solvable:
+        return UNSOLVABLE_ENERGY
+    cards = probe.state.n_stacks
+    base = probe.ratio(1) * cards if cards > 1 else 0.0
+    return base - 5.0 * _varied(probe) - 5.0 * _flockable(probe)
+
+
+def halfway_energy(probe: PuzzleProbe) -> float:
+    """Iteration 4 (the default): 1000 × halfway ratio × k, −10 for varied ranks and suits, −10 for flockability."""
+    if not probe.solvable:
+        return UNSOLVABLE_ENERGY
+    base = 1000.0 * probe.halfway_ratio * probe.state.n_stacks
+    return base - 10.0 * _varied(probe) - 10.0 * _flockable(probe)
+
+
+def _varied(probe: PuzzleProbe) -> bool:
+    f = probe.features
+    return bool(f["rank_clusters"] > 1 and f["dominant_suit_ratio"] < 0.5)
+
+
+def _flockable(probe: PuzzleProbe) -> bool:
+    return bool(2.0 <= probe.features["avg_flockability"] <= 4.0)
+
+
+ENERGIES: dict[str, Energy] = {
+    "solvable": solvable_energy,
+    "iteration1": diversity_energy,
+    "iteration2": suit_cluster_energy,
+    "iteration3": depth1_energy,
+    "iteration4": halfway_energy,
+}
+DEFAULT_ENERGY = "iteration4"
+
+
+def energy_named(name: str) -> Energy:
+    """The energy called ``name`` (one of ``ENERGIES``)."""
+    try:
+        return ENERGIES[name]
+    except KeyError:
+        raise InvalidPuzzleRequest(f"unknown energy {name!r}: expected one of {', '.join(ENERGIES)}") from None
