@@ -2,7 +2,8 @@
 
 An energy is a function of a ``PuzzleProbe``, which measures a candidate lazily
 and at most once per measurement, so an energy only pays for what it reads.
-Every energy gives an unsolvable puzzle ``UNSOLVABLE_ENERGY``.
+Unsolvable puzzles get ``UNSOLVABLE_ENERGY`` (1000), above every solvable
+energy, except in iteration 4 whose solvable energies go higher (see there).
 """
 
 from __future__ import annotations
@@ -109,9 +110,25 @@ def depth1_energy(probe: PuzzleProbe) -> float:
 
 
 def halfway_energy(probe: PuzzleProbe) -> float:
-    """Iteration 4 (the default): 1000 × halfway ratio × k, −10 for varied ranks and suits, −10 for flockability."""
+    """Iteration 4 (the default): 1000 × halfway ratio × k, −10 for varied ranks and suits, −10 for flockability.
+
+    Unsolvable puzzles get 1000 × (k + 1), not the paper's 1000: a solvable
+    puzzle's base reaches 1000 × k, and with 1000 the descent would slide from
+    any solvable puzzle whose halfway ratio × k exceeds 1 into unsolvable ones,
+    against the paper's own rule that unsolvability is the worst feature.
+    ``iteration4-paper`` keeps the literal 1000.
+    """
     if not probe.solvable:
-        return UNSOLVABLE_ENERGY
+        return UNSOLVABLE_ENERGY * (probe.state.n_stacks + 1)
+    return _halfway_base(probe)
+
+
+def halfway_energy_paper(probe: PuzzleProbe) -> float:
+    """Iteration 4 exactly as printed: unsolvable puzzles get 1000 (see ``halfway_energy``)."""
+    return _halfway_base(probe) if probe.solvable else UNSOLVABLE_ENERGY
+
+
+def _halfway_base(probe: PuzzleProbe) -> float:
     base = 1000.0 * probe.halfway_ratio * probe.state.n_stacks
     return base - 10.0 * _varied(probe) - 10.0 * _flockable(probe)
 
@@ -131,6 +148,7 @@ ENERGIES: dict[str, Energy] = {
     "iteration2": suit_cluster_energy,
     "iteration3": depth1_energy,
     "iteration4": halfway_energy,
+    "iteration4-paper": halfway_energy_paper,
 }
 DEFAULT_ENERGY = "iteration4"
 

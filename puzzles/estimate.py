@@ -13,7 +13,8 @@ distinct states, so its interval is for that quantity and ``states`` is unknown.
 A solvable puzzle has a solvable state at every depth (those on a solution),
 so when the caller knows the root is solvable a sample without any solvable
 state does not report 0: the ratio becomes the smallest value consistent with
-that knowledge, 1/states for a sampled level and 1/(2·samples) for a walk.
+that knowledge, 1/states for a sampled level and 1/(2·walks) for random play;
+the last depth (one stack) is then 1.
 """
 
 from __future__ import annotations
@@ -78,9 +79,12 @@ def estimate_depth(
     if depth < enumeration.complete_depths:
         count = _sampled_level(enumeration, depth, samples, rng)
         floor = 1 / count.states if count.states else 0.0
+    elif solvable_root and depth == enumeration.depths - 1:
+        # One stack left: every state there is solved, and a solvable root reaches one.
+        return DepthCount(depth, None, None, 1.0, 1.0, 1.0, method="walk")
     else:
         count = _walked_level(enumeration, depth, samples, rng)
-        floor = 1 / (2 * count.sampled) if count.sampled else 0.0
+        floor = 1 / (2 * (count.sampled or samples * WALK_ATTEMPTS))
     if solvable_root and count.ratio == 0.0 and count.method != "exact":
         return replace(count, ratio=floor, ratio_low=max(count.ratio_low, floor if count.states else 0.0))
     return count
