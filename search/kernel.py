@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from functools import cache
 
 import numba
 import numpy as np
@@ -86,8 +87,9 @@ def _lowest_bit_index(typingctx, x):
 # ---------------------------------------------------------------- tables
 
 
+@cache
 def compat_table() -> np.ndarray:
-    """``uint64[52]``: bit ``b`` of entry ``a`` is set when cards ``a != b`` are compatible."""
+    """``uint64[52]``: bit ``b`` of entry ``a`` is set when cards ``a != b`` are compatible (shared: do not modify)."""
     table = np.zeros(52, dtype=np.uint64)
     for a in range(52):
         for b in range(52):
