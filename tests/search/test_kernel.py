@@ -53,6 +53,7 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
 
 
 @given(seeds=st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=5))
+@settings(deadline=None)  # the first call loads the compiled kernel
 def test_deals_in_the_kernel_are_the_game_deals(seeds: list[int]) -> None:
     dealt = kernel.deal_cells(np.array(seeds, dtype=np.int64), 52)
     assert [row.tolist() for row in dealt] == [deal_cards(s) for s in seeds]
