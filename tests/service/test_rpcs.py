@@ -7,7 +7,7 @@ import pytest
 from servers import TEST_LIMITS, grid_state
 
 import features
-from game import deal, play
+from game import State, deal, play, random_states
 from game.notation import format_grid
 from models.classifier import load_classifier
 from service.converters import state_to_proto
@@ -20,13 +20,20 @@ ODD_BIRD_DEAL = 10
 ONE_STACK = "-- --/-- QH"
 
 
-def test_classify_gives_one_prediction_per_state_from_the_served_model(stub: boaf_pb2_grpc.BoafStub) -> None:
-    states = [deal(SOLVABLE_DEAL), deal(360528), deal(367297990)]
-    response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(s) for s in states]), timeout=10)
+@pytest.mark.parametrize(
+    "states",
+    [
+        [deal(SOLVABLE_DEAL), deal(360528), deal(367297990)],
+        random_states(7, 100),  # one grid: the server's array path
+        [*random_states(8, 10, rows=3, cols=5), *random_states(9, 10)],  # mixed grids: the per-state path
+    ],
+    ids=["deals", "one-grid batch", "mixed grids"],
+)
+def test_classify_equals_the_served_model_on_every_path(stub: boaf_pb2_grpc.BoafStub, states: list[State]) -> None:
+    response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(s) for s in states]), timeout=30)
     model = load_classifier()
     expected = model.predict(states)
-    got = np.array([p.p_solvable for p in response.predictions])
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal([p.p_solvable for p in response.predictions], expected)
     assert [p.solvable for p in response.predictions] == [bool(p >= model.threshold) for p in expected]
     assert response.model_version == model.version
     assert response.threshold == model.threshold
