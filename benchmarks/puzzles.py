@@ -1,0 +1,130 @@
+"""Puzzle figures: ``python benchmarks/puzzles.py`` (about ten minutes on one core).
+
+1. Exact analysis time by k = 4…16 on random solvable k-card states on the 4×4
+   grid (``--states`` per k): median / max seconds and states enumerated, with
+   the share that stayed exact within the default budget. Also the densest
+   12-card states we know (one suit, or three ranks in full rows), as a ratio
+   to the 2 s target.
+2. Generation time by k = 4…16 with the paper's iterations (one seed per k).
+3. The 16-card target: the halfway ratio of a generated 16-card puzzle against
+   the 10th percentile over random solvable 16-card deals, every ratio sampled
+   with the same estimator (``--ratio-samples`` states at depth 8, from a
+   ``--ratio-budget`` enumeration), and the generation time against 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path and its name
+# would shadow the ``puzzles`` package.
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import numpy as np  # noqa: E402
+
+from game import State, format_grid, parse_grid, random_states  # noqa: E402
+from puzzles import DEFAULT_BUDGET, analyze  # noqa: E402
+from puzzles.enumeration import enumerate_states  # noqa: E402
+from puzzles.estimate import estimate_depth  # noqa: E402
+from puzzles.generation import default_iterations, generate  # noqa: E402
+from search import SOLVABLE, solve  # noqa: E402
+
+DENSE_12 = ("AC 2C 3C 4C/5C 6C 7C 8C/9C TC JC QC/-- -- -- --", "5C 5D 5H 5S/6C 6D 6H 6S/7C 7D 7H 7S/-- -- -- --")
+
+
+def solvable_states(k: int, count: int, seed: int) -> list[State]:
+    found: list[State] = []
+    for state in random_states(seed, 200 * count, stacks=k):
+        if len(found) == count:
+            break
+        if solve(state).status == SOLVABLE:
+            found.append(state)
+    return found
+
+
+def analysis_figures(k: int, count: int) -> str:
+    times, sizes, exact = [], [], 0
+    for state in solvable_states(k, count, 100 + k):
+        result = analyze(state)
+        times.append(result.elapsed_ms / 1e3)
+        sizes.append(result.states_enumerated)
+        exact += result.exact
+    return (
+        f"k={k:2d}: analysis median {np.median(times):.3f} s, max {max(times):.3f} s; "
+        f"states median {int(np.median(sizes)):,}, max {max(sizes):,}; exact {exact}/{len(times)}"
+    )
+
+
+def dense_figures() -> list[str]:
+    lines = []
+    for grid in DENSE_12:
+        result = analyze(parse_grid(grid), budget=None)
+        seconds = result.elapsed_ms / 1e3
+        size = result.states_enumerated
+        lines.append(f"dense 12 [{grid}]: {size:,} states, {seconds:.2f} s = {seconds / 2:.1f}x target")
+    return lines
+
+
+def generation_figures(k: int, seed: int) -> str:
+    puzzle = generate(k, seed=seed)
+    kind = "exact" if puzzle.halfway_exact else "sampled"
+    return (
+        f"k={k:2d}: generate {puzzle.elapsed_ms / 1e3:6.1f} s ({default_iterations(k)} iterations), "
+        f"halfway {puzzle.halfway_ratio:.4f} ({kind}), energy {puzzle.energy:.1f}: {format_grid(puzzle.state)}"
+    )
+
+
+def halfway_estimate(state: State, budget: int, samples: int) -> float:
+    enumeration = enumerate_states(state, budget, keep_edges=False)
+    depth = state.n_stacks // 2
+    return estimate_depth(enumeration, depth, samples, np.random.default_rng(0), solvable_root=True).ratio
+
+
+def target_figures(deals: int, seeds: list[int], budget: int, samples: int) -> list[str]:
+    ratios = [halfway_estimate(s, budget, samples) for s in solvable_states(16, deals, 16)]
+    p10 = float(np.percentile(ratios, 10))
+    lines = [f"random solvable 16-card deals: {deals}, halfway p10 {p10:.4f}, median {np.median(ratios):.4f}"]
+    for seed in seeds:
+        puzzle = generate(16, seed=seed)
+        ratio = halfway_estimate(puzzle.state, budget, samples)
+        seconds = puzzle.elapsed_ms / 1e3
+        verdict = "meets" if 0 < ratio <= p10 and seconds <= 60 else "misses"
+        lines.append(
+            f"generated 16 (seed {seed}): {seconds:.1f} s = {seconds / 60:.2f}x of 60 s, halfway {ratio:.4f} "
+            f"(p10 {p10:.4f}) -> {verdict}: {format_grid(puzzle.state)}"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--states", type=int, default=20, help="random solvable states per k for analysis")
+    parser.add_argument("--deals", type=int, default=60, help="random 16-card deals for the percentile")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="generation seeds for the target")
+    parser.add_argument("--ratio-budget", type=int, default=200_000, help="states enumerated per halfway estimate")
+    parser.add_argument("--ratio-samples", type=int, default=400, help="states solved per halfway estimate")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["analysis", "dense", "generation", "target"])
+    args = parser.parse_args()
+    start = time.perf_counter()
+    analyze(parse_grid("AC 2C 3C/4C -- --"), budget=3, samples=2)  # load the compiled kernels outside the timings
+    print(f"default budget {DEFAULT_BUDGET:,} states")
+    sections = {
+        "analysis": lambda: [analysis_figures(k, args.states) for k in range(4, 17)],
+        "dense": dense_figures,
+        "generation": lambda: [generation_figures(k, seed=k) for k in range(4, 17)],
+        "target": lambda: target_figures(args.deals, args.seeds, args.ratio_budget, args.ratio_samples),
+    }
+    for name, section in sections.items():
+        if name in args.skip:
+            continue
+        print(f"== {name}", flush=True)
+        for line in section():
+            print(line, flush=True)
+    print(f"total {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
