@@ -29,11 +29,13 @@ class PuzzleProbe:
     """Measurements of one candidate puzzle, each computed on first use.
 
     ``budget`` caps the enumerated states (beyond it depth ratios are sampled,
-    ``samples`` states per depth, reproducibly from ``seed``).
+    ``samples`` states per depth, reproducibly from ``seed``). Setting
+    ``cancel[0]`` stops an enumeration under way (``AnalysisStopped``).
     """
 
-    def __init__(self, state: State, budget: int, samples: int, seed: int) -> None:
+    def __init__(self, state: State, budget: int, samples: int, seed: int, cancel: np.ndarray | None = None) -> None:
         self.state = state
+        self.cancel = cancel
         self.budget = budget
         self.samples = samples
         self.seed = seed
@@ -56,7 +58,7 @@ class PuzzleProbe:
     @cached_property
     def enumeration(self) -> Enumeration:
         """The reachable states, as far as the budget allows."""
-        return enumerate_states(self.state, self.budget)
+        return enumerate_states(self.state, self.budget, cancel=self.cancel)
 
     @cached_property
     def exact(self) -> PuzzleAnalysis | None:

@@ -30,8 +30,8 @@ from game.arrays import array_to_state, states_to_array
 from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
 from puzzles.enumeration import Enumeration
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
+from search import UNKNOWN, solve, solve_many
 from search import kernel as search_kernel
-from search import solve, solve_many
 
 Z95 = 1.959963984540054
 WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play
@@ -51,7 +51,7 @@ def estimate_from(
     deadline = time.perf_counter() + time_limit if time_limit else None
     rng = np.random.default_rng(seed)
     by_depth = []
-    moves, tensions = _solution_tension(state)
+    moves, tensions = _solution_tension(state, deadline, cancel)
     solvable = bool(moves) or state.n_stacks == 1
     for depth in range(enumeration.depths):
         _check_stop(deadline, cancel)
@@ -153,9 +153,13 @@ def _count_solvable(cells: np.ndarray, enumeration: Enumeration) -> int:
     return int((batch.status == search_kernel.SOLVABLE).sum())
 
 
-def _solution_tension(state: State) -> tuple[list[str], list[float]]:
+def _solution_tension(state: State, deadline: float | None, cancel: np.ndarray | None) -> tuple[list[str], list[float]]:
     # Tension of each state on the solver's solution: its children solved in one batch.
-    moves = solve(state).moves
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    result = solve(state, time_limit=left, cancel=cancel)
+    if result.status == UNKNOWN:
+        raise AnalysisStopped("time limit ran out or cancelled while solving the puzzle")
+    moves = result.moves
     tensions = []
     node = state
     for text in moves:

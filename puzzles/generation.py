@@ -99,7 +99,7 @@ def generate(
     def measure(state: State) -> tuple[float, PuzzleProbe]:
         # Energies are pure functions of the cells, so revisited puzzles cost nothing.
         if state.cells not in energies:
-            probe = PuzzleProbe(state, budget, samples, seed)
+            probe = PuzzleProbe(state, budget, samples, seed, cancel)
             energies[state.cells] = (score(probe), probe)
         return energies[state.cells]
 
