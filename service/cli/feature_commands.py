@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from game.errors import InvalidState
 from service.cli import app
+from service.cli.options import Scheduler, Workers
 
 SHOW_FLAGS = ("--json", "--help")
 
@@ -44,9 +45,6 @@ features_app = typer.Typer(
     help="Feature vectors of states: 'boaf features GRID' shows one; 'boaf features export' writes many.",
 )
 app.add_typer(features_app, name="features")
-
-Workers = Annotated[int | None, typer.Option("--workers", min=1, help="Local Dask workers (default: one per core).")]
-Scheduler = Annotated[str | None, typer.Option("--scheduler", help="Address of an existing Dask scheduler.")]
 
 
 @features_app.command("show")

@@ -9,9 +9,7 @@ import typer
 
 from game import format_grid, parse_state, play, random_states, state_to_json
 from service.cli import app
-
-Rows = Annotated[int, typer.Option("--rows", min=1, help="Grid rows.")]
-Cols = Annotated[int, typer.Option("--cols", min=1, help="Grid columns.")]
+from service.cli.options import Cols, Rows
 
 
 @app.command("deal")

@@ -10,13 +10,12 @@ import typer
 
 from service.cli import app
 from service.cli.input import read_state_file
+from service.cli.options import Scheduler, Workers
 
 ModelDir = Annotated[
     Path | None,
     typer.Option("--model", help="Model version directory or model root (default: the committed model)."),
 ]
-Workers = Annotated[int | None, typer.Option("--workers", min=1, help="Local Dask workers (default: one per core).")]
-Scheduler = Annotated[str | None, typer.Option("--scheduler", help="Address of an existing Dask scheduler.")]
 
 dataset_app = typer.Typer(no_args_is_help=True, help="Labelled datasets (random, decisions, deals).")
 app.add_typer(dataset_app, name="dataset")

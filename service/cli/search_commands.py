@@ -11,10 +11,7 @@ import typer
 from game import InvalidState
 from service.cli import app
 from service.cli.input import read_state_file, state_argument
-
-Rows = Annotated[int, typer.Option("--rows", min=1, help="Grid rows.")]
-Cols = Annotated[int, typer.Option("--cols", min=1, help="Grid columns.")]
-AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+from service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
 
 
 @app.command("solve")
@@ -81,8 +78,8 @@ def census_command(
     algorithm: Annotated[str, typer.Option("--algorithm", help="Search algorithm.")] = "ordered",
     output: Annotated[Path | None, typer.Option("--output", help="Parquet file with one row per deal.")] = None,
     as_json: AsJson = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="Local Dask worker processes.")] = None,
-    scheduler: Annotated[str | None, typer.Option("--scheduler", help="Address of a running Dask scheduler.")] = None,
+    workers: Workers = None,
+    scheduler: Scheduler = None,
 ) -> None:
     """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
     from jobs.census import census, parse_seed_range
