@@ -112,7 +112,7 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
     ``max_states`` caps the total states kept (0 for no cap); ``deadline`` is a
     ``now_s()`` time (0 for none); setting ``cancel[0]`` stops the walk. Returns
     ``(status, cells int8[n, ncells], level_start int64[levels+1], edge_start
-    int64[n+1], edges int64[m])``; ``level_start[d+1]`` is ``-1`` for levels not
+    int64[n+1], edges int32[m])``; ``level_start[d+1]`` is ``-1`` for levels not
     completed. Edges (child indices, in ``legal_moves`` order) are kept only
     when ``keep_edges``; the states of each level follow the order of discovery.
     """
@@ -121,7 +121,7 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
     cells = np.empty((1024, ncells), dtype=np.int8)
     keys = np.empty((1024, words), dtype=np.uint64)
     edge_start = np.zeros(1025, dtype=np.int64)
-    edges = np.empty(4096 if keep_edges else 0, dtype=np.int64)
+    edges = np.empty(4096 if keep_edges else 0, dtype=np.int32)  # child indices: states stay below 2**31
     level_start = np.full(levels + 1, -1, dtype=np.int64)
     key = np.empty(words, dtype=np.uint64)
     cells[0] = root
