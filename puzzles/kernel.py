@@ -61,17 +61,18 @@ def _hash(key):
 
 
 @njit(cache=True, nogil=True)
-def _slot(table, keys, key):
-    # Linear probing over full keys: the slot holding ``key`` or the empty slot where it belongs.
+def _slot(table, key):
+    # Linear probing; a slot holds a full key and its state index + 1 (0 when empty),
+    # side by side so that a probe touches one cache line.
+    words = key.shape[0]
     mask = np.uint64(table.shape[0] - 1)
     i = _hash(key) & mask
     while True:
-        j = table[i]
-        if j < 0:
+        if table[i, words] == 0:
             return i
         same = True
-        for w in range(key.shape[0]):
-            if keys[j, w] != key[w]:
+        for w in range(words):
+            if table[i, w] != key[w]:
                 same = False
                 break
         if same:
@@ -80,10 +81,18 @@ def _slot(table, keys, key):
 
 
 @njit(cache=True, nogil=True)
+def _put(table, slot, key, index):
+    words = key.shape[0]
+    for w in range(words):
+        table[slot, w] = key[w]
+    table[slot, words] = index + 1
+
+
+@njit(cache=True, nogil=True)
 def _rehash(size, keys, lo, hi):
-    table = np.full(size, -1, dtype=np.int64)
+    table = np.zeros((size, keys.shape[1] + 1), dtype=np.uint64)
     for j in range(lo, hi):
-        table[_slot(table, keys, keys[j])] = j
+        _put(table, _slot(table, keys[j]), keys[j], j)
     return table
 
 
@@ -130,7 +139,7 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
     n, m, expanded = 1, 0, 0
     for d in range(levels - 1):
         lo, hi = level_start[d], level_start[d + 1]
-        table = np.full(1 << 10, -1, dtype=np.int64)
+        table = np.zeros((1 << 10, words + 1), dtype=np.uint64)
         for i in range(lo, hi):
             expanded += 1
             if expanded % CHECK_EVERY == 0:
@@ -151,8 +160,8 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
                     key[:] = keys[i]
                     _set_cell(key, s, 0)
                     _set_cell(key, t, a + 1)
-                    slot = _slot(table, keys, key)
-                    j = table[slot]
+                    slot = _slot(table, key)
+                    j = np.int64(table[slot, words]) - 1
                     if j < 0:
                         if max_states > 0 and n >= max_states:
                             return OVER_BUDGET, cells[:n], level_start, edge_start[: n + 1], edges[:m]
@@ -163,7 +172,7 @@ def enumerate_levels(root, compat, line, levels, max_states, keep_edges, deadlin
                         cells[n, t] = a
                         cells[n, s] = -1
                         keys[n] = key
-                        table[slot] = n
+                        _put(table, slot, key, n)
                         j = n
                         n += 1
                         if 2 * (n - hi) > table.shape[0]:
