@@ -13,6 +13,7 @@ from puzzles import DEFAULT_BUDGET, PuzzleAnalysis, analyze
 from puzzles.energy import DEFAULT_ENERGY, ENERGIES
 from puzzles.generation import GeneratedPuzzle, generate
 from service.cli import app
+from service.cli.options import AsJson, Cols, Rows
 
 puzzle_app = typer.Typer(
     help="Puzzle difficulty by depth (Neller & Ziegler) and puzzle generation.", no_args_is_help=True
@@ -23,7 +24,7 @@ app.add_typer(puzzle_app, name="puzzle")
 @puzzle_app.command("analyze")
 def analyze_command(
     grid: Annotated[str, typer.Argument(help="Grid text or JSON.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON form.")] = False,
+    as_json: AsJson = False,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write solvable vs unsolvable states by depth (PNG).")
     ] = None,
@@ -48,9 +49,9 @@ def generate_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the local search.")] = 0,
     iterations: Annotated[int | None, typer.Option("--iterations", help="Local steps (paper: 2500/800/50).")] = None,
     energy: Annotated[str, typer.Option("--energy", help=f"One of {', '.join(ENERGIES)}.")] = DEFAULT_ENERGY,
-    rows: Annotated[int, typer.Option("--rows", min=1, help="Grid rows.")] = 4,
-    cols: Annotated[int, typer.Option("--cols", min=1, help="Grid columns.")] = 4,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON form.")] = False,
+    rows: Rows = 4,
+    cols: Cols = 4,
+    as_json: AsJson = False,
 ) -> None:
     """Generate a solvable puzzle by hill descent with random uphill steps."""
     puzzle = generate(cards, seed=seed, iterations=iterations, energy=energy, rows=rows, cols=cols)
