@@ -112,9 +112,9 @@ def main() -> None:
     analyze(parse_grid("AC 2C 3C/4C -- --"), budget=3, samples=2)  # load the compiled kernels outside the timings
     print(f"default budget {DEFAULT_BUDGET:,} states")
     sections = {
-        "analysis": lambda: [analysis_figures(k, args.states) for k in range(4, 17)],
+        "analysis": lambda: (analysis_figures(k, args.states) for k in range(4, 17)),
         "dense": dense_figures,
-        "generation": lambda: [generation_figures(k, seed=k) for k in range(4, 17)],
+        "generation": lambda: (generation_figures(k, seed=k) for k in range(4, 17)),
         "target": lambda: target_figures(args.deals, args.seeds, args.ratio_budget, args.ratio_samples),
     }
     for name, section in sections.items():
