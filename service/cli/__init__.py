@@ -24,7 +24,14 @@ app = typer.Typer(
 
 def _register_commands() -> None:
     # Imported for their side effect of adding commands to ``app``.
-    from service.cli import feature_commands, game_commands, model_commands, search_commands, serve_commands  # noqa: F401
+    from service.cli import (  # noqa: F401
+        feature_commands,
+        game_commands,
+        model_commands,
+        puzzle_commands,
+        search_commands,
+        serve_commands,
+    )
 
 
 def shield_grid_argument(arg: str) -> str:
