@@ -144,8 +144,8 @@ def train_classifier(
         log("tuning on the validation split")
         card["tuning"] = tune(splits.train, splits.validation, tuning_grid, seed=seed)
         params = card["tuning"]["best"]
-    if cv_folds:
-        card["cross_validation"] = _cross_validation(splits, params, cv_folds, seed, log)
+    if cv_folds and splits.random_rows is not None:
+        card["cross_validation"] = cross_validation(splits.random_rows, params, cv_folds, seed, log)
     log(f"final fit: {params}")
     fit_started = time.perf_counter()
     model = fit(params, concat([splits.train, splits.validation]), seed)
@@ -164,7 +164,10 @@ def train_classifier(
 def tune_cutoff(
     out: Path, fit_rows: Labelled, sweep_states: int, seed: int, folds: int = 10, log: Log = print
 ) -> dict[str, Any]:
-    """Fit the ordering model on ``fit_rows``, sweep the cutoff on held-out random states, write ``ordering.json``."""
+    """Fit the ordering model on ``fit_rows``, sweep the cutoff on held-out random states, write ``ordering.json``.
+
+    When ``out`` already holds a model card, its ``ordering`` entry is updated too.
+    """
     log(f"ordering model on {len(fit_rows.solvable)} states; cutoff sweep on {sweep_states} held-out states")
     fitted = fit_ordering(fit_rows, folds=max(folds, 2), seed=seed)
     # Held out: a random seed no dataset of this run uses.
@@ -175,7 +178,7 @@ def tune_cutoff(
         sweep.cutoffs, sweep.mean_ms, sweep.compatible_ms, sweep.best, out / "plots" / "cutoff_sweep.png"
     )
     best = sweep.cutoffs.index(sweep.best)
-    return {
+    summary = {
         "coefficients": list(fitted.coefficients),
         "rmse": fitted.rmse,
         "cutoff": sweep.best,
@@ -185,6 +188,11 @@ def tune_cutoff(
         "compatible_ms": sweep.compatible_ms,
         "sweep_states": sweep_states,
     }
+    card_path = out / CARD_FILE
+    if card_path.is_file():
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        _write_card(out, {**card, "ordering": summary})
+    return summary
 
 
 def labelled_random_states(count: int, seed: int) -> Labelled:
@@ -209,17 +217,14 @@ def _labelled(states: Sequence[State]) -> Labelled:
     )
 
 
-def _cross_validation(splits: Any, params: dict[str, Any], folds: int, seed: int, log: Log) -> dict[str, Any]:
-    rows = concat([splits.train, splits.validation])
+def cross_validation(rows: Labelled, params: dict[str, Any], folds: int, seed: int, log: Log) -> dict[str, Any]:
+    """k-fold accuracy on random states: the paper's configuration on the features alone, and ours on all inputs."""
     paper_rows = rows.first_columns(len(feature_names()))
     result = {}
     for name, candidate, data in (("paper", PAPER_PARAMS, paper_rows), ("ours", params, rows)):
-        log(f"{folds}-fold cross-validation: {name} {candidate} on {data.matrix.shape[1]} inputs")
-        result[name] = {
-            "params": candidate,
-            "inputs": data.matrix.shape[1],
-            **cross_validate(candidate, data, folds, seed),
-        }
+        log(f"{folds}-fold cross-validation on {len(rows.solvable)} random states: {name} {candidate}")
+        scores = cross_validate(candidate, data, folds, seed)
+        result[name] = {"params": candidate, "inputs": data.matrix.shape[1], "rows": len(rows.solvable), **scores}
     return result
 
 

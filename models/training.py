@@ -147,13 +147,14 @@ class Splits:
     train: Labelled
     validation: Labelled
     tests: dict[str, Labelled]
+    random_rows: Labelled | None = None  # train + validation rows of the random datasets (for k-fold CV)
 
 
 def split_datasets(data_dirs: Sequence[Path], seed: int, probe_nodes: int) -> Splits:
     """Split each dataset 80/10/10 (by deal where rows come from deals, so no deal is in two parts)."""
     import json
 
-    trains, validations, tests = [], [], {}
+    trains, validations, tests, randoms = [], [], {}, []
     for data_dir in data_dirs:
         manifest = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
         data_path = data_dir / "data.parquet"
@@ -163,7 +164,9 @@ def split_datasets(data_dirs: Sequence[Path], seed: int, probe_nodes: int) -> Sp
         trains.append(data.take(train))
         validations.append(data.take(validation))
         tests[f"test_{manifest['generator']}"] = data.take(test)
-    return Splits(concat(trains), concat(validations), tests)
+        if manifest["generator"] == "random":
+            randoms += [trains[-1], validations[-1]]
+    return Splits(concat(trains), concat(validations), tests, concat(randoms) if randoms else None)
 
 
 def concat(parts: Sequence[Labelled]) -> Labelled:
