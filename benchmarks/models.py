@@ -13,16 +13,21 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# Run as a script, this folder comes first on sys.path, and its features.py and
+# models.py would shadow the packages of the same names.
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from features import feature_matrix
-from game import State, parse_grid, random_states
-from models import registry
-from models.classifier import CARD_FILE, load_classifier
-from models.inputs import probe_columns
+import numpy as np  # noqa: E402
+
+from features import feature_matrix  # noqa: E402
+from game import State, parse_grid, random_states  # noqa: E402
+from models import registry  # noqa: E402
+from models.classifier import CARD_FILE, load_classifier  # noqa: E402
+from models.inputs import probe_columns  # noqa: E402
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "neller-states-deals-0-99.csv"
 
