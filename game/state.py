@@ -145,19 +145,18 @@ def _check_state(state: State) -> None:
         raise InvalidState(f"grid {rows}x{cols} needs {rows * cols} stack sizes, got {len(state.sizes)}")
     seen: dict[Card, int] = {}
     for i, (card, size) in enumerate(zip(state.cells, state.sizes, strict=True)):
-        where = cell_name(i, cols)
         if card is None:
             if size != 0:
-                raise InvalidState(f"empty cell at {where} has stack size {size}, expected 0")
+                raise InvalidState(f"empty cell at {cell_name(i, cols)} has stack size {size}, expected 0")
             continue
         if not isinstance(card, int) or not 0 <= card < DECK_SIZE:
-            raise InvalidState(f"cell at {where} holds {card!r}, not a card")
+            raise InvalidState(f"cell at {cell_name(i, cols)} holds {card!r}, not a card")
         if card in seen:
-            first = cell_name(seen[card], cols)
+            where, first = cell_name(i, cols), cell_name(seen[card], cols)
             raise InvalidState(f"duplicate card {card_text(card)} at {where} (first at {first})")
         seen[card] = i
         if not isinstance(size, int) or size < 1:
-            raise InvalidState(f"stack at {where} has size {size}, expected at least 1")
+            raise InvalidState(f"stack at {cell_name(i, cols)} has size {size}, expected at least 1")
     if not seen:
         raise InvalidState("no stacks: every cell is empty")
     total = sum(state.sizes)

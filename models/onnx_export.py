@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import lightgbm as lgb
 import numpy as np
-import onnx
+
+if TYPE_CHECKING:  # importing lightgbm costs seconds; the served classifier never needs it
+    import lightgbm as lgb
+    import onnx
 
 from models.errors import ModelError
 
