@@ -67,6 +67,13 @@ class Classifier:
     threshold: float
     card: dict[str, Any]
     session: OnnxSession = field(repr=False)
+    directory: Path | None = None  # the model version directory it was loaded from
+
+    @property
+    def ordering_path(self) -> Path | None:
+        """The version's ``ordering.json`` (Ordered DFS coefficients and cutoff), when it has one."""
+        path = self.directory / "ordering.json" if self.directory else None
+        return path if path is not None and path.is_file() else None
 
     def predict(self, states: Sequence[State]) -> np.ndarray:
         """P(solvable) for each state (float64, in input order)."""
@@ -122,6 +129,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         threshold=float(session.metadata.get("threshold", "0.5")),
         card=card,
         session=session,
+        directory=directory,
     )
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -39,6 +40,9 @@ class Classifier(Protocol):
     card: dict[str, Any]
 
     probe_nodes: int
+
+    @property
+    def ordering_path(self) -> Path | None: ...
 
     def predict(self, states: Sequence[State]) -> np.ndarray: ...
 
@@ -110,6 +114,9 @@ class DataPlane:
     def __init__(self, settings: Settings, classifier: Classifier) -> None:
         self.settings = settings
         self.classifier = classifier
+        # Solve uses the ordering model installed with the classifier (a retrained one under BOAF_MODEL_DIR).
+        path = classifier.ordering_path
+        self.ordering = search.read_ordering(path) if path is not None else None
 
     def check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
@@ -164,7 +171,12 @@ class DataPlane:
         An ``unknown`` result says which limit ended it: ``max_nodes``, ``time_limit`` or ``cancelled``.
         """
         result = search.solve(
-            state, algorithm, max_nodes=budget.max_nodes, time_limit=budget.time_limit_s, cancel=cancel.array
+            state,
+            algorithm,
+            max_nodes=budget.max_nodes,
+            time_limit=budget.time_limit_s,
+            cancel=cancel.array,
+            ordering=self.ordering,
         )
         if result.status != search.UNKNOWN:
             return result
