@@ -8,18 +8,16 @@ runner, so a long range shows progress and resumes) and measures the sieve's
 
 from __future__ import annotations
 
-import importlib
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from features.kahn import SieveResult
-from jobs.runner import Cluster, JobError, run_job
+from jobs.runner import Cluster, run_job
 
 DEFAULT_CHUNK_SIZE = 500
 
@@ -51,34 +49,17 @@ class Verification:
 
 
 def solve_chunk(chunk: SolveChunk) -> pa.Table:
-    """Solve each deal of the chunk: seed, status and reason per row."""
-    from game.deals import deal
+    """Exact answers for the deals of one chunk, in one compiled batch call."""
+    from search import solve_deals
 
-    solve = _solver()
-
-    seeds, statuses, reasons = [], [], []
-    for seed in chunk.seeds:
-        result = solve(deal(seed), algorithm="ordered", max_nodes=chunk.max_nodes, time_limit=chunk.time_limit)
-        seeds.append(seed)
-        statuses.append(_text(result.status))
-        reasons.append(None if result.reason is None else _text(result.reason))
+    batch = solve_deals(list(chunk.seeds), "ordered", max_nodes=chunk.max_nodes, time_limit=chunk.time_limit)
     return pa.table(
-        {"seed": pa.array(seeds, pa.int64()), "status": pa.array(statuses), "reason": pa.array(reasons, pa.string())}
+        {
+            "seed": pa.array(list(chunk.seeds), pa.int64()),
+            "status": pa.array(batch.status_names()),
+            "reason": pa.array(batch.reasons, pa.string()),
+        }
     )
-
-
-def solver_available() -> bool:
-    """True when ``search.solve`` exists (the exact solver is built)."""
-    try:
-        _solver()
-    except (ImportError, AttributeError):
-        return False
-    return True
-
-
-def _solver() -> Any:
-    # Looked up at run time: the solver is built separately and may not exist yet.
-    return importlib.import_module("search").solve
 
 
 def verify(
@@ -91,8 +72,6 @@ def verify(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
 ) -> Verification:
     """Solve every connected deal of ``sieved`` on Dask and score the 3-heuristic."""
-    if not solver_available():
-        raise JobError("--verify needs the exact solver (search.solve), which is not available in this build")
     chunks = [
         SolveChunk(tuple(sieved.connected[i : i + chunk_size]), max_nodes, time_limit)
         for i in range(0, len(sieved.connected), chunk_size)
@@ -122,11 +101,6 @@ def score(flagged: Sequence[int], statuses: dict[int, str]) -> Verification:
         recall=hits / len(ffud) if ffud else None,
         precision=hits / len(flagged) if flagged else None,
     )
-
-
-def _text(value: object) -> str:
-    # The solver may report plain strings or enum members; keep the value.
-    return str(getattr(value, "value", value))
 
 
 def _read_statuses(parts: Sequence[Path]) -> dict[int, str]:

@@ -12,7 +12,6 @@ import pytest
 
 from features import SCHEMA_VERSION, feature_names, state_features
 from game import deal, format_grid
-from jobs.sieve import solver_available
 
 DEAL_1163 = format_grid(deal(1163))
 
@@ -103,14 +102,6 @@ def test_sieve_json() -> None:
     assert 1264 in data["sfud"]
 
 
-@pytest.mark.skipif(solver_available(), reason="the exact solver is built")
-def test_sieve_verify_without_a_solver_says_so() -> None:
-    result = boaf("sieve", "--seeds", "0:10", "--verify")
-    assert result.returncode == 2
-    assert "needs the exact solver" in result.stderr
-
-
-@pytest.mark.skipif(not solver_available(), reason="the exact solver is not built yet")
 def test_sieve_verify_finds_deal_1163(tmp_path: Path) -> None:
     parts = tmp_path / "parts"
     result = boaf("sieve", "--seeds", "1160:1180", "--verify", "--json", "--workers", "1", "--parts-dir", str(parts))

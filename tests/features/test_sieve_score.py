@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pytest
 
-from features.kahn import SieveResult
-from jobs.runner import JobError
-from jobs.sieve import score, solve_chunk, solver_available, verify
+from jobs.sieve import score, solve_chunk
 
 
 def test_recall_and_precision() -> None:
@@ -27,7 +23,6 @@ def test_no_ffuds_and_no_flags_have_no_ratios() -> None:
     assert result.recall is None and result.precision is None
 
 
-@pytest.mark.skipif(not solver_available(), reason="the exact solver is not built yet")
 def test_solve_chunk_finds_deal_1163_unsolvable() -> None:
     from jobs.sieve import SolveChunk
 
@@ -35,9 +30,3 @@ def test_solve_chunk_finds_deal_1163_unsolvable() -> None:
     assert table.to_pylist()[0]["status"] == "unsolvable"
     assert table.to_pylist()[1]["status"] == "solvable"
     assert isinstance(table, pa.Table)
-
-
-@pytest.mark.skipif(solver_available(), reason="the exact solver is built")
-def test_verify_refuses_without_a_solver(tmp_path: Path) -> None:
-    with pytest.raises(JobError, match="needs the exact solver"):
-        verify(SieveResult(range(1)), tmp_path)
