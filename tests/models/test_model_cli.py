@@ -1,0 +1,78 @@
+"""The model commands, run as a real process: classify, dataset generate, train, tune-cutoff."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from game import parse_grid
+from models.classifier import load_classifier
+
+GRIDS = ["5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C", "2S 3S/-- 4S", "AS KD/-- --"]
+
+
+def boaf(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from service.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_classify_one_grid_as_json_matches_the_committed_model() -> None:
+    result = boaf("classify", GRIDS[0], "--json")
+    assert result.returncode == 0, result.stderr
+    row = json.loads(result.stdout)
+    classifier = load_classifier()
+    assert row["model_version"] == classifier.version
+    assert row["p_solvable"] == pytest.approx(float(classifier.predict([parse_grid(GRIDS[0])])[0]))
+    assert row["solvable"] == (row["p_solvable"] >= classifier.threshold)
+
+
+def test_classify_a_file_writes_one_line_per_state_in_order(tmp_path: Path) -> None:
+    source, target = tmp_path / "in.txt", tmp_path / "out.jsonl"
+    source.write_text("\n".join(GRIDS) + "\n", encoding="utf-8")
+    result = boaf("classify", "--input", str(source), "--output", str(target))
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    expected = load_classifier().predict([parse_grid(g) for g in GRIDS])
+    assert np.allclose([r["p_solvable"] for r in rows], expected)
+    # "AS KD" can never merge: the probe settles it and the model is sure.
+    assert rows[2]["solvable"] is False and rows[2]["p_solvable"] < 0.05
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("classify", "5S 5S"), "boaf: duplicate card 5S at row 1, column 2 (first at row 1, column 1)\n"),
+        (("classify",), "boaf: give exactly one of GRID or --input FILE\n"),
+    ],
+)
+def test_classify_bad_input_exits_2_with_one_line(args: tuple[str, ...], message: str) -> None:
+    result = boaf(*args)
+    assert (result.returncode, result.stderr) == (2, message)
+
+
+def test_generate_train_and_tune_cutoff_make_a_loadable_model(tmp_path: Path) -> None:
+    data = tmp_path / "random"
+    generated = boaf("dataset", "generate", "--generator", "random", "--count", "1500", "--out", str(data))
+    assert generated.returncode == 0, generated.stderr
+    assert json.loads(generated.stdout)["rows"] == 1500
+
+    model = tmp_path / "model"
+    trained = boaf("train", "--data", str(data), "--out", str(model), "--paper")
+    assert trained.returncode == 0, trained.stderr
+    assert json.loads(trained.stdout)["parity"]["label_agreement"] >= 0.9999
+
+    tuned = boaf("tune-cutoff", "--model", str(model), "--states", "300")
+    assert tuned.returncode == 0, tuned.stderr
+    assert 2 <= json.loads(tuned.stdout)["cutoff"] <= 16
+    assert (model / "ordering.json").is_file() and (model / "plots" / "cutoff_sweep.png").is_file()
+    assert load_classifier(model).predict([parse_grid(GRIDS[0])]).shape == (1,)
