@@ -150,6 +150,54 @@ def solve_response(result: Any) -> pb.SolveResponse:
     )
 
 
+def analyze_puzzle_response(analysis: Any) -> pb.AnalyzePuzzleResponse:
+    """An ``AnalyzePuzzleResponse`` from a ``puzzles.PuzzleAnalysis``."""
+    return pb.AnalyzePuzzleResponse(
+        stacks=analysis.stacks,
+        solvable=analysis.solvable,
+        exact=analysis.exact,
+        by_depth=[_depth_count(d) for d in analysis.by_depth],
+        halfway_depth=analysis.halfway_depth,
+        halfway_ratio=analysis.halfway_ratio,
+        tension=analysis.tension,
+        solution=list(analysis.solution),
+        solution_tension=list(analysis.solution_tension),
+        states_enumerated=analysis.states_enumerated,
+        elapsed_ms=analysis.elapsed_ms,
+        notes=list(analysis.notes),
+    )
+
+
+def _depth_count(depth: Any) -> pb.DepthCount:
+    # Unknown counts and tensions (None) stay unset: the proto fields are optional.
+    return pb.DepthCount(
+        depth=depth.depth,
+        states=depth.states,
+        solvable=depth.solvable,
+        ratio=depth.ratio,
+        ratio_low=depth.ratio_low,
+        ratio_high=depth.ratio_high,
+        method=depth.method,
+        sampled=depth.sampled,
+        tension=depth.tension,
+    )
+
+
+def generate_puzzle_response(puzzle: Any) -> pb.GeneratePuzzleResponse:
+    """A ``GeneratePuzzleResponse`` from a ``puzzles.generation.GeneratedPuzzle``."""
+    return pb.GeneratePuzzleResponse(
+        state=state_to_proto(puzzle.state),
+        energy=puzzle.energy,
+        energy_name=puzzle.energy_name,
+        halfway_ratio=puzzle.halfway_ratio,
+        halfway_exact=puzzle.halfway_exact,
+        solution=list(puzzle.solution),
+        elapsed_ms=puzzle.elapsed_ms,
+        seed=puzzle.seed,
+        steps=puzzle.steps,
+    )
+
+
 def classify_response(p_solvable: np.ndarray, threshold: float, model_version: str) -> pb.ClassifyResponse:
     """A ``ClassifyResponse``: one prediction per probability, labelled against ``threshold``."""
     predictions = [pb.Prediction(p_solvable=p, solvable=p >= threshold) for p in p_solvable.tolist()]

@@ -18,11 +18,13 @@ from typing import Any, Protocol
 import numpy as np
 
 import features
+import puzzles
 import search
 from game.deals import deal
 from game.state import State
 from models.errors import ModelError
 from models.inputs import as_model_input
+from puzzles.generation import GeneratedPuzzle, generate
 from search.probe import probe
 from service.errors import DeadlineExceeded, LimitExceeded, ModelUnavailable
 from service.settings import Settings
@@ -109,7 +111,7 @@ class CancelFlag:
 
 
 class DataPlane:
-    """Classify, solve, features and server info over a loaded classifier."""
+    """Classify, solve, features, puzzle analysis and generation, and server info over a loaded classifier."""
 
     def __init__(self, settings: Settings, classifier: Classifier) -> None:
         self.settings = settings
@@ -153,6 +155,27 @@ class DataPlane:
                 f"max_nodes: {max_nodes} exceeds the server's limit of {settings.solve_max_nodes} "
                 "(BOAF_SOLVE_MAX_NODES)"
             )
+        return SolveBudget(max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s))
+
+    def puzzle_budget(self, max_states: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
+        """The budget of a puzzle RPC: ``max_nodes`` is the states an analysis may enumerate.
+
+        0 asks for the default: ``puzzles.DEFAULT_BUDGET``, or the server's node limit when lower.
+        The node limit (``BOAF_SOLVE_MAX_NODES``) and time limit (``BOAF_SOLVE_TIME_LIMIT_MS``)
+        of Solve cap them as in ``solve_budget``.
+        """
+        settings = self.settings
+        if max_states > settings.solve_max_nodes:
+            raise LimitExceeded(
+                f"max_states: {max_states} exceeds the server's limit of {settings.solve_max_nodes} "
+                "(BOAF_SOLVE_MAX_NODES)"
+            )
+        states = max_states or min(puzzles.DEFAULT_BUDGET, settings.solve_max_nodes)
+        return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s))
+
+    def _time_limit_s(self, time_limit_ms: int, deadline_s: float | None) -> float:
+        # The request's time limit (0 = the server's), never past the client's deadline.
+        settings = self.settings
         if time_limit_ms > settings.solve_time_limit_ms:
             raise LimitExceeded(
                 f"time_limit_ms: {time_limit_ms} exceeds the server's limit of {settings.solve_time_limit_ms} "
@@ -163,7 +186,7 @@ class DataPlane:
             if deadline_s <= 0:
                 raise DeadlineExceeded("the client's deadline passed before the search started")
             seconds = min(seconds, deadline_s)
-        return SolveBudget(max_nodes or settings.solve_max_nodes, seconds)
+        return seconds
 
     def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
         """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
@@ -181,6 +204,43 @@ class DataPlane:
         if result.status != search.UNKNOWN:
             return result
         return dataclasses.replace(result, reason=_unknown_reason(result, budget, cancel))
+
+    def analyze_puzzle(
+        self, state: State, budget: SolveBudget, *, samples: int | None, seed: int, cancel: CancelFlag
+    ) -> puzzles.PuzzleAnalysis:
+        """``puzzles.analyze`` within ``budget`` (states and seconds); ``AnalysisStopped`` when stopped early.
+
+        ``samples`` None is ``analyze``'s default.
+        """
+        options: dict[str, Any] = {} if samples is None else {"samples": samples}
+        return puzzles.analyze(
+            state, budget.max_nodes, seed=seed, time_limit=budget.time_limit_s, cancel=cancel.array, **options
+        )
+
+    def generate_puzzle(
+        self,
+        cards: int,
+        budget: SolveBudget,
+        *,
+        rows: int,
+        cols: int,
+        seed: int,
+        iterations: int | None,
+        energy: str | None,
+        cancel: CancelFlag,
+    ) -> GeneratedPuzzle:
+        """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
+        options: dict[str, Any] = {} if energy is None else {"energy": energy}
+        return generate(
+            cards,
+            seed=seed,
+            iterations=iterations,
+            rows=rows,
+            cols=cols,
+            time_limit=budget.time_limit_s,
+            cancel=cancel.array,
+            **options,
+        )
 
     def info(self) -> dict[str, Any]:
         """Versions, schema, model card summary and limits, as plain values."""

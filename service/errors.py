@@ -13,6 +13,7 @@ from __future__ import annotations
 import grpc
 
 from game.errors import BoafError
+from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest
 
 
 class ServiceError(BoafError):
@@ -45,6 +46,11 @@ STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Cancelled, grpc.StatusCode.CANCELLED),
     (ModelUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
+    # Puzzle RPCs. The servicer turns AnalysisStopped into Cancelled when the client cancelled;
+    # otherwise a time limit (the request's, the server's or the client's deadline) stopped it.
+    (AnalysisStopped, grpc.StatusCode.DEADLINE_EXCEEDED),
+    (GenerationFailed, grpc.StatusCode.NOT_FOUND),
+    (InvalidPuzzleRequest, grpc.StatusCode.INVALID_ARGUMENT),
     # Every other domain error is bad input: an unknown card, a duplicate, a bad grid.
     (BoafError, grpc.StatusCode.INVALID_ARGUMENT),
 )

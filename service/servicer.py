@@ -16,6 +16,7 @@ from typing import TypeVar
 import grpc
 
 import search
+from puzzles import AnalysisStopped
 from service import converters
 from service.dataplane import CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
@@ -91,9 +92,47 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         budget = plane.solve_budget(request.max_nodes, request.time_limit_ms, context.time_remaining())
         result = plane.solve(state, algorithm, budget, _cancel_flag(context))
         if result.status == search.UNKNOWN:
-            _raise_if_client_gone(context, result.nodes)
+            _raise_if_client_gone(context, f"after {result.nodes} nodes")
         self.metrics.solve_nodes.labels(result.status).observe(result.nodes)
         return converters.solve_response(result)
+
+    @rpc
+    def AnalyzePuzzle(
+        self, request: pb.AnalyzePuzzleRequest, context: grpc.ServicerContext
+    ) -> pb.AnalyzePuzzleResponse:
+        plane = self._ready_plane()
+        state = converters.state_from_proto(request.state, "state")
+        budget = plane.puzzle_budget(request.max_states, request.time_limit_ms, context.time_remaining())
+        try:
+            analysis = plane.analyze_puzzle(
+                state, budget, samples=request.samples or None, seed=request.seed, cancel=_cancel_flag(context)
+            )
+        except AnalysisStopped as exc:
+            _raise_if_client_gone(context, f"the analysis stopped ({exc})")
+            raise
+        return converters.analyze_puzzle_response(analysis)
+
+    @rpc
+    def GeneratePuzzle(
+        self, request: pb.GeneratePuzzleRequest, context: grpc.ServicerContext
+    ) -> pb.GeneratePuzzleResponse:
+        plane = self._ready_plane()
+        budget = plane.puzzle_budget(0, request.time_limit_ms, context.time_remaining())
+        try:
+            puzzle = plane.generate_puzzle(
+                request.cards,
+                budget,
+                rows=request.rows or 4,
+                cols=request.cols or 4,
+                seed=request.seed,
+                iterations=request.iterations or None,
+                energy=request.energy or None,
+                cancel=_cancel_flag(context),
+            )
+        except AnalysisStopped as exc:
+            _raise_if_client_gone(context, f"the generation stopped ({exc})")
+            raise
+        return converters.generate_puzzle_response(puzzle)
 
     @rpc
     def GetServerInfo(self, request: pb.GetServerInfoRequest, context: grpc.ServicerContext) -> pb.ServerInfo:
@@ -108,9 +147,9 @@ def _cancel_flag(context: grpc.ServicerContext) -> CancelFlag:
     return cancel
 
 
-def _raise_if_client_gone(context: grpc.ServicerContext, nodes: int) -> None:
+def _raise_if_client_gone(context: grpc.ServicerContext, when: str) -> None:
     # The search stopped early; if the client is gone the result has no reader, so say why it stopped.
     if context.time_remaining() <= 0:
-        raise DeadlineExceeded(f"the client's deadline passed after {nodes} nodes")
+        raise DeadlineExceeded(f"the client's deadline passed {when}")
     if not context.is_active():
-        raise Cancelled(f"the call was cancelled after {nodes} nodes")
+        raise Cancelled(f"the call was cancelled {when}")

@@ -122,7 +122,14 @@ def test_reflection_lists_the_boaf_service_and_its_methods(channel: grpc.Channel
     assert "boaf.v1.Boaf" in database.get_services()
     assert "grpc.health.v1.Health" in database.get_services()
     service = DescriptorPool(database).FindServiceByName("boaf.v1.Boaf")
-    assert {m.name for m in service.methods} == {"Classify", "Solve", "Features", "GetServerInfo"}
+    assert {m.name for m in service.methods} == {
+        "Classify",
+        "Solve",
+        "Features",
+        "GetServerInfo",
+        "AnalyzePuzzle",
+        "GeneratePuzzle",
+    }
 
 
 def test_metrics_are_scraped_over_http(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:

@@ -161,3 +161,107 @@ class ServerInfo(_message.Message):
     algorithms: _containers.RepeatedScalarFieldContainer[Algorithm]
     default_algorithm: Algorithm
     def __init__(self, version: _Optional[str] = ..., feature_schema_version: _Optional[str] = ..., feature_names: _Optional[_Iterable[str]] = ..., model_version: _Optional[str] = ..., model_schema_version: _Optional[str] = ..., model_card: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., classify_threshold: _Optional[float] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., algorithms: _Optional[_Iterable[_Union[Algorithm, str]]] = ..., default_algorithm: _Optional[_Union[Algorithm, str]] = ...) -> None: ...
+
+class AnalyzePuzzleRequest(_message.Message):
+    __slots__ = ("state", "max_states", "samples", "seed", "time_limit_ms")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    MAX_STATES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
+    state: State
+    max_states: int
+    samples: int
+    seed: int
+    time_limit_ms: int
+    def __init__(self, state: _Optional[_Union[State, _Mapping]] = ..., max_states: _Optional[int] = ..., samples: _Optional[int] = ..., seed: _Optional[int] = ..., time_limit_ms: _Optional[int] = ...) -> None: ...
+
+class DepthCount(_message.Message):
+    __slots__ = ("depth", "states", "solvable", "ratio", "ratio_low", "ratio_high", "method", "sampled", "tension")
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    SOLVABLE_FIELD_NUMBER: _ClassVar[int]
+    RATIO_FIELD_NUMBER: _ClassVar[int]
+    RATIO_LOW_FIELD_NUMBER: _ClassVar[int]
+    RATIO_HIGH_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    SAMPLED_FIELD_NUMBER: _ClassVar[int]
+    TENSION_FIELD_NUMBER: _ClassVar[int]
+    depth: int
+    states: int
+    solvable: int
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    method: str
+    sampled: int
+    tension: float
+    def __init__(self, depth: _Optional[int] = ..., states: _Optional[int] = ..., solvable: _Optional[int] = ..., ratio: _Optional[float] = ..., ratio_low: _Optional[float] = ..., ratio_high: _Optional[float] = ..., method: _Optional[str] = ..., sampled: _Optional[int] = ..., tension: _Optional[float] = ...) -> None: ...
+
+class AnalyzePuzzleResponse(_message.Message):
+    __slots__ = ("stacks", "solvable", "exact", "by_depth", "halfway_ratio", "tension", "solution", "elapsed_ms", "halfway_depth", "solution_tension", "states_enumerated", "notes")
+    STACKS_FIELD_NUMBER: _ClassVar[int]
+    SOLVABLE_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    BY_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    HALFWAY_RATIO_FIELD_NUMBER: _ClassVar[int]
+    TENSION_FIELD_NUMBER: _ClassVar[int]
+    SOLUTION_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    HALFWAY_DEPTH_FIELD_NUMBER: _ClassVar[int]
+    SOLUTION_TENSION_FIELD_NUMBER: _ClassVar[int]
+    STATES_ENUMERATED_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    stacks: int
+    solvable: bool
+    exact: bool
+    by_depth: _containers.RepeatedCompositeFieldContainer[DepthCount]
+    halfway_ratio: float
+    tension: float
+    solution: _containers.RepeatedScalarFieldContainer[str]
+    elapsed_ms: float
+    halfway_depth: int
+    solution_tension: _containers.RepeatedScalarFieldContainer[float]
+    states_enumerated: int
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, stacks: _Optional[int] = ..., solvable: _Optional[bool] = ..., exact: _Optional[bool] = ..., by_depth: _Optional[_Iterable[_Union[DepthCount, _Mapping]]] = ..., halfway_ratio: _Optional[float] = ..., tension: _Optional[float] = ..., solution: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., halfway_depth: _Optional[int] = ..., solution_tension: _Optional[_Iterable[float]] = ..., states_enumerated: _Optional[int] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GeneratePuzzleRequest(_message.Message):
+    __slots__ = ("cards", "rows", "cols", "seed", "iterations", "energy", "time_limit_ms")
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    COLS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+    ENERGY_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
+    cards: int
+    rows: int
+    cols: int
+    seed: int
+    iterations: int
+    energy: str
+    time_limit_ms: int
+    def __init__(self, cards: _Optional[int] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., seed: _Optional[int] = ..., iterations: _Optional[int] = ..., energy: _Optional[str] = ..., time_limit_ms: _Optional[int] = ...) -> None: ...
+
+class GeneratePuzzleResponse(_message.Message):
+    __slots__ = ("state", "energy", "energy_name", "halfway_ratio", "halfway_exact", "solution", "elapsed_ms", "seed", "steps")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ENERGY_FIELD_NUMBER: _ClassVar[int]
+    ENERGY_NAME_FIELD_NUMBER: _ClassVar[int]
+    HALFWAY_RATIO_FIELD_NUMBER: _ClassVar[int]
+    HALFWAY_EXACT_FIELD_NUMBER: _ClassVar[int]
+    SOLUTION_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    state: State
+    energy: float
+    energy_name: str
+    halfway_ratio: float
+    halfway_exact: bool
+    solution: _containers.RepeatedScalarFieldContainer[str]
+    elapsed_ms: float
+    seed: int
+    steps: int
+    def __init__(self, state: _Optional[_Union[State, _Mapping]] = ..., energy: _Optional[float] = ..., energy_name: _Optional[str] = ..., halfway_ratio: _Optional[float] = ..., halfway_exact: _Optional[bool] = ..., solution: _Optional[_Iterable[str]] = ..., elapsed_ms: _Optional[float] = ..., seed: _Optional[int] = ..., steps: _Optional[int] = ...) -> None: ...

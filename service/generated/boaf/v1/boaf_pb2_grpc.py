@@ -56,6 +56,16 @@ class BoafStub:
                 request_serializer=boaf_dot_v1_dot_boaf__pb2.GetServerInfoRequest.SerializeToString,
                 response_deserializer=boaf_dot_v1_dot_boaf__pb2.ServerInfo.FromString,
                 _registered_method=True)
+        self.AnalyzePuzzle = channel.unary_unary(
+                '/boaf.v1.Boaf/AnalyzePuzzle',
+                request_serializer=boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleRequest.SerializeToString,
+                response_deserializer=boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleResponse.FromString,
+                _registered_method=True)
+        self.GeneratePuzzle = channel.unary_unary(
+                '/boaf.v1.Boaf/GeneratePuzzle',
+                request_serializer=boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleRequest.SerializeToString,
+                response_deserializer=boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleResponse.FromString,
+                _registered_method=True)
 
 
 class BoafServicer:
@@ -91,6 +101,26 @@ class BoafServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AnalyzePuzzle(self, request, context):
+        """Solvability ratio by depth, halfway ratio and Browne tension of one puzzle
+        (Neller & Ziegler): exact when the reachable states fit max_states, else an
+        estimate from sampled states. Stops like Solve: DEADLINE_EXCEEDED when the
+        client's deadline or the time limit passes, CANCELLED when the call is
+        cancelled. Bad input (state, samples) is INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GeneratePuzzle(self, request, context):
+        """A solvable puzzle of the asked number of cards, by local search on an
+        energy. Stops like AnalyzePuzzle; NOT_FOUND when no solvable puzzle turns
+        up; a bad card count, grid or energy name is INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BoafServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +143,16 @@ def add_BoafServicer_to_server(servicer, server):
                     servicer.GetServerInfo,
                     request_deserializer=boaf_dot_v1_dot_boaf__pb2.GetServerInfoRequest.FromString,
                     response_serializer=boaf_dot_v1_dot_boaf__pb2.ServerInfo.SerializeToString,
+            ),
+            'AnalyzePuzzle': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnalyzePuzzle,
+                    request_deserializer=boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleRequest.FromString,
+                    response_serializer=boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleResponse.SerializeToString,
+            ),
+            'GeneratePuzzle': grpc.unary_unary_rpc_method_handler(
+                    servicer.GeneratePuzzle,
+                    request_deserializer=boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleRequest.FromString,
+                    response_serializer=boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -223,6 +263,60 @@ class Boaf:
             '/boaf.v1.Boaf/GetServerInfo',
             boaf_dot_v1_dot_boaf__pb2.GetServerInfoRequest.SerializeToString,
             boaf_dot_v1_dot_boaf__pb2.ServerInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyzePuzzle(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/boaf.v1.Boaf/AnalyzePuzzle',
+            boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleRequest.SerializeToString,
+            boaf_dot_v1_dot_boaf__pb2.AnalyzePuzzleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GeneratePuzzle(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/boaf.v1.Boaf/GeneratePuzzle',
+            boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleRequest.SerializeToString,
+            boaf_dot_v1_dot_boaf__pb2.GeneratePuzzleResponse.FromString,
             options,
             channel_credentials,
             insecure,

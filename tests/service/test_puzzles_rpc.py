@@ -1,0 +1,121 @@
+"""AnalyzePuzzle and GeneratePuzzle through a real server on loopback."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import numpy as np
+import pytest
+from grpc_health.v1 import health_pb2
+from servers import TEST_LIMITS, grid_state, health_status
+
+import puzzles
+import search
+from game import deal, play, random_state
+from service.converters import state_from_proto, state_to_proto
+from service.errors import status_of
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+
+FIVE_CARDS = random_state(np.random.default_rng(5), 3, 3, 5)
+
+
+def test_analyze_puzzle_equals_the_plain_function(stub: boaf_pb2_grpc.BoafStub) -> None:
+    response = stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=30)
+    expected = puzzles.analyze(FIVE_CARDS)
+    assert expected.exact
+    assert response.stacks == expected.stacks == 5
+    assert (response.solvable, response.exact) == (expected.solvable, True)
+    assert response.halfway_depth == expected.halfway_depth
+    assert response.halfway_ratio == expected.halfway_ratio
+    assert list(response.solution) == list(expected.solution)
+    assert list(response.solution_tension) == list(expected.solution_tension)
+    assert response.states_enumerated == expected.states_enumerated
+    got = [
+        {
+            "depth": d.depth,
+            "states": d.states if d.HasField("states") else None,
+            "solvable": d.solvable if d.HasField("solvable") else None,
+            "ratio": d.ratio,
+            "ratio_low": d.ratio_low,
+            "ratio_high": d.ratio_high,
+            "tension": d.tension if d.HasField("tension") else None,
+            "sampled": d.sampled,
+            "method": d.method,
+        }
+        for d in response.by_depth
+    ]
+    assert got == [d.to_json() for d in expected.by_depth]
+    if expected.tension is None:
+        assert not response.HasField("tension")
+    else:
+        assert response.tension == expected.tension
+    if response.solvable:
+        assert play(FIVE_CARDS, list(response.solution)).is_solved
+
+
+def test_generate_puzzle_returns_a_solvable_puzzle_of_the_asked_size(stub: boaf_pb2_grpc.BoafStub) -> None:
+    request = pb.GeneratePuzzleRequest(cards=5, seed=3, iterations=20)
+    response = stub.GeneratePuzzle(request, timeout=30)
+    state = state_from_proto(response.state, "state")
+    assert (state.rows, state.cols, state.n_stacks) == (4, 4, 5)
+    assert search.solve(state).status == search.SOLVABLE
+    assert play(state, list(response.solution)).is_solved
+    assert response.energy_name
+    assert response.seed == 3
+    assert response.steps >= 20  # more when no solvable puzzle had turned up yet
+    again = stub.GeneratePuzzle(request, timeout=30)  # a seed always gives the same puzzle
+    assert (again.state, again.energy, again.solution) == (response.state, response.energy, response.solution)
+
+
+def test_a_malformed_state_is_invalid_argument_naming_the_cell(stub: boaf_pb2_grpc.BoafStub) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=grid_state("QS -- -- / -- 5H QS")), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details().startswith("state: duplicate card QS at row 2, column 3")
+
+
+@pytest.mark.parametrize("cards", [0, 1, 17])
+def test_a_bad_card_count_is_invalid_argument(stub: boaf_pb2_grpc.BoafStub, cards: int) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=cards, iterations=1), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details() == f"cards must be 2..16 for a 4x4 grid, got {cards}"
+
+
+def test_a_tight_deadline_on_a_big_analysis_is_deadline_exceeded_and_the_server_keeps_serving(
+    stub: boaf_pb2_grpc.BoafStub, channel: grpc.Channel
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(deal(16))), timeout=0.5)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - started < 5
+    assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
+    response = stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=30)
+    assert response.stacks == 5
+
+
+def test_budgets_past_the_server_limits_are_resource_exhausted(stub: boaf_pb2_grpc.BoafStub) -> None:
+    too_many = TEST_LIMITS["solve_max_nodes"] + 1
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS), max_states=too_many), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert caught.value.details().startswith(f"max_states: {too_many} exceeds the server's limit")
+    too_long = TEST_LIMITS["solve_time_limit_ms"] + 1
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, time_limit_ms=too_long), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (puzzles.AnalysisStopped("time limit ran out"), grpc.StatusCode.DEADLINE_EXCEEDED),
+        (puzzles.GenerationFailed("no solvable puzzle"), grpc.StatusCode.NOT_FOUND),
+        (puzzles.InvalidPuzzleRequest("samples must be positive"), grpc.StatusCode.INVALID_ARGUMENT),
+    ],
+)
+def test_puzzle_errors_have_their_own_status_codes(error: Exception, code: grpc.StatusCode) -> None:
+    assert status_of(error) == (code, str(error))
