@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from cli_runner import boaf
 
 from features import SCHEMA_VERSION, feature_names, state_features
 from game import deal, format_grid
 
 DEAL_1163 = format_grid(deal(1163))
-
-
-def boaf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
 
 
 @pytest.mark.parametrize("args", [("features", DEAL_1163, "--json"), ("features", "--json", DEAL_1163)])

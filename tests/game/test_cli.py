@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-
-
-def boaf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+from cli_runner import boaf
 
 
 def test_deal_prints_one_line_of_grid_text() -> None:

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import boaf
 
 from game import parse_grid
 from models.classifier import load_classifier
 
 GRIDS = ["5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C", "2S 3S/-- 4S", "AS KD/-- --"]
-
-
-def boaf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
 
 
 def test_classify_one_grid_as_json_matches_the_committed_model() -> None:

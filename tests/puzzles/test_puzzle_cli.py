@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import boaf
 
 # Importing the command module registers it, whether or not service.cli lists it yet.
 ENTRY = "from service.cli import puzzle_commands, main; main()"
-
-
-def boaf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args], capture_output=True, text=True, check=False, timeout=120
-    )
 
 
 def test_analyze_json_has_the_documented_fields(tmp_path: Path) -> None:

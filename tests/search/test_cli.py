@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import boaf
 
 from game import deal, play
-
-
-def boaf(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
 
 
 def test_solve_a_seed_as_json() -> None:
