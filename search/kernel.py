@@ -136,9 +136,15 @@ def _bit(i):
 @njit(cache=True, nogil=True)
 def is_connected(present, compat):
     """True when the compatibility graph on the card mask ``present`` has at most one component."""
-    if present == U0:
+    return _all_reached(present, compat)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _all_reached(members, links):
+    """True when every bit of ``members`` is reached from its lowest bit through ``links[bit]`` masks."""
+    if members == U0:
         return True
-    reach = present & (~present + U1)
+    reach = members & (~members + U1)
     frontier = reach
     while frontier != U0:
         grow = U0
@@ -146,10 +152,10 @@ def is_connected(present, compat):
         while f != U0:
             c = _lowest_bit_index(f)
             f &= f - U1
-            grow |= compat[c]
-        frontier = grow & present & ~reach
+            grow |= links[c]
+        frontier = grow & members & ~reach
         reach |= frontier
-    return reach == present
+    return reach == members
 
 
 @njit(cache=True, nogil=True)
@@ -558,20 +564,7 @@ def _cells_linked(occupied, line):
     Cells only ever empty, and stacks only merge along such links, so a split
     grid can never come down to one stack.
     """
-    if occupied == U0:
-        return True
-    reach = occupied & (~occupied + U1)
-    frontier = reach
-    while frontier != U0:
-        grow = U0
-        f = frontier
-        while f != U0:
-            c = _lowest_bit_index(f)
-            f &= f - U1
-            grow |= line[c]
-        frontier = grow & occupied & ~reach
-        reach |= frontier
-    return reach == occupied
+    return _all_reached(occupied, line)
 
 
 @njit(cache=True, nogil=True)
