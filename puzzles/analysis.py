@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from game import Move, State
-from puzzles import kernel
-from puzzles.enumeration import Enumeration, enumerate_states
+from game import State
+from puzzles.enumeration import Enumeration, Labels, enumerate_states, label_states
 
-DEFAULT_BUDGET = 2_000_000  # states kept by the exact enumeration (~3 µs and ~40 bytes each)
+DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~40 bytes each); every 12-card state fits
 
 
 @dataclass(frozen=True)
@@ -145,29 +144,31 @@ def analyze(
 
     check_samples(samples)
     start = time.perf_counter()
+    deadline = start + time_limit if time_limit else None
     enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
     if enumeration.complete:
-        result = exact_analysis(state, enumeration)
+        result = exact_analysis(state, enumeration, time_limit=left, cancel=cancel)
     else:
-        result = estimate_from(state, enumeration, samples=samples, seed=seed, time_limit=time_limit, cancel=cancel)
+        result = estimate_from(state, enumeration, samples=samples, seed=seed, time_limit=left, cancel=cancel)
     return _with_elapsed(result, start)
 
 
-def exact_analysis(state: State, enumeration: Enumeration) -> PuzzleAnalysis:
-    """The exact analysis from a complete enumeration with edges."""
-    depths = enumeration.depths
-    solvable, winning = kernel.label_levels(enumeration.level_start, enumeration.edge_start, enumeration.edges, depths)
-    legal = np.diff(enumeration.edge_start)
-    by_depth = tuple(_exact_depth(d, enumeration.level_start, solvable, winning, legal) for d in range(depths))
-    moves, tensions = _solution_and_tension(state, enumeration, solvable, winning, legal)
+def exact_analysis(
+    state: State, enumeration: Enumeration, *, time_limit: float | None = None, cancel: np.ndarray | None = None
+) -> PuzzleAnalysis:
+    """The exact analysis from a complete enumeration of ``state``."""
+    labels = label_states(enumeration, time_limit=time_limit, cancel=cancel)
+    by_depth = tuple(_exact_depth(d, enumeration, labels) for d in range(enumeration.depths))
+    moves, tensions = _solution_and_tension(state, enumeration, labels)
     return PuzzleAnalysis(
         stacks=state.n_stacks,
-        solvable=bool(solvable[0]),
+        solvable=bool(labels.level_solvable[0]),
         by_depth=by_depth,
         exact=True,
         solution=tuple(moves),
         solution_tension=tuple(tensions),
-        states_enumerated=int(enumeration.cells.shape[0]),
+        states_enumerated=enumeration.states,
     )
 
 
@@ -176,36 +177,39 @@ def browne_tension(winning: int, legal: int) -> float:
     return 1.0 - winning / legal if legal else 0.0
 
 
-def _exact_depth(
-    depth: int, level_start: np.ndarray, solvable: np.ndarray, winning: np.ndarray, legal: np.ndarray
-) -> DepthCount:
-    lo, hi = int(level_start[depth]), int(level_start[depth + 1])
-    states = hi - lo
-    good = int(solvable[lo:hi].sum())
+def _exact_depth(depth: int, enumeration: Enumeration, labels: Labels) -> DepthCount:
+    states = enumeration.level_size(depth)
+    good = int(labels.level_solvable[depth])
     ratio = good / states if states else 0.0
     # The last depth's states are solved (no moves), so they carry no tension.
-    movable = (solvable[lo:hi] == 1) & (legal[lo:hi] > 0)
-    tension = float(np.mean(1.0 - winning[lo:hi][movable] / legal[lo:hi][movable])) if movable.any() else None
+    count = int(labels.tension_count[depth])
+    tension = float(labels.tension_sum[depth]) / count if count else None
     return DepthCount(depth, states, good, ratio, ratio, ratio, tension)
 
 
-def _solution_and_tension(
-    state: State, enumeration: Enumeration, solvable: np.ndarray, winning: np.ndarray, legal: np.ndarray
-) -> tuple[list[str], list[float]]:
+def _solution_and_tension(state: State, enumeration: Enumeration, labels: Labels) -> tuple[list[str], list[float]]:
     # Follow the first winning move (in legal_moves order) from each state.
-    if not solvable[0]:
+    if not labels.level_solvable[0]:
         return [], []
     moves: list[str] = []
     tensions: list[float] = []
-    node, index = state, 0
+    node = state
     while node.n_stacks > 1:
-        tensions.append(browne_tension(int(winning[index]), int(legal[index])))
-        children = enumeration.edges[enumeration.edge_start[index] : enumeration.edge_start[index + 1]]
-        choice = next(i for i, child in enumerate(children.tolist()) if solvable[child])
-        move: Move = list(node.legal_moves())[choice]
-        moves.append(node.move_text(move))
-        node, index = node.apply(move), int(children[choice])
+        legal = list(node.legal_moves())
+        children = [node.apply(move) for move in legal]
+        wins = [_solvable(enumeration, labels, child) for child in children]
+        tensions.append(browne_tension(sum(wins), len(legal)))
+        choice = wins.index(True)
+        moves.append(node.move_text(legal[choice]))
+        node = children[choice]
     return moves, tensions
+
+
+def _solvable(enumeration: Enumeration, labels: Labels, state: State) -> bool:
+    index = enumeration.locate(state)
+    if index < 0:
+        raise RuntimeError(f"a reachable state is missing from the enumeration: {state.cells}")
+    return bool(labels.solvable[index])
 
 
 def _with_elapsed(result: PuzzleAnalysis, start: float) -> PuzzleAnalysis:

@@ -1,9 +1,18 @@
-"""The reachable states of a root, level by level, from the compiled kernel."""
+"""The reachable states of a root, depth by depth, and their labels, from the compiled kernel.
+
+A depth of at least ``SPLIT_AT`` states is expanded (and labelled) by up to
+``THREADS`` threads at once: the kernel releases the GIL and the groups of one
+depth are independent. Smaller work runs in one call.
+"""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -13,69 +22,320 @@ from puzzles import kernel
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
 from search import kernel as search_kernel
 
+THREADS = max(1, min(4, os.cpu_count() or 1))
+SPLIT_AT = 100_000  # states in a depth before its work is shared between threads
+PLACE_TYPES = (np.uint16, np.uint32)  # a move's child place fits 16 bits unless its group is huge
+
 
 @dataclass(frozen=True)
 class Enumeration:
-    """Distinct states reachable from a root, grouped by depth (moves played).
+    """Distinct states reachable from ``root``, grouped by depth (moves played).
 
-    ``cells[level_start[d]:level_start[d+1]]`` are the states of depth ``d``
-    (``int8`` top cards, -1 empty). ``complete_depths`` levels were finished;
-    when that is every depth, ``complete`` is true and (if asked for) ``edges``
-    hold each state's children in ``legal_moves`` order, CSR-style via ``edge_start``.
+    The root's k occupied cells are its slots: ``slot_cell[s]`` is the cell of
+    slot s and ``cards[s]`` the card dealt there. The states live in the
+    kernel's groups (``keys``, ``group_start``, ``group_size``, ``masks``,
+    ``level_group_start``; see ``puzzles.kernel``) and ``sizes[d]`` counts the
+    states of depth d; ``edges`` and ``block_start`` record every move.
+    ``complete_depths`` depths were finished; ``complete`` is true when that is
+    every depth. Puzzles of more than ``kernel.MAX_STACKS`` stacks are not
+    enumerated: only the root is known.
     """
 
-    rows: int
-    cols: int
-    depths: int
-    cells: np.ndarray
-    level_start: np.ndarray
-    edge_start: np.ndarray
+    root: State
+    slot_cell: np.ndarray
+    cards: np.ndarray
+    keys: np.ndarray
+    group_start: np.ndarray
+    group_size: np.ndarray
+    masks: np.ndarray
+    level_group_start: np.ndarray
+    sizes: np.ndarray
     edges: np.ndarray
+    block_start: np.ndarray
     complete: bool
+
+    @property
+    def rows(self) -> int:
+        """Grid rows."""
+        return self.root.rows
+
+    @property
+    def cols(self) -> int:
+        """Grid columns."""
+        return self.root.cols
+
+    @property
+    def depths(self) -> int:
+        """k depths, 0 … k−1, for k stacks."""
+        return self.root.n_stacks
 
     @property
     def complete_depths(self) -> int:
         """How many depths (from 0) are fully enumerated."""
-        finished = [d for d in range(self.depths) if self.level_start[d + 1] >= 0]
-        return len(finished)
+        return int((self.level_group_start[1:] >= 0).sum())
 
-    def level(self, depth: int) -> np.ndarray:
-        """The states of ``depth`` as an ``int8`` array ``(n, rows*cols)``; the depth must be complete."""
-        return self.cells[self.level_start[depth] : self.level_start[depth + 1]]
+    @property
+    def states(self) -> int:
+        """Distinct states kept (every complete depth)."""
+        return int(self.sizes[: self.complete_depths].sum())
 
     def level_size(self, depth: int) -> int:
         """Distinct states at ``depth`` (a complete depth)."""
-        return int(self.level_start[depth + 1] - self.level_start[depth])
+        return int(self.sizes[depth])
+
+    def level(self, depth: int) -> np.ndarray:
+        """The states of ``depth`` as an ``int8`` array ``(n, rows*cols)``; the depth must be complete."""
+        if not 0 <= depth < self.complete_depths:
+            raise ValueError(f"depth {depth} was not enumerated (complete depths: {self.complete_depths})")
+        if self.masks.shape[0] == 0:  # too many stacks to enumerate: the root alone
+            return state_to_array(self.root)[None, :]
+        first, last = int(self.level_group_start[depth]), int(self.level_group_start[depth + 1])
+        return kernel.decode_level(
+            self.depths, self.keys, self.group_start, self.group_size, self.masks, first, last,
+            int(self.sizes[depth]), self.slot_cell, self.cards, self.rows * self.cols,
+        )  # fmt: skip
+
+    def locate(self, state: State) -> int:
+        """The index of ``state`` in ``keys`` (and in the labels), or -1 when it was not enumerated."""
+        if self.masks.shape[0] == 0:
+            return -1
+        card_slot = {int(card): s for s, card in enumerate(self.cards)}
+        cell_slot = {int(cell): s for s, cell in enumerate(self.slot_cell)}
+        mask, key = 0, 0
+        for cell, card in enumerate(state.cells):
+            if card is None:
+                continue
+            if cell not in cell_slot or card not in card_slot:
+                return -1
+            mask |= 1 << cell_slot[cell]
+            key |= card_slot[card] << (4 * cell_slot[cell])
+        return int(kernel.find_state(self.keys, self.group_start, self.group_size, mask, np.uint64(key)))
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Solvability of every enumerated state, with per-depth totals.
+
+    ``solvable[i]`` labels the state at index i of ``Enumeration.keys``
+    (``Enumeration.locate``); per depth, ``level_solvable`` counts the solvable
+    states and ``tension_sum`` / ``tension_count`` sum Browne's tension over
+    the solvable states that have moves.
+    """
+
+    solvable: np.ndarray
+    level_solvable: np.ndarray
+    tension_sum: np.ndarray
+    tension_count: np.ndarray
 
 
 def enumerate_states(
     state: State,
     max_states: int | None = None,
     *,
-    keep_edges: bool = True,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
 ) -> Enumeration:
-    """Enumerate every state reachable from ``state``, stopping once ``max_states`` states are kept.
+    """Enumerate every state reachable from ``state``, keeping at most ``max_states`` states.
 
-    ``time_limit`` is in seconds; ``cancel`` an ``int64[1]`` flag another thread may
-    set. Either one stopping the walk raises ``AnalysisStopped``; the budget does not.
+    A depth that would pass ``max_states`` is left out whole (the enumeration is
+    then not ``complete``). ``time_limit`` is in seconds; ``cancel`` an
+    ``int64[1]`` flag another thread may set. Either one stopping the walk
+    raises ``AnalysisStopped``; the budget does not.
     """
     if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1):
         raise InvalidPuzzleRequest(f"budget must be a positive number of states, got {max_states!r}")
-    depths = state.n_stacks
-    flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
-    deadline = search_kernel.now_s() + time_limit if time_limit else 0.0
-    status, cells, level_start, edge_start, edges = kernel.enumerate_levels(
-        state_to_array(state), _compat(), _line(state.rows, state.cols), depths, max_states or 0,
-        keep_edges, deadline, flag,
+    slot_cell = np.array([i for i, card in enumerate(state.cells) if card is not None], dtype=np.int64)
+    cards = np.array([state.cells[i] for i in slot_cell], dtype=np.int8)
+    if len(slot_cell) > kernel.MAX_STACKS:
+        return _root_only(state, slot_cell, cards)
+    line, compat = _slot_tables(state, slot_cell, cards)
+    for place in PLACE_TYPES:
+        walk = _Walk(state.n_stacks, line, compat, place, max_states or 0, _deadline(time_limit), _flag(cancel))
+        status = walk.run()
+        if status != kernel.TOO_WIDE:
+            break
+    _raise_if_stopped(status, time_limit)
+    return Enumeration(
+        state, slot_cell, cards, walk.keys[: walk.used], walk.group_start, walk.group_size,
+        walk.masks[: walk.ngroups], walk.level_group_start, walk.sizes, walk.edges[: walk.m], walk.block_start,
+        status == kernel.COMPLETE,
     )  # fmt: skip
+
+
+class _Walk:
+    """The enumeration under way: the kernel's arrays, depth by depth."""
+
+    def __init__(
+        self, k: int, line: np.ndarray, compat: np.ndarray, place: Any, max_states: int, deadline: float,
+        cancel: np.ndarray,
+    ) -> None:  # fmt: skip
+        self.k, self.line, self.compat, self.max_states = k, line, compat, max_states
+        self.deadline, self.cancel = deadline, cancel
+        self.edge_like, self.widest = np.empty(0, place), int(np.iinfo(place).max)
+        root_key = np.uint64(sum(s << (4 * s) for s in range(k)))
+        arrays = kernel.start_groups(k, root_key, self.edge_like)
+        self.keys, self.edges, self.group_start, self.group_size, self.block_start = arrays[:5]
+        self.masks, self.level_group_start, self.sizes = arrays[5:]
+        self.depth, self.used, self.m = 0, 1, 0
+
+    @property
+    def ngroups(self) -> int:
+        return int(self.level_group_start[self.depth + 1])
+
+    def run(self) -> int:
+        pause_at = SPLIT_AT if THREADS > 1 else 0
+        while True:
+            status, self.depth, self.keys, self.used, self.edges, self.m = kernel.enumerate_groups(
+                self.k, self.depth, self.keys, self.used, self.edges, self.m, self.group_start, self.group_size,
+                self.block_start, self.masks, self.level_group_start, self.sizes, self.line, self.compat,
+                self.widest, self.max_states, pause_at, self.deadline, self.cancel,
+            )  # fmt: skip
+            if status != kernel.PAUSED:
+                return int(status)
+            status = self._expand_in_threads()
+            if status != kernel.COMPLETE:
+                return status
+
+    def _expand_in_threads(self) -> int:
+        # One depth, its child groups split in contiguous runs of about equal work.
+        d = self.depth
+        first, last = int(self.level_group_start[d]), int(self.level_group_start[d + 1])
+        children, bounds = kernel.next_groups(
+            self.k, self.masks, first, last, self.group_start, self.group_size, self.line
+        )
+        room = self.max_states - int(self.sizes[: d + 1].sum()) if self.max_states else 0
+        if self.max_states and room <= 0:
+            return kernel.OVER_BUDGET
+        runs = _runs(bounds, THREADS)
+
+        def expand(run: tuple[int, int]) -> Any:
+            lo, hi = run
+            return kernel.expand_groups(
+                self.k, self.keys, self.group_start, self.group_size, self.line, self.compat, children[lo:hi],
+                bounds[lo:hi], self.edge_like, self.widest, room, self.deadline, self.cancel,
+            )  # fmt: skip
+
+        results = list(_pool().map(expand, runs))
+        for result in results:
+            if result[0] != kernel.COMPLETE:
+                return int(result[0])
+        added = sum(result[1].shape[0] for result in results)
+        if self.max_states and added > room:
+            return kernel.OVER_BUDGET
+        ngroups = last
+        for (lo, hi), (_, new_keys, sizes, new_edges, blocks) in zip(runs, results, strict=True):
+            self.keys, self.used, self.edges, self.m, ngroups = kernel.append_groups(
+                self.keys, self.used, self.edges, self.m, self.group_start, self.group_size, self.block_start,
+                self.masks, ngroups, children[lo:hi], sizes, new_keys, new_edges, blocks,
+            )  # fmt: skip
+        self.level_group_start[d + 2] = ngroups
+        self.sizes[d + 1] = added
+        self.depth = d + 1
+        return kernel.COMPLETE
+
+
+def label_states(
+    enumeration: Enumeration, *, time_limit: float | None = None, cancel: np.ndarray | None = None
+) -> Labels:
+    """The solvability of every state of a complete enumeration, labelled bottom-up."""
+    if not enumeration.complete:
+        raise ValueError("only a complete enumeration can be labelled")
+    e = enumeration
+    line, compat = _slot_tables(e.root, e.slot_cell, e.cards)
+    deadline, flag = _deadline(time_limit), _flag(cancel)
+    if THREADS == 1 or e.states < SPLIT_AT:
+        status, solvable, level_solvable, tension_sum, tension_count = kernel.label_groups(
+            e.depths, e.keys, e.group_start, e.group_size, e.masks, e.level_group_start, e.edges, e.block_start,
+            line, compat, deadline, flag,
+        )  # fmt: skip
+        _raise_if_unlabelled(status, time_limit)
+        return Labels(solvable, level_solvable, tension_sum, tension_count)
+    solvable = np.zeros(e.keys.shape[0], dtype=np.uint8)
+    level_solvable = np.zeros(e.depths, dtype=np.int64)
+    tension_sum = np.zeros(e.depths, dtype=np.float64)
+    tension_count = np.zeros(e.depths, dtype=np.int64)
+    for d in range(e.depths - 1, -1, -1):
+        first, last = int(e.level_group_start[d]), int(e.level_group_start[d + 1])
+        work = e.group_size[e.masks[first:last]]
+        runs = _runs(work, THREADS) if e.sizes[d] >= SPLIT_AT else [(0, last - first)]
+
+        def label(run: tuple[int, int], d: int = d, first: int = first) -> Any:
+            return kernel.label_level(
+                e.depths, d, first + run[0], first + run[1], e.keys, e.group_start, e.group_size, e.masks, e.edges,
+                e.block_start, line, compat, solvable, deadline, flag,
+            )  # fmt: skip
+
+        results = list(_pool().map(label, runs))
+        for status, good, t_sum, t_count in results:
+            _raise_if_unlabelled(status, time_limit)
+            level_solvable[d] += good
+            tension_sum[d] += t_sum
+            tension_count[d] += t_count
+    return Labels(solvable, level_solvable, tension_sum, tension_count)
+
+
+def _runs(work: np.ndarray, parts: int) -> list[tuple[int, int]]:
+    # Contiguous index runs of about equal total work.
+    cumulative = np.cumsum(work)
+    total = int(cumulative[-1]) if len(cumulative) else 0
+    cuts = [0] + [int(np.searchsorted(cumulative, total * i / parts)) for i in range(1, parts)] + [len(work)]
+    return [(lo, hi) for lo, hi in pairwise(cuts) if hi > lo]
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(THREADS, thread_name_prefix="boaf-puzzles")
+
+
+def _root_only(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> Enumeration:
+    empty = np.zeros(0, dtype=np.int64)
+    level_group_start = np.full(state.n_stacks + 1, -1, dtype=np.int64)
+    level_group_start[:2] = 0
+    sizes = np.zeros(state.n_stacks, dtype=np.int64)
+    sizes[0] = 1
+    keys = np.zeros(0, dtype=np.uint64)
+    complete = state.n_stacks == 1
+    return Enumeration(
+        state, slot_cell, cards, keys, empty, empty, empty, level_group_start, sizes, np.zeros(0, np.uint16),
+        np.zeros((0, 0), np.int64), complete,
+    )  # fmt: skip
+
+
+def _slot_tables(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # line[s]: slots sharing a row or column with slot s; compat[a]: cards that may join card a.
+    cell_line = _line(state.rows, state.cols)
+    card_compat = _compat()
+    k = len(slot_cell)
+    line = np.zeros(k, dtype=np.int64)
+    compat = np.zeros(k, dtype=np.uint64)
+    for s in range(k):
+        for t in range(k):
+            if (int(cell_line[slot_cell[s]]) >> int(slot_cell[t])) & 1:
+                line[s] |= 1 << t
+            if (int(card_compat[cards[s]]) >> int(cards[t])) & 1:
+                compat[s] |= np.uint64(1 << t)
+    return line, compat
+
+
+def _deadline(time_limit: float | None) -> float:
+    return search_kernel.now_s() + time_limit if time_limit else 0.0
+
+
+def _flag(cancel: np.ndarray | None) -> np.ndarray:
+    return np.zeros(1, dtype=np.int64) if cancel is None else cancel
+
+
+def _raise_if_unlabelled(status: int, time_limit: float | None) -> None:
+    if status == kernel.INCONSISTENT:
+        raise RuntimeError("the recorded moves disagree with the enumeration; the labels would be wrong")
+    _raise_if_stopped(status, time_limit)
+
+
+def _raise_if_stopped(status: int, time_limit: float | None) -> None:
     if status == kernel.OUT_OF_TIME:
-        raise AnalysisStopped(f"time limit of {time_limit} s ran out while enumerating states")
+        raise AnalysisStopped(f"time limit of {time_limit} s ran out during the analysis")
     if status == kernel.CANCELLED:
         raise AnalysisStopped("analysis cancelled")
-    complete = status == kernel.COMPLETE
-    return Enumeration(state.rows, state.cols, depths, cells, level_start, edge_start, edges, complete)
 
 
 @cache

@@ -64,7 +64,7 @@ def estimate_from(
         exact=False,
         solution=tuple(moves),
         solution_tension=tuple(tensions),
-        states_enumerated=int(enumeration.cells.shape[0]),
+        states_enumerated=enumeration.states,
         notes=(note,),
     )
 
