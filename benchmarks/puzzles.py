@@ -117,7 +117,7 @@ def generation_figures(k: int, seed: int) -> str:
 
 
 def halfway_estimate(state: State, budget: int, samples: int) -> float:
-    enumeration = enumerate_states(state, budget)
+    enumeration = enumerate_states(state, budget, moves=False)
     depth = state.n_stacks // 2
     return estimate_depth(enumeration, depth, samples, np.random.default_rng(0), solvable_root=True).ratio
 

@@ -35,7 +35,8 @@ class Enumeration:
     slot s and ``cards[s]`` the card dealt there. The states live in the
     kernel's groups (``keys``, ``group_start``, ``group_size``, ``masks``,
     ``level_group_start``; see ``puzzles.kernel``) and ``sizes[d]`` counts the
-    states of depth d; ``edges`` and ``block_start`` record every move.
+    states of depth d; ``edges`` and ``block_start`` record every move when
+    ``moves`` is true (labelling needs them).
     ``complete_depths`` depths were finished; ``complete`` is true when that is
     every depth. Puzzles of more than ``kernel.MAX_STACKS`` stacks are not
     enumerated: only the root is known.
@@ -53,6 +54,7 @@ class Enumeration:
     edges: np.ndarray
     block_start: np.ndarray
     complete: bool
+    moves: bool = True
 
     @property
     def rows(self) -> int:
@@ -132,13 +134,15 @@ def enumerate_states(
     state: State,
     max_states: int | None = None,
     *,
+    moves: bool = True,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
 ) -> Enumeration:
     """Enumerate every state reachable from ``state``, keeping at most ``max_states`` states.
 
     A depth that would pass ``max_states`` is left out whole (the enumeration is
-    then not ``complete``). ``time_limit`` is in seconds; ``cancel`` an
+    then not ``complete``). ``moves`` records every move, for ``label_states``;
+    without them a walk takes about a third less memory. ``time_limit`` is in seconds; ``cancel`` an
     ``int64[1]`` flag another thread may set. Either one stopping the walk
     raises ``AnalysisStopped``; the budget does not.
     """
@@ -150,7 +154,7 @@ def enumerate_states(
         return _root_only(state, slot_cell, cards)
     line, compat = _slot_tables(state, slot_cell, cards)
     for place in PLACE_TYPES:
-        walk = _Walk(state.n_stacks, line, compat, place, max_states or 0, _deadline(time_limit), _flag(cancel))
+        walk = _Walk(state.n_stacks, line, compat, place, moves, max_states or 0, _deadline(time_limit), _flag(cancel))
         status = walk.run()
         if status != kernel.TOO_WIDE:
             break
@@ -158,7 +162,7 @@ def enumerate_states(
     return Enumeration(
         state, slot_cell, cards, walk.keys[: walk.used], walk.group_start, walk.group_size,
         walk.masks[: walk.ngroups], walk.level_group_start, walk.sizes, walk.edges[: walk.m], walk.block_start,
-        status == kernel.COMPLETE,
+        status == kernel.COMPLETE, moves,
     )  # fmt: skip
 
 
@@ -166,10 +170,10 @@ class _Walk:
     """The enumeration under way: the kernel's arrays, depth by depth."""
 
     def __init__(
-        self, k: int, line: np.ndarray, compat: np.ndarray, place: Any, max_states: int, deadline: float,
-        cancel: np.ndarray,
+        self, k: int, line: np.ndarray, compat: np.ndarray, place: Any, record: bool, max_states: int,
+        deadline: float, cancel: np.ndarray,
     ) -> None:  # fmt: skip
-        self.k, self.line, self.compat, self.max_states = k, line, compat, max_states
+        self.k, self.line, self.compat, self.record, self.max_states = k, line, compat, record, max_states
         self.deadline, self.cancel = deadline, cancel
         self.edge_like, self.widest = np.empty(0, place), int(np.iinfo(place).max)
         root_key = np.uint64(sum(s << (4 * s) for s in range(k)))
@@ -188,7 +192,7 @@ class _Walk:
             status, self.depth, self.keys, self.used, self.edges, self.m = kernel.enumerate_groups(
                 self.k, self.depth, self.keys, self.used, self.edges, self.m, self.group_start, self.group_size,
                 self.block_start, self.masks, self.level_group_start, self.sizes, self.line, self.compat,
-                self.widest, self.max_states, pause_at, self.deadline, self.cancel,
+                self.widest, self.record, self.max_states, pause_at, self.deadline, self.cancel,
             )  # fmt: skip
             if status != kernel.PAUSED:
                 return int(status)
@@ -212,7 +216,7 @@ class _Walk:
             lo, hi = run
             return kernel.expand_groups(
                 self.k, self.keys, self.group_start, self.group_size, self.line, self.compat, children[lo:hi],
-                bounds[lo:hi], self.edge_like, self.widest, room, self.deadline, self.cancel,
+                bounds[lo:hi], self.edge_like, self.widest, self.record, room, self.deadline, self.cancel,
             )  # fmt: skip
 
         results = list(_pool().map(expand, runs))
@@ -238,8 +242,8 @@ def label_states(
     enumeration: Enumeration, *, time_limit: float | None = None, cancel: np.ndarray | None = None
 ) -> Labels:
     """The solvability of every state of a complete enumeration, labelled bottom-up."""
-    if not enumeration.complete:
-        raise ValueError("only a complete enumeration can be labelled")
+    if not enumeration.complete or not enumeration.moves:
+        raise ValueError("only a complete enumeration with its moves can be labelled")
     e = enumeration
     line, compat = _slot_tables(e.root, e.slot_cell, e.cards)
     deadline, flag = _deadline(time_limit), _flag(cancel)

@@ -149,15 +149,17 @@ def next_groups(k, masks, first, last, group_start, group_size, line):
 
 @njit(cache=True, nogil=True)
 def expand_groups(
-    k, keys, group_start, group_size, line, compat, children, bounds, edge_like, widest, max_new, deadline, cancel
-):
+    k, keys, group_start, group_size, line, compat, children, bounds, edge_like, widest, record, max_new, deadline,
+    cancel,
+):  # fmt: skip
     """Build the groups ``children`` of the next depth from their parents (read-only: threads may share them).
 
     ``edge_like`` is an empty array of the place dtype (``uint16`` or
     ``uint32``, largest value ``widest``): a group with more states ends the
-    call with ``TOO_WIDE``. More than ``max_new`` new states (0: no cap) ends
-    it with ``OVER_BUDGET``; ``deadline`` (a ``now_s()`` time, 0 for none) and
-    ``cancel[0]`` with ``OUT_OF_TIME`` / ``CANCELLED``.
+    call with ``TOO_WIDE``. Moves are recorded only when ``record`` is true.
+    More than ``max_new`` new states (0: no cap) ends it with ``OVER_BUDGET``;
+    ``deadline`` (a ``now_s()`` time, 0 for none) and ``cancel[0]`` with
+    ``OUT_OF_TIME`` / ``CANCELLED``.
 
     Returns ``(status, new_keys, sizes, new_edges, blocks)``: the children's
     keys one group after another, each child's state count, and the moves,
@@ -187,7 +189,7 @@ def expand_groups(
             table = np.full(cap, EMPTY, dtype=np.uint64)
         else:
             table[:cap] = EMPTY
-        if rows.shape[0] < bounds[c]:
+        if record and rows.shape[0] < bounds[c]:
             rows = np.empty(bounds[c], dtype=np.uint32)
         n, moves = 0, 0
         for s in range(k):
@@ -199,7 +201,8 @@ def expand_groups(
             if n_targets == 0:
                 continue
             size = group_size[parent]
-            blocks[c, s] = m + moves
+            if record:
+                blocks[c, s] = m + moves
             shift_s = np.uint64(4 * s)
             for i in range(start, start + size):
                 key = keys[i]
@@ -217,15 +220,16 @@ def expand_groups(
                                 table = _doubled(table, cap, rows, moves)
                                 cap *= 2
                                 at = _find(table, cap, new)
-                        rows[moves] = at
-                        moves += 1
+                        if record:
+                            rows[moves] = at
+                            moves += 1
             work += size
             if work >= CHECK_EVERY:
                 work = 0
                 status = _stopped(deadline, cancel)
                 if status != COMPLETE:
                     return status, new_keys[:used], sizes, new_edges[:m], blocks
-        if n - 1 > widest:
+        if record and n - 1 > widest:
             return TOO_WIDE, new_keys[:used], sizes, new_edges[:m], blocks
         # The group's states in table order; each move's row becomes the child's place.
         new_keys = _grown(new_keys, used + n)
@@ -325,12 +329,15 @@ def enumerate_groups(
     line,
     compat,
     widest,
+    record,
     max_states,
     pause_at,
     deadline,
     cancel,
 ):
     """Build depths ``depth + 1 …`` one after another, from arrays made by ``start_groups``.
+
+    Moves are recorded when ``record`` is true (see ``expand_groups``).
 
     Stops before expanding a depth of at least ``pause_at`` states (0: never)
     with ``PAUSED``, so that the caller can split it between threads. A depth
@@ -352,7 +359,20 @@ def enumerate_groups(
         if max_states > 0 and room <= 0:
             return OVER_BUDGET, depth, keys, used, edges, m
         status, new_keys, sizes, new_edges, blocks = expand_groups(
-            k, keys, group_start, group_size, line, compat, children, bounds, edges[:0], widest, room, deadline, cancel
+            k,
+            keys,
+            group_start,
+            group_size,
+            line,
+            compat,
+            children,
+            bounds,
+            edges[:0],
+            widest,
+            record,
+            room,
+            deadline,
+            cancel,
         )
         if status != COMPLETE:
             return status, depth, keys, used, edges, m

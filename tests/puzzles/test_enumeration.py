@@ -86,7 +86,7 @@ def test_a_budget_keeps_whole_depths_only(monkeypatch: pytest.MonkeyPatch, threa
     assert (walk.level(3) == full.level(3)).all()
     with pytest.raises(ValueError, match="not enumerated"):
         walk.level(4)
-    with pytest.raises(ValueError, match="complete enumeration"):
+    with pytest.raises(ValueError, match="complete enumeration with its moves"):
         label_states(walk)
 
 
@@ -105,3 +105,12 @@ def test_the_densest_twelve_card_layout_is_counted_exactly() -> None:
     walk = enumerate_states(parse_grid("AC 2C 3C 4C/5C 6C 7C 8C/9C TC JC QC/-- -- -- --"))
     assert walk.complete and walk.states == 8_322_265
     assert walk.level_size(1) == 60 and walk.level_size(11) == 132
+
+
+def test_a_walk_without_moves_finds_the_same_states_and_cannot_be_labelled() -> None:
+    state = sample(8, 1, 4, 4, 9)[0]
+    full, bare = enumerate_states(state), enumerate_states(state, moves=False)
+    assert bare.complete and bare.edges.size == 0 and list(bare.sizes) == list(full.sizes)
+    assert all((bare.level(d) == full.level(d)).all() for d in range(state.n_stacks))
+    with pytest.raises(ValueError, match="with its moves"):
+        label_states(bare)
