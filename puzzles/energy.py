@@ -3,7 +3,8 @@
 An energy is a function of a ``PuzzleProbe``, which measures a candidate lazily
 and at most once per measurement, so an energy only pays for what it reads.
 Unsolvable puzzles get ``UNSOLVABLE_ENERGY`` (1000), above every solvable
-energy, except in iteration 4 whose solvable energies go higher (see there).
+energy, except in iteration 4 whose solvable energies go higher (see there;
+``iteration4-strict`` keeps unsolvable puzzles worst).
 """
 
 from __future__ import annotations
@@ -112,22 +113,21 @@ def depth1_energy(probe: PuzzleProbe) -> float:
 
 
 def halfway_energy(probe: PuzzleProbe) -> float:
-    """Iteration 4 (the default): 1000 × halfway ratio × k, −10 for varied ranks and suits, −10 for flockability.
+    """Iteration 4 as printed (the default): 1000 × halfway ratio × k; unsolvable puzzles get 1000.
 
-    Unsolvable puzzles get 1000 × (k + 1), not the paper's 1000: a solvable
-    puzzle's base reaches 1000 × k, and with 1000 the descent would slide from
-    any solvable puzzle whose halfway ratio × k exceeds 1 into unsolvable ones,
-    against the paper's own rule that unsolvability is the worst feature.
-    ``iteration4-paper`` keeps the literal 1000.
+    Less 10 for varied ranks and suits, less 10 for average flockability in [2, 4].
+    A solvable puzzle's base reaches 1000 × k, so the descent may wander through
+    unsolvable puzzles whose energy is lower than a poor solvable one's; the
+    answer is still the best solvable puzzle seen (see ``puzzles.generation``).
     """
+    return _halfway_base(probe) if probe.solvable else UNSOLVABLE_ENERGY
+
+
+def halfway_energy_strict(probe: PuzzleProbe) -> float:
+    """Iteration 4 with unsolvable puzzles scored 1000 × (k + 1), above every solvable one."""
     if not probe.solvable:
         return UNSOLVABLE_ENERGY * (probe.state.n_stacks + 1)
     return _halfway_base(probe)
-
-
-def halfway_energy_paper(probe: PuzzleProbe) -> float:
-    """Iteration 4 exactly as printed: unsolvable puzzles get 1000 (see ``halfway_energy``)."""
-    return _halfway_base(probe) if probe.solvable else UNSOLVABLE_ENERGY
 
 
 def _halfway_base(probe: PuzzleProbe) -> float:
@@ -150,7 +150,7 @@ ENERGIES: dict[str, Energy] = {
     "iteration2": suit_cluster_energy,
     "iteration3": depth1_energy,
     "iteration4": halfway_energy,
-    "iteration4-paper": halfway_energy_paper,
+    "iteration4-strict": halfway_energy_strict,
 }
 DEFAULT_ENERGY = "iteration4"
 

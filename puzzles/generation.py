@@ -23,7 +23,7 @@ from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleReque
 
 CARD_SWAP_SHARE = 0.3
 UPHILL_ACCEPT = 0.005
-GENERATION_BUDGET = 100_000  # states enumerated per candidate before ratios are sampled
+GENERATION_BUDGET = 1_000_000  # states enumerated per candidate before ratios are sampled
 GENERATION_SAMPLES = 400  # states solved per sampled depth (fewer cannot tell the lowest ratios apart)
 EXTRA_STEPS_FACTOR = 20  # after the iterations, at most this many times more steps to reach a solvable puzzle
 

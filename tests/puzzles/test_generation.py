@@ -7,7 +7,14 @@ import pytest
 
 from game import play, random_states
 from puzzles import GenerationFailed, InvalidPuzzleRequest
-from puzzles.energy import ENERGIES, UNSOLVABLE_ENERGY, PuzzleProbe, halfway_energy, halfway_energy_paper
+from puzzles.energy import (
+    DEFAULT_ENERGY,
+    ENERGIES,
+    UNSOLVABLE_ENERGY,
+    PuzzleProbe,
+    halfway_energy,
+    halfway_energy_strict,
+)
 from puzzles.generation import default_iterations, generate, local_step
 from search import SOLVABLE, solve
 
@@ -41,18 +48,19 @@ def test_every_energy_generates_a_solvable_puzzle(name: str) -> None:
     assert solve(puzzle.state).status == SOLVABLE
 
 
-def test_halfway_energy_is_the_papers_iteration_four() -> None:
+def test_the_default_energy_is_the_papers_iteration_four() -> None:
+    assert ENERGIES[DEFAULT_ENERGY] is halfway_energy
     for state in random_states(3, 30, stacks=6):
         probe = PuzzleProbe(state, 10_000, 50, 0)
         if not probe.solvable:
-            assert halfway_energy(probe) == UNSOLVABLE_ENERGY * 7  # above any solvable 6-card puzzle
-            assert halfway_energy_paper(probe) == UNSOLVABLE_ENERGY
+            assert halfway_energy(probe) == UNSOLVABLE_ENERGY  # as printed
+            assert halfway_energy_strict(probe) == UNSOLVABLE_ENERGY * 7  # above any solvable 6-card puzzle
             continue
         f = probe.features
         expected = 1000 * probe.halfway_ratio * 6
         expected -= 10 * (f["rank_clusters"] > 1 and f["dominant_suit_ratio"] < 0.5)
         expected -= 10 * (2 <= f["avg_flockability"] <= 4)
-        assert halfway_energy(probe) == halfway_energy_paper(probe) == pytest.approx(expected)
+        assert halfway_energy(probe) == halfway_energy_strict(probe) == pytest.approx(expected)
 
 
 def test_local_steps_keep_the_cards_distinct_and_their_number() -> None:
