@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from game import State
-from puzzles.enumeration import Enumeration, Labels, enumerate_states, label_states
+from puzzles.enumeration import Enumeration, Labels, label_states
 
 DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~40 bytes each); every 12-card state fits
 
@@ -140,12 +140,12 @@ def analyze(
     ``time_limit`` (seconds) and ``cancel`` (an ``int64[1]`` flag another thread
     may set) raise ``AnalysisStopped`` when they stop the work.
     """
-    from puzzles.estimate import check_samples, estimate_from
+    from puzzles.estimate import check_samples, estimate_from, walk_for_analysis
 
     check_samples(samples)
     start = time.perf_counter()
     deadline = start + time_limit if time_limit else None
-    enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
+    enumeration = walk_for_analysis(state, budget, time_limit=time_limit, cancel=cancel)
     left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
     if enumeration.complete:
         result = exact_analysis(state, enumeration, time_limit=left, cancel=cancel)

@@ -18,9 +18,9 @@ import numpy as np
 from features import state_features
 from game import State
 from puzzles.analysis import PuzzleAnalysis, exact_analysis
-from puzzles.enumeration import Enumeration, enumerate_states
+from puzzles.enumeration import Enumeration
 from puzzles.errors import InvalidPuzzleRequest
-from puzzles.estimate import estimate_depth
+from puzzles.estimate import estimate_depth, walk_for_analysis
 from search import SOLVABLE, solve
 
 UNSOLVABLE_ENERGY = 1000.0
@@ -59,7 +59,7 @@ class PuzzleProbe:
     @cached_property
     def enumeration(self) -> Enumeration:
         """The reachable states, as far as the budget allows."""
-        return enumerate_states(self.state, self.budget, cancel=self.cancel)
+        return walk_for_analysis(self.state, self.budget, cancel=self.cancel)
 
     @cached_property
     def exact(self) -> PuzzleAnalysis | None:

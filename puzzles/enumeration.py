@@ -135,6 +135,7 @@ def enumerate_states(
     max_states: int | None = None,
     *,
     moves: bool = True,
+    depth: int | None = None,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
 ) -> Enumeration:
@@ -142,7 +143,8 @@ def enumerate_states(
 
     A depth that would pass ``max_states`` is left out whole (the enumeration is
     then not ``complete``). ``moves`` records every move, for ``label_states``;
-    without them a walk takes about a third less memory. ``time_limit`` is in seconds; ``cancel`` an
+    without them a walk takes about a third of the memory. ``depth`` stops the
+    walk after that depth (the enumeration is then not ``complete`` either). ``time_limit`` is in seconds; ``cancel`` an
     ``int64[1]`` flag another thread may set. Either one stopping the walk
     raises ``AnalysisStopped``; the budget does not.
     """
@@ -155,14 +157,14 @@ def enumerate_states(
     line, compat = _slot_tables(state, slot_cell, cards)
     for place in PLACE_TYPES:
         walk = _Walk(state.n_stacks, line, compat, place, moves, max_states or 0, _deadline(time_limit), _flag(cancel))
-        status = walk.run()
+        status = walk.run(state.n_stacks - 1 if depth is None else min(depth, state.n_stacks - 1))
         if status != kernel.TOO_WIDE:
             break
     _raise_if_stopped(status, time_limit)
     return Enumeration(
         state, slot_cell, cards, walk.keys[: walk.used], walk.group_start, walk.group_size,
         walk.masks[: walk.ngroups], walk.level_group_start, walk.sizes, walk.edges[: walk.m], walk.block_start,
-        status == kernel.COMPLETE, moves,
+        status == kernel.COMPLETE and walk.depth == state.n_stacks - 1, moves,
     )  # fmt: skip
 
 
@@ -186,19 +188,20 @@ class _Walk:
     def ngroups(self) -> int:
         return int(self.level_group_start[self.depth + 1])
 
-    def run(self) -> int:
+    def run(self, last_depth: int) -> int:
         pause_at = SPLIT_AT if THREADS > 1 else 0
-        while True:
+        while self.depth < last_depth:
             status, self.depth, self.keys, self.used, self.edges, self.m = kernel.enumerate_groups(
                 self.k, self.depth, self.keys, self.used, self.edges, self.m, self.group_start, self.group_size,
                 self.block_start, self.masks, self.level_group_start, self.sizes, self.line, self.compat,
-                self.widest, self.record, self.max_states, pause_at, self.deadline, self.cancel,
+                self.widest, self.record, self.max_states, last_depth, pause_at, self.deadline, self.cancel,
             )  # fmt: skip
             if status != kernel.PAUSED:
                 return int(status)
             status = self._expand_in_threads()
             if status != kernel.COMPLETE:
                 return status
+        return kernel.COMPLETE
 
     def _expand_in_threads(self) -> int:
         # One depth, its child groups split in contiguous runs of about equal work.

@@ -28,13 +28,53 @@ import numpy as np
 from game import State, play
 from game.arrays import array_to_state, states_to_array
 from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
-from puzzles.enumeration import Enumeration
+from puzzles.enumeration import Enumeration, enumerate_states
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
 from search import UNKNOWN, solve, solve_many
 from search import kernel as search_kernel
 
 Z95 = 1.959963984540054
 WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play
+WIDEN = 3  # a walk without moves keeps about this many times the states in the same memory
+
+
+def walk_for_analysis(
+    state: State, budget: int | None, *, time_limit: float | None = None, cancel: np.ndarray | None = None
+) -> Enumeration:
+    """The enumeration an analysis works from.
+
+    First every state, with its moves, when at most ``budget`` states are
+    reachable. When they are not and the halfway depth was not reached, a
+    second walk without moves (``WIDEN`` × ``budget`` states, about the same
+    memory) goes through the halfway depth if the level sizes so far predict
+    that it fits, so that the halfway ratio is sampled uniformly over its
+    distinct states rather than by random play.
+    """
+    deadline = time.perf_counter() + time_limit if time_limit else None
+    enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
+    halfway = state.n_stacks // 2
+    if enumeration.complete or budget is None or enumeration.complete_depths > halfway:
+        return enumeration
+    predicted = _predicted_states(enumeration.sizes[: enumeration.complete_depths], halfway)
+    if predicted is None or predicted > WIDEN * budget:
+        return enumeration
+    del enumeration  # its memory goes to the second walk, which gets at least as deep
+    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    return enumerate_states(state, WIDEN * budget, moves=False, depth=halfway, time_limit=left, cancel=cancel)
+
+
+def _predicted_states(sizes: np.ndarray, depth: int) -> float | None:
+    # States through ``depth``: level sizes grow by a ratio that shrinks about geometrically.
+    if len(sizes) < 3 or sizes[-3] == 0 or sizes[-2] == 0:
+        return None
+    ratio, previous = sizes[-1] / sizes[-2], sizes[-2] / sizes[-3]
+    decay = min(1.0, ratio / previous)
+    total, level = float(sizes.sum()), float(sizes[-1])
+    for _ in range(len(sizes), depth + 1):
+        ratio *= decay
+        level *= ratio
+        total += level
+    return total
 
 
 def estimate_from(
@@ -56,7 +96,7 @@ def estimate_from(
     for depth in range(enumeration.depths):
         _check_stop(deadline, cancel)
         by_depth.append(estimate_depth(enumeration, depth, samples, rng, solvable_root=solvable))
-    note = f"depths 0-{enumeration.complete_depths - 1} enumerated within the budget; ratios are sampled"
+    note = f"depths 0-{enumeration.complete_depths - 1} enumerated; beyond the budget, ratios are sampled"
     return PuzzleAnalysis(
         stacks=state.n_stacks,
         solvable=solvable,

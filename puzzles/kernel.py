@@ -331,11 +331,12 @@ def enumerate_groups(
     widest,
     record,
     max_states,
+    last_depth,
     pause_at,
     deadline,
     cancel,
 ):
-    """Build depths ``depth + 1 …`` one after another, from arrays made by ``start_groups``.
+    """Build depths ``depth + 1 … last_depth`` one after another, from arrays made by ``start_groups``.
 
     Moves are recorded when ``record`` is true (see ``expand_groups``).
 
@@ -350,7 +351,7 @@ def enumerate_groups(
     total = 0
     for d in range(depth + 1):
         total += level_size[d]
-    while depth < k - 1:
+    while depth < last_depth:
         first, last = level_group_start[depth], level_group_start[depth + 1]
         if pause_at > 0 and level_size[depth] >= pause_at:
             return PAUSED, depth, keys, used, edges, m

@@ -6,7 +6,7 @@ import pytest
 
 from game import State, random_states
 from puzzles import analyze
-from puzzles.estimate import wilson_interval
+from puzzles.estimate import WIDEN, wilson_interval
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +74,14 @@ def test_wilson_interval_narrows_with_the_finite_population() -> None:
     low, high = wilson_interval(20, 100)
     low_fpc, high_fpc = wilson_interval(20, 100, 120)
     assert low < low_fpc < 0.2 < high_fpc < high
+
+
+def test_a_second_walk_without_moves_samples_the_halfway_depth_uniformly(ten_card_puzzles: list[State]) -> None:
+    for state in ten_card_puzzles[:3]:
+        exact = analyze(state)
+        through_halfway = sum(d.states or 0 for d in exact.by_depth[: exact.halfway_depth + 1])
+        budget = through_halfway // WIDEN + 1  # the first walk stops short; three times more reach it
+        estimate = analyze(state, budget=budget, samples=50, seed=2)
+        halfway = estimate.halfway
+        assert not estimate.exact and halfway.method in ("sample", "exact")
+        assert halfway.states == exact.halfway.states  # known only from the second walk
