@@ -8,8 +8,10 @@ settings; it is built once the model has loaded and been warmed up.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -119,6 +121,7 @@ class DataPlane:
         # Solve uses the ordering model installed with the classifier (a retrained one under BOAF_MODEL_DIR).
         path = classifier.ordering_path
         self.ordering = search.read_ordering(path) if path is not None else None
+        self._puzzle_slots = threading.BoundedSemaphore(settings.max_concurrent_puzzles)
 
     def check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
@@ -158,20 +161,35 @@ class DataPlane:
         return SolveBudget(max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s))
 
     def puzzle_budget(self, max_states: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
-        """The budget of a puzzle RPC: ``max_nodes`` is the states an analysis may enumerate.
+        """The budget of a puzzle RPC: ``max_nodes`` is the states an analysis may keep.
 
-        0 asks for the default: ``puzzles.DEFAULT_BUDGET``, or the server's node limit when lower.
-        The node limit (``BOAF_SOLVE_MAX_NODES``) and time limit (``BOAF_SOLVE_TIME_LIMIT_MS``)
-        of Solve cap them as in ``solve_budget``.
+        0 asks for the default, ``BOAF_PUZZLE_MAX_STATES``; more is ``LimitExceeded``.
+        The time limit is Solve's (``BOAF_SOLVE_TIME_LIMIT_MS``), as in ``solve_budget``.
         """
         settings = self.settings
-        if max_states > settings.solve_max_nodes:
+        if max_states > settings.puzzle_max_states:
             raise LimitExceeded(
-                f"max_states: {max_states} exceeds the server's limit of {settings.solve_max_nodes} "
-                "(BOAF_SOLVE_MAX_NODES)"
+                f"max_states: {max_states} exceeds the server's limit of {settings.puzzle_max_states} "
+                "(BOAF_PUZZLE_MAX_STATES)"
             )
-        states = max_states or min(puzzles.DEFAULT_BUDGET, settings.solve_max_nodes)
+        states = max_states or settings.puzzle_max_states
         return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s))
+
+    @contextmanager
+    def puzzle_slot(self) -> Iterator[None]:
+        """Hold one of the ``BOAF_MAX_CONCURRENT_PUZZLES`` slots; ``LimitExceeded`` when all are taken.
+
+        A puzzle may hold hundreds of MB while it runs, so they are few at a time.
+        """
+        if not self._puzzle_slots.acquire(blocking=False):
+            raise LimitExceeded(
+                f"puzzles: {self.settings.max_concurrent_puzzles} already running (BOAF_MAX_CONCURRENT_PUZZLES); "
+                "retry later"
+            )
+        try:
+            yield
+        finally:
+            self._puzzle_slots.release()
 
     def _time_limit_s(self, time_limit_ms: int, deadline_s: float | None) -> float:
         # The request's time limit (0 = the server's), never past the client's deadline.
@@ -213,9 +231,10 @@ class DataPlane:
         ``samples`` None is ``analyze``'s default.
         """
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
-        return puzzles.analyze(
-            state, budget.max_nodes, seed=seed, time_limit=budget.time_limit_s, cancel=cancel.array, **options
-        )
+        with self.puzzle_slot():
+            return puzzles.analyze(
+                state, budget.max_nodes, seed=seed, time_limit=budget.time_limit_s, cancel=cancel.array, **options
+            )
 
     def generate_puzzle(
         self,
@@ -231,16 +250,17 @@ class DataPlane:
     ) -> GeneratedPuzzle:
         """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
-        return generate(
-            cards,
-            seed=seed,
-            iterations=iterations,
-            rows=rows,
-            cols=cols,
-            time_limit=budget.time_limit_s,
-            cancel=cancel.array,
-            **options,
-        )
+        with self.puzzle_slot():
+            return generate(
+                cards,
+                seed=seed,
+                iterations=iterations,
+                rows=rows,
+                cols=cols,
+                time_limit=budget.time_limit_s,
+                cancel=cancel.array,
+                **options,
+            )
 
     def info(self) -> dict[str, Any]:
         """Versions, schema, model card summary and limits, as plain values."""

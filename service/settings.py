@@ -58,6 +58,16 @@ class Settings:
     solve_time_limit_ms: int = field(
         default=30_000, metadata=_doc("Longest search time of a Solve in ms, and the limit when it asks for none.")
     )
+    puzzle_max_states: int = field(
+        default=10_000_000,
+        metadata=_doc(
+            "States a puzzle analysis may keep (about 60 bytes each at peak), and the budget when it asks for none; "
+            "the default keeps every 12-card puzzle exact."
+        ),
+    )
+    max_concurrent_puzzles: int = field(
+        default=1, metadata=_doc("Puzzle analyses and generations running at once; more are RESOURCE_EXHAUSTED.")
+    )
     shutdown_grace_s: float = field(
         default=10.0, metadata=_doc("On SIGTERM, seconds in-flight calls get to finish before they are cancelled.")
     )
@@ -135,7 +145,10 @@ def _check(settings: Settings) -> None:
         value = getattr(settings, name)
         if not 0 <= value <= 65535:
             raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
-    for name in ("max_workers", "max_concurrent_rpcs", "max_message_bytes", "max_batch_size", "solve_max_nodes"):
+    for name in (
+        "max_workers", "max_concurrent_rpcs", "max_message_bytes", "max_batch_size", "solve_max_nodes",
+        "puzzle_max_states", "max_concurrent_puzzles",
+    ):  # fmt: skip
         if getattr(settings, name) < 1:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
     if settings.solve_time_limit_ms < 1:

@@ -28,6 +28,8 @@ TEST_LIMITS: dict[str, Any] = {
     "max_workers": 8,
     "solve_max_nodes": 50_000_000,
     "solve_time_limit_ms": 20_000,
+    "puzzle_max_states": 2_000_000,
+    "max_concurrent_puzzles": 1,
 }
 
 

@@ -17,6 +17,7 @@ from service.converters import state_from_proto, state_to_proto
 from service.errors import status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.server import BoafServer
 
 FIVE_CARDS = random_state(np.random.default_rng(5), 3, 3, 5)
 
@@ -98,15 +99,32 @@ def test_a_tight_deadline_on_a_big_analysis_is_deadline_exceeded_and_the_server_
 
 
 def test_budgets_past_the_server_limits_are_resource_exhausted(stub: boaf_pb2_grpc.BoafStub) -> None:
-    too_many = TEST_LIMITS["solve_max_nodes"] + 1
+    too_many = TEST_LIMITS["puzzle_max_states"] + 1
     with pytest.raises(grpc.RpcError) as caught:
         stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS), max_states=too_many), timeout=10)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert caught.value.details().startswith(f"max_states: {too_many} exceeds the server's limit")
+    assert caught.value.details() == (
+        f"max_states: {too_many} exceeds the server's limit of {too_many - 1} (BOAF_PUZZLE_MAX_STATES)"
+    )
     too_long = TEST_LIMITS["solve_time_limit_ms"] + 1
     with pytest.raises(grpc.RpcError) as caught:
         stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, time_limit_ms=too_long), timeout=10)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_puzzles_past_the_concurrency_limit_are_resource_exhausted(
+    server: BoafServer, stub: boaf_pb2_grpc.BoafStub
+) -> None:
+    with server.servicer.plane.puzzle_slot():  # the one slot the test server has
+        for call in (
+            lambda: stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=10),
+            lambda: stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, iterations=2), timeout=10),
+        ):
+            with pytest.raises(grpc.RpcError) as caught:
+                call()
+            assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert caught.value.details().startswith("puzzles: 1 already running (BOAF_MAX_CONCURRENT_PUZZLES)")
+    assert stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=10).stacks == 5
 
 
 @pytest.mark.parametrize(
