@@ -32,14 +32,25 @@ class PuzzleProbe:
     ``budget`` caps the enumerated states (beyond it depth ratios are sampled,
     ``samples`` states per depth, reproducibly from ``seed``). Setting
     ``cancel[0]`` stops an enumeration under way (``AnalysisStopped``).
+    ``ranking_depth`` is the depth whose ratio ranks candidates (default: the
+    halfway depth; see ``puzzles.generation.ranking_depth``).
     """
 
-    def __init__(self, state: State, budget: int, samples: int, seed: int, cancel: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        state: State,
+        budget: int,
+        samples: int,
+        seed: int,
+        cancel: np.ndarray | None = None,
+        ranking_depth: int | None = None,
+    ) -> None:
         self.state = state
         self.cancel = cancel
         self.budget = budget
         self.samples = samples
         self.seed = seed
+        self.ranking_depth = state.n_stacks // 2 if ranking_depth is None else ranking_depth
 
     @cached_property
     def solution(self) -> list[str]:
@@ -59,7 +70,7 @@ class PuzzleProbe:
     @cached_property
     def enumeration(self) -> Enumeration:
         """The reachable states, as far as the budget allows."""
-        return walk_for_analysis(self.state, self.budget, cancel=self.cancel)
+        return walk_for_analysis(self.state, self.budget, depth=self.ranking_depth, cancel=self.cancel)
 
     @cached_property
     def exact(self) -> PuzzleAnalysis | None:
@@ -77,6 +88,17 @@ class PuzzleProbe:
     def halfway_ratio(self) -> float:
         """The ratio at depth ⌊k/2⌋."""
         return self.ratio(self.state.n_stacks // 2)
+
+    @property
+    def ranking_ratio(self) -> float:
+        """The ratio at ``ranking_depth``, or at the deepest depth enumerated when that is shallower.
+
+        So a candidate is always measured over distinct states (exactly or by a
+        uniform sample), never by random play, whose ratios run lower; one too
+        large to reach the ranking depth is measured shallower, where ratios run
+        higher, and so ranks worse.
+        """
+        return self.ratio(min(self.ranking_depth, self.enumeration.complete_depths - 1))
 
 
 Energy = Callable[[PuzzleProbe], float]
@@ -116,6 +138,8 @@ def halfway_energy(probe: PuzzleProbe) -> float:
     """Iteration 4 as printed (the default): 1000 × halfway ratio × k; unsolvable puzzles get 1000.
 
     Less 10 for varied ranks and suits, less 10 for average flockability in [2, 4].
+    The ratio is taken at the probe's ranking depth (the halfway depth but for
+    the largest puzzles, see ``PuzzleProbe``).
     A solvable puzzle's base reaches 1000 × k, so the descent may wander through
     unsolvable puzzles whose energy is lower than a poor solvable one's; the
     answer is still the best solvable puzzle seen (see ``puzzles.generation``).
@@ -131,7 +155,7 @@ def halfway_energy_strict(probe: PuzzleProbe) -> float:
 
 
 def _halfway_base(probe: PuzzleProbe) -> float:
-    base = 1000.0 * probe.halfway_ratio * probe.state.n_stacks
+    base = 1000.0 * probe.ranking_ratio * probe.state.n_stacks
     return base - 10.0 * _varied(probe) - 10.0 * _flockable(probe)
 
 

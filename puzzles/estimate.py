@@ -39,28 +39,33 @@ WIDEN = 3  # a walk without moves keeps about this many times the states in the 
 
 
 def walk_for_analysis(
-    state: State, budget: int | None, *, time_limit: float | None = None, cancel: np.ndarray | None = None
+    state: State,
+    budget: int | None,
+    *,
+    depth: int | None = None,
+    time_limit: float | None = None,
+    cancel: np.ndarray | None = None,
 ) -> Enumeration:
     """The enumeration an analysis works from.
 
     First every state, with its moves, when at most ``budget`` states are
-    reachable. When they are not and the halfway depth was not reached, a
-    second walk without moves (``WIDEN`` × ``budget`` states, about the same
-    memory) goes through the halfway depth if the level sizes so far predict
-    that it fits, so that the halfway ratio is sampled uniformly over its
-    distinct states rather than by random play.
+    reachable. When they are not and ``depth`` (default: the halfway depth)
+    was not reached, a second walk without moves (``WIDEN`` × ``budget``
+    states, about the same memory) goes through ``depth`` if the level sizes
+    so far predict that it fits, so that the ratio there is sampled uniformly
+    over its distinct states rather than by random play.
     """
     deadline = time.perf_counter() + time_limit if time_limit else None
     enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
-    halfway = state.n_stacks // 2
-    if enumeration.complete or budget is None or enumeration.complete_depths > halfway:
+    target = state.n_stacks // 2 if depth is None else depth
+    if enumeration.complete or budget is None or enumeration.complete_depths > target:
         return enumeration
-    predicted = _predicted_states(enumeration.sizes[: enumeration.complete_depths], halfway)
+    predicted = _predicted_states(enumeration.sizes[: enumeration.complete_depths], target)
     if predicted is None or predicted > WIDEN * budget:
         return enumeration
     del enumeration  # its memory goes to the second walk, which gets at least as deep
     left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-    return enumerate_states(state, WIDEN * budget, moves=False, depth=halfway, time_limit=left, cancel=cancel)
+    return enumerate_states(state, WIDEN * budget, moves=False, depth=target, time_limit=left, cancel=cancel)
 
 
 def _predicted_states(sizes: np.ndarray, depth: int) -> float | None:

@@ -15,7 +15,7 @@ from puzzles.energy import (
     halfway_energy,
     halfway_energy_strict,
 )
-from puzzles.generation import default_iterations, generate, local_step
+from puzzles.generation import GENERATION_BUDGET, default_iterations, generate, local_step, ranking_depth
 from search import SOLVABLE, solve
 
 
@@ -36,9 +36,22 @@ def test_generation_is_reproducible_from_its_seed() -> None:
 
 
 def test_sixteen_cards_use_the_sampled_halfway_ratio() -> None:
-    puzzle = generate(16, seed=1, iterations=3, budget=20_000, samples=30)
+    puzzle = generate(16, seed=1, iterations=3, budget=20_000, samples=30, analysis_budget=20_000)
     assert puzzle.state.n_stacks == 16 and not puzzle.halfway_exact
     assert solve(puzzle.state).status == SOLVABLE and 0 < puzzle.halfway_ratio <= 1
+    low, high = puzzle.halfway_interval
+    assert low <= puzzle.halfway_ratio <= high
+
+
+def test_large_puzzles_are_ranked_at_a_shallower_depth() -> None:
+    assert [ranking_depth(k) for k in (4, 12, 14, 15, 16)] == [2, 6, 7, 6, 6]
+    state = next(s for s in random_states(4, 50, stacks=16) if solve(s).status == SOLVABLE)
+    probe = PuzzleProbe(state, GENERATION_BUDGET, 40, 0, ranking_depth=ranking_depth(16))
+    assert probe.enumeration.complete_depths == 7
+    assert probe.ranking_ratio == probe.ratio(6) and 0 < probe.ranking_ratio <= 1
+    shallow = PuzzleProbe(state, 20_000, 40, 0, ranking_depth=6)  # too small a budget to reach depth 6
+    deepest = shallow.enumeration.complete_depths - 1
+    assert deepest < 6 and shallow.ranking_ratio == shallow.ratio(deepest)
 
 
 @pytest.mark.parametrize("name", sorted(ENERGIES))
