@@ -22,7 +22,9 @@ each child group C is gathered from its parent groups C + {s}, reading only
 their moves out of s, and deduplicated in a small hash table that fits in
 cache. Each move is generated once and recorded as the child's place, in a
 block per (C, s): for each state of C + {s} in order, for each legal target
-slot in increasing order. Labelling (``label_level``) then reads the blocks
+slot in increasing order. (Inside the loop a move is noted as its child's row
+in the hash table; rows become places once the group is complete. Keeping
+every other store out of that loop halves its time.) Labelling (``label_level``) then reads the blocks
 back in the same order, bottom-up, without a single lookup.
 
 The driver ``enumerate_groups`` runs whole depths in one call and can pause
@@ -172,7 +174,7 @@ def expand_groups(
     for c in range(n_children):
         total_bound += bounds[c]
     new_keys = np.empty(max(16, total_bound // 8), dtype=np.uint64)
-    new_edges = np.empty(max(16, total_bound // 2), dtype=edge_like.dtype)
+    new_edges = np.empty(max(16, total_bound // 2 if record else 0), dtype=edge_like.dtype)
     rows = np.empty(16, dtype=np.uint32)  # the group's moves as table rows, until its places are known
     targets = np.empty(k, dtype=np.int64)
     table = np.full(16, EMPTY, dtype=np.uint64)  # the child group's keys, by hash

@@ -67,7 +67,7 @@ def _analysis_text(analysis: PuzzleAnalysis) -> str:
         good = "?" if d.solvable is None else str(d.solvable)
         interval = "" if d.ratio_low == d.ratio_high else f"  [{d.ratio_low:.4f}, {d.ratio_high:.4f}]"
         lines.append(f"{d.depth:>5}  {states:>6}  {good:>8}  {d.ratio:.4f}{interval}")
-    lines.append(f"halfway ratio (depth {analysis.halfway_depth}): {analysis.halfway_ratio:.4f}")
+    lines.append(f"halfway ratio (depth {analysis.halfway_depth}): {analysis.halfway_ratio:.3g}")
     if analysis.tension is not None:
         lines.append(f"tension along the solution: {analysis.tension:.3f}  ({' '.join(analysis.solution)})")
     return "\n".join(lines)
@@ -78,7 +78,7 @@ def _puzzle_text(puzzle: GeneratedPuzzle) -> str:
     return "\n".join(
         [
             format_grid(puzzle.state, "\n"),
-            f"energy {puzzle.energy:g}, halfway ratio {puzzle.halfway_ratio:.4f}{kind}",
+            f"energy {puzzle.energy:g}, halfway ratio {puzzle.halfway_ratio:.3g}{kind}",
             f"solution: {' '.join(puzzle.solution)}",
         ]
     )
