@@ -22,7 +22,7 @@ import numpy as np
 from game import State
 from puzzles.enumeration import Enumeration, Labels, label_states
 
-DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~40 bytes each); every 12-card state fits
+DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~60 bytes each at peak); every 12-card state fits
 
 
 @dataclass(frozen=True)

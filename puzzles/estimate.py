@@ -1,14 +1,16 @@
 """Estimated analysis for puzzles whose reachable states exceed the budget.
 
 The enumeration stops at the budget, but the depths it finished are exact
-lists of distinct states. At those depths the ratio is estimated from a
-uniform sample of the level's states, each solved exactly, with a Wilson 95%
-interval corrected for sampling without replacement; a level no larger than
-the sample is solved whole and is exact. Deeper levels are reached by random
-legal moves from uniformly sampled states of the deepest finished level
-(``method`` ``walk``): that samples states in proportion to how often random
-play reaches them, the paper's reading of the ratio, not uniformly over
-distinct states, so its interval is for that quantity and ``states`` is unknown.
+lists of distinct states; ``walk_for_analysis`` first tries to finish them
+through the halfway depth with a second walk that records no moves. At
+finished depths the ratio is estimated from a uniform sample of the level's
+states, each solved exactly, with a Wilson 95% interval corrected for sampling
+without replacement; a level no larger than the sample is solved whole and is
+exact. Deeper levels are reached by random legal moves from uniformly sampled
+states of the deepest finished level (``method`` ``walk``): that samples
+states in proportion to how often random play reaches them, not uniformly over
+distinct states (such ratios run lower), so its interval is for that quantity
+and ``states`` is unknown.
 
 A solvable puzzle has a solvable state at every depth (those on a solution),
 so when the caller knows the root is solvable a sample without any solvable
