@@ -297,7 +297,19 @@ class DataPlane:
         result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
         if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
+        _warm_up_puzzles()
         return time.perf_counter() - started
+
+
+def _warm_up_puzzles() -> None:
+    # An exact analysis and an estimate, so that the puzzle kernels are compiled (and cached) too.
+    three = State.from_cells(1, 3, [0, 4, 8])  # AC 2C 3C in a row: 6 ordered pairs, then 6 last movers
+    counts = [(d.states, d.solvable) for d in puzzles.analyze(three).by_depth]
+    if counts != [(1, 1), (6, 6), (6, 6)]:
+        raise RuntimeError(f"warm-up: AC 2C 3C analysed as {counts}, expected [(1, 1), (6, 6), (6, 6)]")
+    estimate = puzzles.analyze(deal(WARM_UP_SEEDS[0], rows=2, cols=3), budget=2, samples=2)
+    if estimate.exact or estimate.by_depth[0].states != 1:
+        raise RuntimeError("warm-up: a puzzle over its budget was not estimated")
 
 
 def _unknown_reason(result: search.SolveResult, budget: SolveBudget, cancel: CancelFlag) -> str:
