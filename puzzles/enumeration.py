@@ -179,9 +179,8 @@ class _Walk:
         self.deadline, self.cancel = deadline, cancel
         self.edge_like, self.widest = np.empty(0, place), int(np.iinfo(place).max)
         root_key = np.uint64(sum(s << (4 * s) for s in range(k)))
-        arrays = kernel.start_groups(k, root_key, self.edge_like)
-        self.keys, self.edges, self.group_start, self.group_size, self.block_start = arrays[:5]
-        self.masks, self.level_group_start, self.sizes = arrays[5:]
+        self.keys, self.edges, self.index = kernel.start_groups(k, root_key, self.edge_like)
+        self.group_start, self.group_size, self.block_start, self.masks, self.level_group_start, self.sizes = self.index
         self.depth, self.used, self.m = 0, 1, 0
 
     @property
@@ -192,8 +191,7 @@ class _Walk:
         pause_at = SPLIT_AT if THREADS > 1 else 0
         while self.depth < last_depth:
             status, self.depth, self.keys, self.used, self.edges, self.m = kernel.enumerate_groups(
-                self.k, self.depth, self.keys, self.used, self.edges, self.m, self.group_start, self.group_size,
-                self.block_start, self.masks, self.level_group_start, self.sizes, self.line, self.compat,
+                self.k, self.depth, self.keys, self.used, self.edges, self.m, self.index, self.line, self.compat,
                 self.widest, self.record, self.max_states, last_depth, pause_at, self.deadline, self.cancel,
             )  # fmt: skip
             if status != kernel.PAUSED:
@@ -232,8 +230,8 @@ class _Walk:
         ngroups = last
         for (lo, hi), (_, new_keys, sizes, new_edges, blocks) in zip(runs, results, strict=True):
             self.keys, self.used, self.edges, self.m, ngroups = kernel.append_groups(
-                self.keys, self.used, self.edges, self.m, self.group_start, self.group_size, self.block_start,
-                self.masks, ngroups, children[lo:hi], sizes, new_keys, new_edges, blocks,
+                self.keys, self.used, self.edges, self.m, self.index, ngroups, children[lo:hi], sizes, new_keys,
+                new_edges, blocks,
             )  # fmt: skip
         self.level_group_start[d + 2] = ngroups
         self.sizes[d + 1] = added

@@ -255,26 +255,12 @@ def expand_groups(
 
 
 @njit(cache=True, nogil=True)
-def append_groups(
-    keys,
-    used,
-    edges,
-    m,
-    group_start,
-    group_size,
-    block_start,
-    masks,
-    ngroups,
-    children,
-    sizes,
-    new_keys,
-    new_edges,
-    blocks,
-):
-    """Append one ``expand_groups`` result to the shared arrays.
+def append_groups(keys, used, edges, m, index, ngroups, children, sizes, new_keys, new_edges, blocks):
+    """Append one ``expand_groups`` result to the shared arrays (``index`` as made by ``start_groups``).
 
     Returns ``(keys, used, edges, m, ngroups)``, the arrays possibly grown.
     """
+    group_start, group_size, block_start, masks, _, _ = index
     keys = _grown(keys, used + new_keys.shape[0])
     keys[used : used + new_keys.shape[0]] = new_keys
     edges = _grown(edges, m + new_edges.shape[0])
@@ -296,7 +282,12 @@ def append_groups(
 
 @njit(cache=True, nogil=True)
 def start_groups(k, root_key, edge_like):
-    """The enumeration's arrays holding the root alone (see ``enumerate_groups``)."""
+    """The enumeration's arrays holding the root alone: ``(keys, edges, index)``.
+
+    ``index`` is ``(group_start, group_size, block_start, masks,
+    level_group_start, level_size)``, the arrays that find groups, moves and
+    depths (see ``enumerate_groups``).
+    """
     nmasks = 1 << k
     group_start = np.full(nmasks, -1, dtype=np.int64)
     group_size = np.zeros(nmasks, dtype=np.int64)
@@ -311,33 +302,14 @@ def start_groups(k, root_key, edge_like):
     masks[0] = nmasks - 1
     level_group_start[0], level_group_start[1] = 0, 1
     level_size[0] = 1
-    return keys, edges, group_start, group_size, block_start, masks, level_group_start, level_size
+    return keys, edges, (group_start, group_size, block_start, masks, level_group_start, level_size)
 
 
 @njit(cache=True, nogil=True)
 def enumerate_groups(
-    k,
-    depth,
-    keys,
-    used,
-    edges,
-    m,
-    group_start,
-    group_size,
-    block_start,
-    masks,
-    level_group_start,
-    level_size,
-    line,
-    compat,
-    widest,
-    record,
-    max_states,
-    last_depth,
-    pause_at,
-    deadline,
+    k, depth, keys, used, edges, m, index, line, compat, widest, record, max_states, last_depth, pause_at, deadline,
     cancel,
-):
+):  # fmt: skip
     """Build depths ``depth + 1 … last_depth`` one after another, from arrays made by ``start_groups``.
 
     Moves are recorded when ``record`` is true (see ``expand_groups``).
@@ -350,6 +322,7 @@ def enumerate_groups(
     Returns ``(status, depth, keys, used, edges, m)``: ``depth`` is the
     deepest complete depth.
     """
+    group_start, group_size, _, masks, level_group_start, level_size = index
     total = 0
     for d in range(depth + 1):
         total += level_size[d]
@@ -380,9 +353,8 @@ def enumerate_groups(
         if status != COMPLETE:
             return status, depth, keys, used, edges, m
         keys, used, edges, m, ngroups = append_groups(
-            keys, used, edges, m, group_start, group_size, block_start, masks, last, children, sizes, new_keys,
-            new_edges, blocks,
-        )  # fmt: skip
+            keys, used, edges, m, index, last, children, sizes, new_keys, new_edges, blocks
+        )
         level_group_start[depth + 2] = ngroups
         level_size[depth + 1] = new_keys.shape[0]
         total += new_keys.shape[0]
