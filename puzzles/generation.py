@@ -137,8 +137,10 @@ def generate(
         taken += 1
     if best_energy is None:
         raise GenerationFailed(f"no solvable {cards}-card puzzle found in {taken} steps (seed {seed})")
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-    final = analyze(best_probe.state, analysis_budget, samples=samples, seed=seed, time_limit=left, cancel=cancel)
+    final = best_probe.exact  # already exact when the candidate fitted its budget
+    if final is None:
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+        final = analyze(best_probe.state, analysis_budget, samples=samples, seed=seed, time_limit=left, cancel=cancel)
     return GeneratedPuzzle(
         state=best_probe.state,
         energy=best_energy,

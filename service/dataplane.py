@@ -176,18 +176,21 @@ class DataPlane:
         return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s))
 
     @contextmanager
-    def puzzle_slot(self) -> Iterator[None]:
-        """Hold one of the ``BOAF_MAX_CONCURRENT_PUZZLES`` slots; ``LimitExceeded`` when all are taken.
+    def puzzle_slot(self, budget: SolveBudget) -> Iterator[float]:
+        """Hold one of the ``BOAF_MAX_CONCURRENT_PUZZLES`` slots; yields the seconds left of ``budget``.
 
-        A puzzle may hold hundreds of MB while it runs, so they are few at a time.
+        A puzzle may hold hundreds of MB while it runs, so they are few at a
+        time. A call waits for a slot (a cancelled one frees its slot within
+        moments) as long as its time limit allows, then gets ``LimitExceeded``.
         """
-        if not self._puzzle_slots.acquire(blocking=False):
+        started = time.perf_counter()
+        if not self._puzzle_slots.acquire(timeout=budget.time_limit_s):
             raise LimitExceeded(
-                f"puzzles: {self.settings.max_concurrent_puzzles} already running (BOAF_MAX_CONCURRENT_PUZZLES); "
-                "retry later"
+                f"puzzles: {self.settings.max_concurrent_puzzles} already running (BOAF_MAX_CONCURRENT_PUZZLES) "
+                f"and none finished within the call's {budget.time_limit_s:.3g} s; retry later"
             )
         try:
-            yield
+            yield max(budget.time_limit_s - (time.perf_counter() - started), 1e-3)
         finally:
             self._puzzle_slots.release()
 
@@ -231,9 +234,9 @@ class DataPlane:
         ``samples`` None is ``analyze``'s default.
         """
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
-        with self.puzzle_slot():
+        with self.puzzle_slot(budget) as seconds:
             return puzzles.analyze(
-                state, budget.max_nodes, seed=seed, time_limit=budget.time_limit_s, cancel=cancel.array, **options
+                state, budget.max_nodes, seed=seed, time_limit=seconds, cancel=cancel.array, **options
             )
 
     def generate_puzzle(
@@ -250,14 +253,14 @@ class DataPlane:
     ) -> GeneratedPuzzle:
         """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
-        with self.puzzle_slot():
+        with self.puzzle_slot(budget) as seconds:
             return generate(
                 cards,
                 seed=seed,
                 iterations=iterations,
                 rows=rows,
                 cols=cols,
-                time_limit=budget.time_limit_s,
+                time_limit=seconds,
                 cancel=cancel.array,
                 **options,
             )

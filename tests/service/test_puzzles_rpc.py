@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import grpc
@@ -14,6 +15,7 @@ import puzzles
 import search
 from game import deal, play, random_state
 from service.converters import state_from_proto, state_to_proto
+from service.dataplane import SolveBudget
 from service.errors import status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
@@ -112,19 +114,39 @@ def test_budgets_past_the_server_limits_are_resource_exhausted(stub: boaf_pb2_gr
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-def test_puzzles_past_the_concurrency_limit_are_resource_exhausted(
+def test_puzzles_wait_for_a_slot_within_their_time_limit_then_are_resource_exhausted(
     server: BoafServer, stub: boaf_pb2_grpc.BoafStub
 ) -> None:
-    with server.servicer.plane.puzzle_slot():  # the one slot the test server has
+    with server.servicer.plane.puzzle_slot(SolveBudget(1, 1.0)):  # the one slot the test server has
         for call in (
-            lambda: stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=10),
-            lambda: stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, iterations=2), timeout=10),
+            lambda: stub.AnalyzePuzzle(
+                pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS), time_limit_ms=50), timeout=10
+            ),
+            lambda: stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, iterations=2, time_limit_ms=50), timeout=10),
         ):
             with pytest.raises(grpc.RpcError) as caught:
                 call()
             assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert caught.value.details().startswith("puzzles: 1 already running (BOAF_MAX_CONCURRENT_PUZZLES)")
     assert stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=10).stacks == 5
+
+
+def test_a_puzzle_waits_for_a_busy_slot_to_free(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+    plane = server.servicer.plane
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with plane.puzzle_slot(SolveBudget(1, 1.0)):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    call = stub.AnalyzePuzzle.future(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS)), timeout=20)
+    release.set()  # the call may be waiting already or arrive later: either way it gets the slot
+    assert call.result().stacks == 5
+    holder.join(10)
 
 
 @pytest.mark.parametrize(
