@@ -66,7 +66,11 @@ class Settings:
         ),
     )
     max_concurrent_puzzles: int = field(
-        default=1, metadata=_doc("Puzzle analyses and generations running at once; more are RESOURCE_EXHAUSTED.")
+        default=1,
+        metadata=_doc(
+            "Puzzle analyses and generations running at once; more wait within their time limit, "
+            "then are RESOURCE_EXHAUSTED."
+        ),
     )
     shutdown_grace_s: float = field(
         default=10.0, metadata=_doc("On SIGTERM, seconds in-flight calls get to finish before they are cancelled.")
