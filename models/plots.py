@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 
 def roc_plot(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Path) -> Path:
@@ -62,7 +63,7 @@ def cutoff_sweep_plot(
     return _save(fig, path)
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

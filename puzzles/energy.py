@@ -114,7 +114,7 @@ def diversity_energy(probe: PuzzleProbe) -> float:
     if not probe.solvable:
         return UNSOLVABLE_ENERGY
     f, cards = probe.features, probe.state.n_stacks
-    return -10.0 * (1 < f["suit_diversity"] < cards) - 10.0 * (f["rank_diversity"] > 1)
+    return -10.0 * float(1 < f["suit_diversity"] < cards) - 10.0 * float(f["rank_diversity"] > 1)
 
 
 def suit_cluster_energy(probe: PuzzleProbe) -> float:
@@ -122,7 +122,7 @@ def suit_cluster_energy(probe: PuzzleProbe) -> float:
     if not probe.solvable:
         return UNSOLVABLE_ENERGY
     f = probe.features
-    return -10.0 * (f["dominant_suit_ratio"] < 0.5) - 10.0 * (f["rank_clusters"] > 1)
+    return -10.0 * float(f["dominant_suit_ratio"] < 0.5) - 10.0 * float(f["rank_clusters"] > 1)
 
 
 def depth1_energy(probe: PuzzleProbe) -> float:

@@ -92,10 +92,11 @@ class Enumeration:
         if self.masks.shape[0] == 0:  # too many stacks to enumerate: the root alone
             return state_to_array(self.root)[None, :]
         first, last = int(self.level_group_start[depth]), int(self.level_group_start[depth + 1])
-        return kernel.decode_level(
+        level: np.ndarray = kernel.decode_level(
             self.depths, self.keys, self.group_start, self.group_size, self.masks, first, last,
             int(self.sizes[depth]), self.slot_cell, self.cards, self.rows * self.cols,
         )  # fmt: skip
+        return level
 
     def locate(self, state: State) -> int:
         """The index of ``state`` in ``keys`` (and in the labels), or -1 when it was not enumerated."""

@@ -110,11 +110,11 @@ class BoafServer:
     def _bind(self) -> int:
         address = self.settings.address
         if not self.settings.tls_enabled:
-            return self._server.add_insecure_port(address)
+            return int(self._server.add_insecure_port(address))
         cert, key = self.settings.tls_cert, self.settings.tls_key
         assert cert is not None and key is not None
         credentials = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
-        return self._server.add_secure_port(address, credentials)
+        return int(self._server.add_secure_port(address, credentials))
 
     def _load_and_warm_up(self) -> None:
         try:
