@@ -26,6 +26,11 @@ from search.solver import (
     unsolvable_reason,
 )
 
+SOLVER_VERSION = "2026.11.1"
+"""The version of the exact answers, bumped with every change to the answers' path
+(kernel, pruning, reductions, ordering). Dataset manifests and resume fingerprints
+carry it, so cached answers from another solver are not reused."""
+
 __all__ = [
     "ALGORITHMS",
     "ALGORITHM_NAMES",
@@ -34,6 +39,7 @@ __all__ = [
     "ODD_BIRD",
     "SEPARATED_FLOCK",
     "SOLVABLE",
+    "SOLVER_VERSION",
     "SUBSET_H",
     "UNKNOWN",
     "UNSOLVABLE",
