@@ -21,40 +21,10 @@ from game.state import State
 from models import registry
 from models.errors import ModelError
 from models.inputs import input_names, model_inputs
-from models.onnx_export import INPUT_NAME, PROBABILITY_OUTPUT
+from models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
-
-
-class OnnxSession:
-    """An onnxruntime session on a classifier file: float matrix in, P(solvable) out."""
-
-    def __init__(self, path: Path, threads: int = 1) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own unrelated exception types
-            raise ModelError(f"{path}: onnxruntime cannot load the model: {exc}") from exc
-        meta = self._session.get_modelmeta()
-        self.metadata: dict[str, str] = dict(meta.custom_metadata_map)
-        inputs = self._session.get_inputs()
-        if len(inputs) != 1 or inputs[0].name != INPUT_NAME:
-            raise ModelError(f"{path}: expected one input named {INPUT_NAME!r}")
-        self.n_features = int(inputs[0].shape[1])
-
-    def p_solvable(self, matrix: np.ndarray) -> np.ndarray:
-        """P(solvable) for each row of an (N, n_features) matrix, as float64."""
-        if matrix.shape[0] == 0:
-            return np.empty(0, dtype=np.float64)
-        features = np.ascontiguousarray(matrix, dtype=np.float32)
-        (probabilities,) = self._session.run([PROBABILITY_OUTPUT], {INPUT_NAME: features})
-        return np.asarray(probabilities[:, 1], dtype=np.float64)
 
 
 @dataclass

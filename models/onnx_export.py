@@ -19,10 +19,7 @@ if TYPE_CHECKING:  # importing lightgbm costs seconds; the served classifier nev
     import onnx
 
 from models.errors import ModelError
-
-INPUT_NAME = "features"
-LABEL_OUTPUT = "label"
-PROBABILITY_OUTPUT = "probabilities"
+from models.onnx_session import INPUT_NAME, LABEL_OUTPUT, OnnxSession
 
 
 def export_onnx(model: lgb.LGBMClassifier, path: Path, metadata: Mapping[str, str]) -> Path:
@@ -31,6 +28,7 @@ def export_onnx(model: lgb.LGBMClassifier, path: Path, metadata: Mapping[str, st
     The graph takes ``features`` (float32, N × n_features) and returns ``label``
     (int64, N) and ``probabilities`` (float32, N × 2).
     """
+    # Local for start-up time: the converter pulls in onnx and onnxmltools, which serving never needs.
     from onnxmltools import convert_lightgbm
     from onnxmltools.convert.common.data_types import FloatTensorType
 
@@ -48,6 +46,11 @@ def export_onnx(model: lgb.LGBMClassifier, path: Path, metadata: Mapping[str, st
     return path
 
 
+#: The parity bar an exported model must clear to be installed.
+MIN_LABEL_AGREEMENT = 0.9999
+MAX_ABS_DP = 1e-4
+
+
 @dataclass(frozen=True)
 class Parity:
     """How far the ONNX model is from LightGBM on the same rows."""
@@ -56,15 +59,13 @@ class Parity:
     label_agreement: float
     max_abs_dp: float
 
-    def passes(self, min_agreement: float = 0.9999, max_dp: float = 1e-4) -> bool:
-        """The issue's bar: labels agree on ≥ 99.99% and max |Δp| ≤ 1e-4."""
-        return self.label_agreement >= min_agreement and self.max_abs_dp <= max_dp
+    def passes(self) -> bool:
+        """True when labels agree on at least 99.99% of rows and max |Δp| is at most 1e-4."""
+        return self.label_agreement >= MIN_LABEL_AGREEMENT and self.max_abs_dp <= MAX_ABS_DP
 
 
 def parity(model: lgb.LGBMClassifier, onnx_path: Path, matrix: np.ndarray, threshold: float = 0.5) -> Parity:
     """Compare LightGBM and the exported ONNX model (through onnxruntime) on ``matrix``."""
-    from models.classifier import OnnxSession
-
     session = OnnxSession(onnx_path)
     expected = np.asarray(model.predict_proba(matrix.astype(np.float32)))[:, 1]
     got = session.p_solvable(matrix)

@@ -36,7 +36,7 @@ from models.classifier import CARD_FILE, CLASSIFIER_FILE
 from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, exact_labels, generate_dataset
 from models.errors import ModelError
 from models.inputs import DEFAULT_PROBE_NODES, input_names
-from models.onnx_export import export_onnx, parity
+from models.onnx_export import Parity, export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
 from models.training import (
     PAPER_PARAMS,
@@ -237,7 +237,7 @@ def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path, names: l
 
 
 def _gate(card: dict[str, Any], min_accuracy: float) -> None:
-    if not (card["parity"]["label_agreement"] >= 0.9999 and card["parity"]["max_abs_dp"] <= 1e-4):
+    if not Parity(**card["parity"]).passes():
         raise ModelError(f"ONNX parity check failed: {card['parity']}; nothing installed")
     accuracy = card["evaluation"]["test_random"]["accuracy"]
     if accuracy < min_accuracy:

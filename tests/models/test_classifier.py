@@ -13,7 +13,7 @@ from game import random_states
 from models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
 from models.errors import ModelError
 from models.inputs import model_inputs
-from models.onnx_export import export_onnx, parity
+from models.onnx_export import Parity, export_onnx, parity
 from models.training import PAPER_PARAMS, Labelled, fit
 
 
@@ -37,6 +37,15 @@ def test_onnx_agrees_with_lightgbm_on_10000_states(tmp_path: Path) -> None:
     assert check.rows == 10_000
     assert check.label_agreement >= 0.9999
     assert check.max_abs_dp <= 1e-4
+    assert check.passes()
+
+
+@pytest.mark.parametrize(
+    ("agreement", "max_dp", "passes"),
+    [(1.0, 0.0, True), (0.9999, 1e-4, True), (0.9998, 0.0, False), (1.0, 2e-4, False)],
+)
+def test_the_parity_bar(agreement: float, max_dp: float, passes: bool) -> None:
+    assert Parity(rows=10, label_agreement=agreement, max_abs_dp=max_dp).passes() is passes
 
 
 def test_loaded_classifier_predicts_states(tmp_path: Path) -> None:
