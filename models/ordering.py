@@ -13,7 +13,6 @@ held-out states, as in the paper's Figure 2.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,9 +23,10 @@ import numpy as np
 
 from features import feature_names
 from game.state import State
+from models.files import write_text_atomically
 from models.training import Labelled
+from search import SUBSET_H, OrderingModel, solve_many
 
-SUBSET_H = ("degree_min", "degree_max", "node_connectivity")
 ORDERING_FILE = "ordering.json"
 CUTOFFS = tuple(range(2, 17))
 
@@ -48,6 +48,7 @@ def subset_h(matrix: np.ndarray) -> np.ndarray:
 
 def fit_ordering(data: Labelled, folds: int = 10, seed: int = 0) -> OrderingFit:
     """Least-squares fit of the 0/1 label on subset H, with k-fold RMSE."""
+    # Local for start-up time: scikit-learn takes seconds to import and only training needs it.
     from sklearn.linear_model import LinearRegression
     from sklearn.model_selection import KFold
 
@@ -86,8 +87,6 @@ def sweep_cutoff(
     times, interleaved with the others, and keeps its fastest run, because the
     machines are shared and noisy. Times are mean ms per state.
     """
-    from search import OrderingModel, solve_many
-
     intercept, *weights = coefficients
     configs: list[tuple[str, OrderingModel | None]] = [("compatible", None)]
     configs += [("ordered", OrderingModel(intercept, tuple(weights), c)) for c in cutoffs]  # type: ignore[arg-type]
@@ -105,11 +104,10 @@ def sweep_cutoff(
 
 def write_ordering(path: Path, fit: OrderingFit, cutoff: int, sweep: Sweep | None, provenance: dict[str, Any]) -> Path:
     """Write the ``ordering.json`` artifact the search reads, atomically."""
+    intercept, *weights = fit.coefficients
+    model = OrderingModel(intercept, (weights[0], weights[1], weights[2]), cutoff)
     data: dict[str, Any] = {
-        "features": list(SUBSET_H),
-        "intercept": fit.coefficients[0],
-        "coefficients": list(fit.coefficients[1:]),
-        "cutoff": cutoff,
+        **model.to_json(),
         "rmse": fit.rmse,
         "rows": fit.rows,
         **provenance,
@@ -122,7 +120,4 @@ def write_ordering(path: Path, fit: OrderingFit, cutoff: int, sweep: Sweep | Non
             "compatible_ms": sweep.compatible_ms,
             "compatible_nodes": sweep.compatible_nodes,
         }
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomically(path, json.dumps(data, indent=2) + "\n")

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from models.errors import ModelError
+from models.files import write_text_atomically
 
 CURRENT_FILE = "CURRENT"
 
@@ -57,9 +58,7 @@ def install(root: Path, stage: Path, version: str) -> Path:
     if final.exists():
         raise ModelError(f"model version {version} already exists in {root}")
     os.replace(stage, final)
-    tmp = root / f".{CURRENT_FILE}.tmp"
-    tmp.write_text(version + "\n", encoding="utf-8")
-    os.replace(tmp, root / CURRENT_FILE)
+    write_text_atomically(root / CURRENT_FILE, version + "\n")
     return final
 
 

@@ -2,10 +2,12 @@
 
 Subset H (Araki 2019) is ``degree_min``, ``degree_max`` and ``node_connectivity``
 of a child's compatibility graph. Children are sorted by the estimate only when
-their parent has more than ``cutoff`` stacks. The numbers live in a JSON
-artifact, ``models/artifacts/ordering.json``, written by ``python -m
-models.ordering_fit``; this module reads it as a data file (``search`` never
-imports ``models`` code).
+their parent has more than ``cutoff`` stacks. ``models.ordering`` fits the model
+and writes it as a JSON artifact beside the classifier; the caller that holds a
+model (the service, with the classifier it serves) passes it to the solver, and
+``read_ordering`` reads such a file. Without one, the solver uses
+``DEFAULT_ORDERING``, a plain constant: ``search`` reads no file of the
+``models`` package.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from search import kernel
 from search.errors import InvalidOrderingModel
 
 SUBSET_H = ("degree_min", "degree_max", "node_connectivity")
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "models" / "artifacts" / "ordering.json"
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,18 @@ def read_ordering(path: Path) -> OrderingModel:
     return model
 
 
-@cache
+#: The committed model's fit (50,000 random states, cutoff swept 2 … 16); a test in
+#: ``tests/models`` keeps it equal to ``models/artifacts/ordering.json``.
+DEFAULT_ORDERING = OrderingModel(
+    intercept=0.11393344208036948,
+    coefficients=(-0.07527611263586204, 0.03331418836490879, 0.25923981110815475),
+    cutoff=11,
+)
+
+
 def default_ordering() -> OrderingModel:
-    """The committed artifact, read once per process."""
-    return read_ordering(DEFAULT_PATH)
+    """The model the solver uses when the caller passes none: ``DEFAULT_ORDERING``."""
+    return DEFAULT_ORDERING
 
 
 def subset_h(cards: Sequence[int]) -> tuple[int, int, int]:
@@ -76,8 +85,6 @@ def subset_h(cards: Sequence[int]) -> tuple[int, int, int]:
     sorts by. Node connectivity is 0 when the graph is disconnected or has at
     most one node, and n - 1 for a complete graph.
     """
-    from search import kernel
-
     present = np.uint64(sum(1 << c for c in cards))
     compat = kernel.compat_table()
     lo, hi = kernel.degree_range(present, compat)
