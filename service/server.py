@@ -26,7 +26,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from service.dataplane import Classifier, DataPlane
-from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc
+from service.game_servicer import GameServicer
+from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.metrics import Metrics
 from service.servicer import BoafServicer
 from service.settings import Settings
@@ -34,6 +35,7 @@ from service.settings import Settings
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = boaf_pb2.DESCRIPTOR.services_by_name["Boaf"].full_name  # "boaf.v1.Boaf"
+GAME_SERVICE_NAME = game_pb2.DESCRIPTOR.services_by_name["Game"].full_name  # "boaf.v1.Game"
 HEALTH_SERVICES = ("", SERVICE_NAME)
 
 ClassifierLoader = Callable[[Path | None], Classifier]
@@ -62,6 +64,7 @@ class BoafServer:
         self.settings = settings
         self.metrics = Metrics()
         self.servicer = BoafServicer(self.metrics)
+        self.game = GameServicer(self.metrics)
         self.health = health.HealthServicer(
             experimental_non_blocking=True, experimental_thread_pool=ThreadPoolExecutor(max_workers=1)
         )
@@ -86,15 +89,18 @@ class BoafServer:
             maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
         )
         boaf_pb2_grpc.add_BoafServicer_to_server(self.servicer, server)
+        game_pb2_grpc.add_GameServicer_to_server(self.game, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        names = (SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+        reflection.enable_server_reflection(names, server)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         return server
 
     def start(self) -> None:
-        """Bind, serve (NOT_SERVING), and load + warm up in the background."""
-        self.port = self._bind()
-        self._server.start()
+        """Bind, serve (NOT_SERVING), and load + warm up in the background (no gRPC port when grpc_enabled is off)."""
+        if self.settings.grpc_enabled:
+            self.port = self._bind()
+            self._server.start()
         if self.settings.metrics_enabled:
             self.metrics_port = self.metrics.serve(self.settings.host, self.settings.metrics_port)
         log.info(

@@ -38,6 +38,11 @@ class Settings:
     port: int = field(default=50051, metadata=_doc("gRPC port; 0 picks a free one."))
     metrics_port: int = field(default=9090, metadata=_doc("Prometheus /metrics HTTP port; 0 picks a free one."))
     metrics_enabled: bool = field(default=True, metadata=_doc("Serve Prometheus metrics at all."))
+    grpc_enabled: bool = field(default=True, metadata=_doc("Serve gRPC at all (on port)."))
+    http_port: int = field(
+        default=8080, metadata=_doc("HTTP/JSON port (every RPC, health, readiness, the page at /); 0 picks a free one.")
+    )
+    http_enabled: bool = field(default=True, metadata=_doc("Serve HTTP/JSON and the page at all (on http_port)."))
     model_dir: Path | None = field(
         default=None,
         metadata=_doc("Model version directory, or a model root whose CURRENT names one; unset: the committed model."),
@@ -145,7 +150,7 @@ def _parse_bool(raw: str) -> bool:
 
 
 def _check(settings: Settings) -> None:
-    for name in ("port", "metrics_port"):
+    for name in ("port", "metrics_port", "http_port"):
         value = getattr(settings, name)
         if not 0 <= value <= 65535:
             raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")

@@ -1,0 +1,237 @@
+"""The ASGI app: one route per RPC of the proto's services, health, readiness and the playground page.
+
+Every call goes the same way whatever the method (``Edge.serve``): admit it
+(concurrency, timeout header, content type, body size), parse the body with
+``json_format`` into the method's request message, run the servicer method in a
+worker thread with a ``CallContext``, and write the answer back as JSON. The
+servicer maps domain errors to gRPC codes as it does for gRPC; ``statuses``
+turns the code into an HTTP status.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import grpc
+from google.protobuf import json_format, message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import Message
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from service.http.context import CallAborted, CallContext
+from service.http.statuses import HTTP_STATUS, connect_code
+from service.metrics import Metrics
+from service.settings import Settings
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+TIMEOUT_HEADER = "connect-timeout-ms"
+MAX_QUOTED_CHARS = 120  # parse errors may quote the input; quote no more than this
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+# The page talks only to this server; nothing else may load.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One RPC: its HTTP path, name, request message class and servicer method."""
+
+    path: str  # "/boaf.v1.Boaf/Classify"
+    method: str  # "Classify"
+    request_type: type[Message]
+    handler: Callable[[Message, Any], Message]
+
+
+def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endpoint]:
+    """An ``Endpoint`` for every method of every (service descriptor, servicer) pair."""
+    return [
+        Endpoint(
+            f"/{service.full_name}/{method.name}",
+            method.name,
+            message_factory.GetMessageClass(method.input_type),
+            getattr(servicer, method.name),
+        )
+        for service, servicer in services
+        for method in service.methods
+    ]
+
+
+def error_response(code: grpc.StatusCode, message: str) -> JSONResponse:
+    """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status."""
+    return JSONResponse({"code": connect_code(code), "message": message}, status_code=HTTP_STATUS[code])
+
+
+class Edge:
+    """Admits, parses, runs and answers calls; its limits are the gRPC server's, from the same settings."""
+
+    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.in_flight = 0
+        self._workers: anyio.CapacityLimiter | None = None  # made on the event loop, at the first call
+
+    def route(self, endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+        """The request handler of one endpoint."""
+        return functools.partial(self.serve, endpoint)
+
+    async def serve(self, endpoint: Endpoint, request: Request) -> Response:
+        """Answer one call: the response message as JSON, or an error through ``statuses``."""
+        started = anyio.current_time()
+        try:
+            message, timeout_s = await self._admit(endpoint, request)
+        except CallAborted as exc:  # turned away before the servicer: count it here
+            self.metrics.record(endpoint.method, exc.code.name, anyio.current_time() - started)
+            return error_response(exc.code, exc.message)
+        self.in_flight += 1
+        try:
+            return await self._run(endpoint, message, CallContext(_peer(request), timeout_s), request)
+        finally:
+            self.in_flight -= 1
+
+    async def _admit(self, endpoint: Endpoint, request: Request) -> tuple[Message, float | None]:
+        settings = self.settings
+        if self.in_flight >= settings.max_concurrent_rpcs:
+            raise CallAborted(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{settings.max_concurrent_rpcs} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later",
+            )
+        timeout_s = _timeout_s(request.headers.get(TIMEOUT_HEADER))
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise CallAborted(INVALID, f"content-type must be application/json, got {_quoted(content_type)}")
+        body = await _body(request, settings.max_message_bytes)
+        return _parse(body, endpoint.request_type()), timeout_s
+
+    async def _run(self, endpoint: Endpoint, message: Message, context: CallContext, request: Request) -> Response:
+        if self._workers is None:
+            self._workers = anyio.CapacityLimiter(self.settings.max_workers)
+        call = functools.partial(endpoint.handler, message, context)
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(_finish_on_disconnect, request, context)
+            try:
+                answer = await anyio.to_thread.run_sync(call, limiter=self._workers)
+            except CallAborted as exc:  # the servicer's decorator counted it
+                return error_response(exc.code, exc.message)
+            finally:
+                context.finish()  # a search still running for a gone client stops
+                watchers.cancel_scope.cancel()
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
+        text = json_format.MessageToJson(answer, indent=None, always_print_fields_with_no_presence=True)
+        return Response(text, media_type="application/json")
+
+
+async def _finish_on_disconnect(request: Request, context: CallContext) -> None:
+    # After the body, the next ASGI message is http.disconnect: the client went away (or the answer was sent).
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+    context.finish()
+
+
+def _timeout_s(header: str | None) -> float | None:
+    # Connect-Timeout-Ms: a positive integer of at most 10 digits.
+    if header is None:
+        return None
+    if not (header.isascii() and header.isdigit() and len(header) <= 10 and int(header) > 0):
+        raise CallAborted(
+            INVALID, f"Connect-Timeout-Ms must be a positive integer of milliseconds, got {_quoted(header)}"
+        )
+    return int(header) / 1000
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(int(declared), limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(len(body), limit)
+    return bytes(body)
+
+
+def _too_large(size: int, limit: int) -> CallAborted:
+    return CallAborted(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"request body larger than max ({size} vs. {limit} bytes, BOAF_MAX_MESSAGE_BYTES)",
+    )
+
+
+def _parse(body: bytes, message: Message) -> Message:
+    # The proto3 JSON mapping, strictly: unknown fields and wrong types are errors that name the field.
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CallAborted(INVALID, f"request body is not UTF-8: byte {exc.start}") from None
+    try:
+        return json_format.Parse(text.strip() or "{}", message)
+    except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError) as exc:
+        raise CallAborted(INVALID, f"request body: {_quoted(str(exc))}") from None
+
+
+def _quoted(text: str) -> str:
+    return repr(text) if len(text) <= MAX_QUOTED_CHARS else repr(text[:MAX_QUOTED_CHARS]) + "…"
+
+
+def _peer(request: Request) -> str:
+    client = request.client
+    return "unknown" if client is None else f"ipv4:{client.host}:{client.port}"
+
+
+def build_app(
+    services: Sequence[tuple[ServiceDescriptor, object]],
+    settings: Settings,
+    metrics: Metrics,
+    is_ready: Callable[[], bool],
+) -> Starlette:
+    """The app: ``POST /<service>/<method>`` for every RPC, ``/healthz``, ``/readyz``, and the page at ``/``.
+
+    ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then.
+    """
+    edge = Edge(settings, metrics)
+    routes: list[BaseRoute] = [Route(e.path, edge.route(e), methods=["POST"]) for e in endpoints(services)]
+    routes += [
+        Route("/{service}/{method}", _unimplemented, methods=["POST"]),
+        Route("/healthz", _alive, methods=["GET"]),
+        Route("/readyz", functools.partial(_readiness, is_ready), methods=["GET"]),
+        Mount("/", PageFiles(directory=STATIC_DIR, html=True)),
+    ]
+    return Starlette(routes=routes)
+
+
+async def _unimplemented(request: Request) -> Response:
+    path = _quoted(request.url.path)
+    return error_response(grpc.StatusCode.UNIMPLEMENTED, f"no such method: {path}")
+
+
+async def _alive(request: Request) -> Response:
+    return JSONResponse({"status": "alive"})
+
+
+async def _readiness(is_ready: Callable[[], bool], request: Request) -> Response:
+    # The same gating as grpc.health.v1 for boaf.v1.Boaf: SERVING once the model is loaded and warmed up.
+    if is_ready():
+        return JSONResponse({"status": "SERVING"})
+    return JSONResponse({"status": "NOT_SERVING"}, status_code=503)
+
+
+class PageFiles(StaticFiles):
+    """The page's static files, each with ``PAGE_HEADERS``."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers.update(PAGE_HEADERS)
+        return response

@@ -1,0 +1,35 @@
+"""The one table from gRPC status codes to HTTP statuses and Connect's code names.
+
+The servicers decide the gRPC code (``service.errors.status_of``); the HTTP edge
+only translates it here, so a call fails the same way on both sides, with the
+same message. The statuses are Connect's (connectrpc.com/docs/protocol).
+"""
+
+from __future__ import annotations
+
+import grpc
+
+HTTP_STATUS: dict[grpc.StatusCode, int] = {
+    grpc.StatusCode.OK: 200,
+    grpc.StatusCode.CANCELLED: 499,
+    grpc.StatusCode.UNKNOWN: 500,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.FAILED_PRECONDITION: 400,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.UNIMPLEMENTED: 501,
+    grpc.StatusCode.INTERNAL: 500,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DATA_LOSS: 500,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+}
+
+
+def connect_code(code: grpc.StatusCode) -> str:
+    """Connect's name of a gRPC code: ``invalid_argument``; CANCELLED is spelled ``canceled``."""
+    return "canceled" if code is grpc.StatusCode.CANCELLED else code.name.lower()
