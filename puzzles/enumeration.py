@@ -18,6 +18,7 @@ import numpy as np
 
 from game import State
 from game.arrays import state_to_array
+from game.validation import check_positive_int
 from puzzles import kernel
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
 from search import kernel as search_kernel
@@ -149,8 +150,8 @@ def enumerate_states(
     ``int64[1]`` flag another thread may set. Either one stopping the walk
     raises ``AnalysisStopped``; the budget does not.
     """
-    if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1):
-        raise InvalidPuzzleRequest(f"budget must be a positive number of states, got {max_states!r}")
+    if max_states is not None:
+        check_positive_int(max_states, "budget", error=InvalidPuzzleRequest, kind="number of states")
     slot_cell = np.array([i for i, card in enumerate(state.cells) if card is not None], dtype=np.int64)
     cards = np.array([state.cells[i] for i in slot_cell], dtype=np.int8)
     if len(slot_cell) > kernel.MAX_STACKS:

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from game import State, play
 from game.arrays import array_to_state, states_to_array
+from game.validation import check_positive_int
 from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
 from puzzles.enumeration import Enumeration, enumerate_states
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
@@ -92,17 +93,23 @@ def estimate_from(
     seed: int = 0,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
+    max_nodes: int | None = None,
 ) -> PuzzleAnalysis:
-    """The estimated analysis of ``state`` from a budget-limited ``enumeration`` (``exact`` false)."""
+    """The estimated analysis of ``state`` from a budget-limited ``enumeration`` (``exact`` false).
+
+    ``time_limit`` (seconds), ``cancel`` and ``max_nodes`` (each exact search's node budget, which
+    bounds its memory) stop every search and walk with ``AnalysisStopped``.
+    """
     check_samples(samples)
     deadline = time.perf_counter() + time_limit if time_limit else None
+    stop = SearchLimits(deadline, cancel, max_nodes)
     rng = np.random.default_rng(seed)
     by_depth = []
-    moves, tensions = _solution_tension(state, deadline, cancel)
+    moves, tensions = _solution_tension(state, stop)
     solvable = bool(moves) or state.n_stacks == 1
     for depth in range(enumeration.depths):
         _check_stop(deadline, cancel)
-        by_depth.append(estimate_depth(enumeration, depth, samples, rng, solvable_root=solvable))
+        by_depth.append(estimate_depth(enumeration, depth, samples, rng, solvable_root=solvable, limits=stop))
     note = f"depths 0-{enumeration.complete_depths - 1} enumerated; beyond the budget, ratios are sampled"
     return PuzzleAnalysis(
         stacks=state.n_stacks,
@@ -117,20 +124,28 @@ def estimate_from(
 
 
 def estimate_depth(
-    enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator, *, solvable_root: bool = False
+    enumeration: Enumeration,
+    depth: int,
+    samples: int,
+    rng: np.random.Generator,
+    *,
+    solvable_root: bool = False,
+    limits: SearchLimits | None = None,
 ) -> DepthCount:
     """The estimated ``DepthCount`` of one depth (exact when its level fits in the sample).
 
     ``solvable_root`` (the root is known solvable) floors a zero sample, see the module notes.
+    ``limits`` stop its walks and searches (``AnalysisStopped``).
     """
+    limits = limits or SearchLimits()
     if depth < enumeration.complete_depths:
-        count = _sampled_level(enumeration, depth, samples, rng)
+        count = _sampled_level(enumeration, depth, samples, rng, limits)
         floor = 1 / count.states if count.states else 0.0
     elif solvable_root and depth == enumeration.depths - 1:
         # One stack left: every state there is solved, and a solvable root reaches one.
         return DepthCount(depth, None, None, 1.0, 1.0, 1.0, method="walk")
     else:
-        count = _walked_level(enumeration, depth, samples, rng)
+        count = _walked_level(enumeration, depth, samples, rng, limits)
         floor = 1 / (2 * (count.sampled or samples * WALK_ATTEMPTS))
     if solvable_root and count.ratio == 0.0 and count.method != "exact":
         return replace(count, ratio=floor, ratio_low=max(count.ratio_low, floor if count.states else 0.0))
@@ -152,33 +167,38 @@ def wilson_interval(successes: int, n: int, population: int | None = None) -> tu
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _sampled_level(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
+def _sampled_level(
+    enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator, limits: SearchLimits
+) -> DepthCount:
     level = enumeration.level(depth)
     size = level.shape[0]
     if size <= samples:
-        good = _count_solvable(level, enumeration)
+        good = _count_solvable(level, enumeration, limits)
         ratio = good / size if size else 0.0
         return DepthCount(depth, size, good, ratio, ratio, ratio, sampled=size, method="exact")
     picked = level[np.sort(rng.choice(size, size=samples, replace=False))]
-    good = _count_solvable(picked, enumeration)
+    good = _count_solvable(picked, enumeration, limits)
     low, high = wilson_interval(good, samples, size)
     return DepthCount(depth, size, None, good / samples, low, high, sampled=samples, method="sample")
 
 
-def _walked_level(enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator) -> DepthCount:
+def _walked_level(
+    enumeration: Enumeration, depth: int, samples: int, rng: np.random.Generator, limits: SearchLimits
+) -> DepthCount:
     start_depth = enumeration.complete_depths - 1
     starts = enumeration.level(start_depth)
     reached: list[State] = []
     for _ in range(samples * WALK_ATTEMPTS):
         if len(reached) == samples or starts.shape[0] == 0:
             break
+        limits.check()
         node = array_to_state(starts[rng.integers(starts.shape[0])], enumeration.rows, enumeration.cols)
         walked = _random_walk(node, depth - start_depth, rng)
         if walked is not None:
             reached.append(walked)
     if not reached:
         return DepthCount(depth, None, None, 0.0, 0.0, 1.0, sampled=0, method="walk")
-    good = _count_solvable(states_to_array(reached), enumeration)
+    good = _count_solvable(states_to_array(reached), enumeration, limits)
     low, high = wilson_interval(good, len(reached))
     return DepthCount(depth, None, None, good / len(reached), low, high, sampled=len(reached), method="walk")
 
@@ -193,34 +213,81 @@ def _random_walk(node: State, steps: int, rng: np.random.Generator) -> State | N
     return node
 
 
-def _count_solvable(cells: np.ndarray, enumeration: Enumeration) -> int:
+def _count_solvable(cells: np.ndarray, enumeration: Enumeration, limits: SearchLimits) -> int:
     if cells.shape[0] == 0:
         return 0
-    batch = solve_many(cells, rows=enumeration.rows, cols=enumeration.cols)
-    return int((batch.status == search_kernel.SOLVABLE).sum())
+    return limits.count_solvable(cells, enumeration.rows, enumeration.cols)
 
 
-def _solution_tension(state: State, deadline: float | None, cancel: np.ndarray | None) -> tuple[list[str], list[float]]:
+def _solution_tension(state: State, limits: SearchLimits) -> tuple[list[str], list[float]]:
     # Tension of each state on the solver's solution: its children solved in one batch.
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-    result = solve(state, time_limit=left, cancel=cancel)
+    result = solve(state, max_nodes=limits.max_nodes, time_limit=limits.seconds_left(), cancel=limits.cancel)
     if result.status == UNKNOWN:
-        raise AnalysisStopped("time limit ran out or cancelled while solving the puzzle")
+        limits.check()
+        raise AnalysisStopped(f"solving the puzzle {limits.over_budget()}")
     moves = result.moves
     tensions = []
     node = state
     for text in moves:
-        children = [node.apply(m) for m in node.legal_moves()]
-        batch = solve_many(children)
-        tensions.append(browne_tension(int((batch.status == search_kernel.SOLVABLE).sum()), len(children)))
+        children = states_to_array([node.apply(m) for m in node.legal_moves()])
+        winning = limits.count_solvable(children, node.rows, node.cols)
+        tensions.append(browne_tension(winning, children.shape[0]))
         node = play(node, [text])
     return moves, tensions
 
 
+@dataclass(frozen=True)
+class SearchLimits:
+    """What stops the searches and walks of one estimate: a deadline, a cancel flag and a node budget.
+
+    ``deadline`` is on ``time.perf_counter``'s clock (None: none); ``cancel`` an
+    ``int64[1]`` flag another thread may set; ``max_nodes`` each search's node
+    budget (None: none), which also bounds its memory (the memo grows with nodes).
+    """
+
+    deadline: float | None = None
+    cancel: np.ndarray | None = None
+    max_nodes: int | None = None
+
+    def seconds_left(self) -> float | None:
+        """Seconds to the deadline (at least 1 ms), or None without one."""
+        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1e-3)
+
+    def check(self) -> None:
+        """Raise ``AnalysisStopped`` once cancelled or past the deadline."""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise AnalysisStopped("time limit ran out while estimating")
+        _check_stop(self.deadline, self.cancel)
+
+    def over_budget(self) -> str:
+        """Why a search came back unknown when neither the deadline nor the flag stopped it."""
+        return "stopped" if self.max_nodes is None else f"took more than {self.max_nodes:,} nodes (the search budget)"
+
+    def count_solvable(self, cells: np.ndarray, rows: int, cols: int) -> int:
+        """Solvable rows of ``cells`` (``int8[n, rows*cols]``); ``AnalysisStopped`` if any search is cut short."""
+        # A batch's time limit applies to each state, so under a deadline the states go one at a time
+        # (~30 µs a call), each within the time left.
+        chunks = [cells] if self.deadline is None else np.split(cells, cells.shape[0])
+        solvable = 0
+        for chunk in chunks:
+            batch = solve_many(
+                chunk,
+                rows=rows,
+                cols=cols,
+                max_nodes=self.max_nodes,
+                time_limit=self.seconds_left(),
+                cancel=self.cancel,
+            )
+            if np.any(batch.status == search_kernel.UNKNOWN):
+                self.check()
+                raise AnalysisStopped(f"a sampled state {self.over_budget()}")
+            solvable += int((batch.status == search_kernel.SOLVABLE).sum())
+        return solvable
+
+
 def check_samples(samples: int) -> None:
     """Raise ``InvalidPuzzleRequest`` unless ``samples`` is a positive integer."""
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-        raise InvalidPuzzleRequest(f"samples must be a positive number of states, got {samples!r}")
+    check_positive_int(samples, "samples", error=InvalidPuzzleRequest, kind="number of states")
 
 
 def _check_stop(deadline: float | None, cancel: np.ndarray | None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from game.validation import check_positive_int
 from search import kernel
 from search.algorithms import algorithm_named
 from search.errors import InvalidBudget
@@ -27,8 +28,7 @@ def probe(
     Compatible DFS is the default: per node it is several times cheaper than
     Ordered DFS, which pays for a vertex-connectivity estimate of every child.
     """
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise InvalidBudget(f"max_nodes must be a positive integer, got {max_nodes!r}")
+    check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
     status, nodes, _, _, _ = kernel.solve_batch(

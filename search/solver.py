@@ -20,6 +20,7 @@ import numpy as np
 from game import State, play
 from game.arrays import state_to_array, states_to_array
 from game.state import Move
+from game.validation import check_positive_int
 from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
@@ -94,8 +95,8 @@ def solve(
     ``max_nodes`` caps the expanded states and ``time_limit`` the wall time in
     seconds; when either runs out the status is ``unknown``. ``cohort`` is
     best-n's n. ``cancel`` is an ``int64`` array of one element: setting
-    ``cancel[0] = 1`` from another thread stops the search (``unknown``) within
-    about a thousand nodes. A solvable answer is replayed before it is returned.
+    ``cancel[0] = 1`` from another thread stops the search (``unknown``) at its
+    next node. A solvable answer is replayed before it is returned.
     """
     algo = algorithm_named(algorithm)
     _check_budget(max_nodes, time_limit, cohort)
@@ -127,13 +128,15 @@ def solve_many(
     time_limit: float | None = None,
     cohort: int = DEFAULT_COHORT,
     ordering: OrderingModel | None = None,
+    cancel: np.ndarray | None = None,
 ) -> BatchResult:
     """Solve many states of one grid in one kernel call, without per-state Python work.
 
     ``states`` is a sequence of ``State`` or an ``int8`` array ``(n, rows*cols)``
     (``rows``/``cols`` then name the grid). Budgets apply to each state. Paths
     are returned raw (``(source, target)`` cells); ``solution_moves`` turns one
-    into checked move text.
+    into checked move text. ``cancel`` is ``solve``'s: once set, the state under
+    way and every later one come back ``unknown``.
     """
     algo = algorithm_named(algorithm)
     _check_budget(max_nodes, time_limit, cohort)
@@ -142,7 +145,8 @@ def solve_many(
             rows, cols = states[0].rows, states[0].cols
         states = states_to_array(states)
     array = np.ascontiguousarray(states, dtype=np.int8).reshape(-1, rows * cols)
-    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, ordering or default_ordering())
+    flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
+    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, ordering or default_ordering(), flag)
 
 
 def solve_deals(
@@ -213,22 +217,22 @@ def _run_batch(
     time_limit: float | None,
     cohort: int,
     model: OrderingModel,
+    cancel: np.ndarray,
 ) -> BatchResult:
     status, nodes, elapsed, paths, lengths = kernel.solve_batch(
         array, rows, cols, _compat(), _line(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
-        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, np.zeros(1, dtype=np.int64),
+        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel,
     )  # fmt: skip
     reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else None for i, s in enumerate(status.tolist())]
     return BatchResult(status, nodes, elapsed, reasons, paths, lengths)
 
 
 def _check_budget(max_nodes: int | None, time_limit: float | None, cohort: int) -> None:
-    if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1):
-        raise InvalidBudget(f"max_nodes must be a positive integer, got {max_nodes!r}")
+    if max_nodes is not None:
+        check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
         raise InvalidBudget(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    if isinstance(cohort, bool) or not isinstance(cohort, int) or cohort < 1:
-        raise InvalidBudget(f"cohort must be a positive integer, got {cohort!r}")
+    check_positive_int(cohort, "cohort", error=InvalidBudget)
 
 
 def _card_mask(cards: Any) -> np.uint64:
