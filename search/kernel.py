@@ -55,7 +55,7 @@ warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarni
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
-CHECK_EVERY = 1024  # nodes between clock and cancel-flag checks
+CHECK_EVERY = 1024  # nodes between clock checks (the cancel flag, a plain load, is read at every node)
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 CELLS_PER_WORD = 10
 MAX_CHILDREN_PER_CELL = 51
@@ -878,7 +878,7 @@ def dfs(
                     key,
                     scratch,
                 )
-            if nodes % CHECK_EVERY == 0 and (cancel[0] != 0 or (deadline > 0 and now_s() >= deadline)):
+            if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
                 return UNKNOWN, nodes, 0, memo
         else:
             if depth == 0:
@@ -981,7 +981,7 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
             if max_nodes > 0 and nodes >= max_nodes:
                 return UNKNOWN, nodes, 0, memo
             nodes += 1
-            if nodes % CHECK_EVERY == 0 and (cancel[0] != 0 or (deadline > 0 and now_s() >= deadline)):
+            if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
                 return UNKNOWN, nodes, 0, memo
             records = _grow_rows(records, n_records + 1)
             records[n_records, 0] = q_info[qi, 0]

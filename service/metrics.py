@@ -23,14 +23,15 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "boaf_requests",
-            "RPCs finished, by method and gRPC status code.",
+            "RPCs finished, by method and gRPC status code, including those turned away before a handler ran "
+            "(unknown method, concurrency limit, oversized or undecodable message).",
             ["method", "code"],
             registry=self.registry,
         )
         self.latency = Histogram(
             "boaf_request_duration_seconds",
-            "Time from an RPC's arrival in the servicer to its answer, in seconds.",
-            ["method"],
+            "Time from an RPC's arrival to its answer, in seconds, by method and gRPC status code.",
+            ["method", "code"],
             buckets=LATENCY_BUCKETS_S,
             registry=self.registry,
         )
@@ -56,7 +57,7 @@ class Metrics:
     def record(self, method: str, code: str, seconds: float) -> None:
         """Count one finished RPC and its latency in seconds."""
         self.requests.labels(method, code).inc()
-        self.latency.labels(method).observe(seconds)
+        self.latency.labels(method, code).observe(seconds)
 
     def serve(self, host: str, port: int) -> int:
         """Serve ``/metrics`` over HTTP on ``host:port`` (0 = a free port) in a daemon thread; returns the port."""

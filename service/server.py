@@ -20,14 +20,16 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
+from service import reflection as reflection_v1
 from service.dataplane import Classifier, DataPlane
 from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.interceptors import HARD_MESSAGE_FACTOR, CallGate
 from service.metrics import Metrics
 from service.servicer import BoafServicer
 from service.settings import Settings
@@ -65,7 +67,7 @@ class BoafServer:
         self.metrics = Metrics()
         self.servicer = BoafServicer(self.metrics)
         self.game = GameServicer(self.metrics)
-        self.health = health.HealthServicer(
+        self.health = BoafHealth(
             experimental_non_blocking=True, experimental_thread_pool=ThreadPoolExecutor(max_workers=1)
         )
         self.port = 0
@@ -79,20 +81,28 @@ class BoafServer:
     def _build_server(self) -> grpc.Server:
         settings = self.settings
         options = [
-            ("grpc.max_receive_message_length", settings.max_message_bytes),
+            # The gate refuses messages past the limit itself (OUT_OF_RANGE, counted); core only past a hard cap.
+            ("grpc.max_receive_message_length", HARD_MESSAGE_FACTOR * settings.max_message_bytes),
             ("grpc.max_send_message_length", settings.max_message_bytes),
             ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
         ]
+        gate = CallGate(
+            self.metrics,
+            settings.max_message_bytes,
+            services=(SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME, *reflection_v1.SERVICE_NAMES),
+            self_counting=(SERVICE_NAME, GAME_SERVICE_NAME),  # servicer.rpc counts these (and the HTTP edge's)
+        )
         server = grpc.server(
             ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="boaf-rpc"),
+            interceptors=(gate,),
             options=options,
             maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
         )
+        gate.busy = _concurrency_exceeded(server)
         boaf_pb2_grpc.add_BoafServicer_to_server(self.servicer, server)
         game_pb2_grpc.add_GameServicer_to_server(self.game, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        names = (SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
-        reflection.enable_server_reflection(names, server)
+        reflection_v1.enable_server_reflection((SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME), server)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         return server
 
@@ -161,3 +171,37 @@ class BoafServer:
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout`` seconds); True when it has stopped."""
         return bool(self._server.wait_for_termination(timeout))
+
+
+class BoafHealth(health.HealthServicer):  # type: ignore[misc]  # grpcio-health-checking is untyped
+    """grpcio's health servicer, plus ``List``: the status of every service it reports on."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._statuses: dict[str, int] = {}
+        self._statuses_lock = threading.Lock()
+
+    def set(self, service: str, status: int) -> None:
+        """Set ``service``'s status (as grpcio's servicer does) and remember it for ``List``."""
+        super().set(service, status)
+        with self._statuses_lock:
+            self._statuses[service] = status
+
+    def List(self, request: health_pb2.HealthListRequest, context: grpc.ServicerContext) -> Any:
+        """Every service's status, including ``""`` (the server as a whole)."""
+        with self._statuses_lock:
+            statuses = dict(self._statuses)
+        return health_pb2.HealthListResponse(
+            statuses={name: health_pb2.HealthCheckResponse(status=status) for name, status in statuses.items()}
+        )
+
+
+def _concurrency_exceeded(server: grpc.Server) -> Callable[[], bool]:
+    # gRPC turns a call away when its active calls are at maximum_concurrent_rpcs, before any handler runs.
+    # The interceptor runs just before that check, under the same lock, so reading the same two numbers
+    # tells it which calls will be turned away and lets it count them. They are grpcio internals
+    # (tests/service/test_hostile.py fails if they change); without them nothing is counted.
+    state = getattr(server, "_state", None)
+    if state is None or not hasattr(state, "active_rpc_count"):
+        return lambda: False
+    return lambda: state.maximum_concurrent_rpcs is not None and state.active_rpc_count >= state.maximum_concurrent_rpcs
