@@ -132,13 +132,16 @@ def analyze(
     seed: int = 0,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
+    max_nodes: int | None = None,
 ) -> PuzzleAnalysis:
     """Analyse ``state``: exact when at most ``budget`` states are reachable, else an estimate.
 
     ``budget`` counts distinct states (``None`` for no cap); ``samples`` is the
     states an estimate solves per depth and ``seed`` makes it reproducible.
     ``time_limit`` (seconds) and ``cancel`` (an ``int64[1]`` flag another thread
-    may set) raise ``AnalysisStopped`` when they stop the work.
+    may set) raise ``AnalysisStopped`` when they stop the work, and so does
+    ``max_nodes``, the node budget of each exact search of an estimate (a
+    search's memory grows with its nodes; ``None`` for no cap).
     """
     from puzzles.estimate import check_samples, estimate_from, walk_for_analysis
 
@@ -150,7 +153,9 @@ def analyze(
     if enumeration.complete:
         result = exact_analysis(state, enumeration, time_limit=left, cancel=cancel)
     else:
-        result = estimate_from(state, enumeration, samples=samples, seed=seed, time_limit=left, cancel=cancel)
+        result = estimate_from(
+            state, enumeration, samples=samples, seed=seed, time_limit=left, cancel=cancel, max_nodes=max_nodes
+        )
     return _with_elapsed(result, start)
 
 
