@@ -1,11 +1,13 @@
 """Labelled datasets (SPEC §5): ``random``, ``decisions`` and ``deals``.
 
 A dataset is deterministic from (generator, seed, count, grid, chunk size): the
-same command writes the same bytes. It is generated in chunks on Dask through
-``jobs.runner`` (so it resumes after interruption) and written as one Parquet
-file, ``data.parquet``, beside a ``manifest.json`` recording the generator, its
-parameters, the row count, the file's SHA-256 and the solver and feature schema
-versions. Labels come from the exact solver, with no budget.
+same command writes the same bytes. This module says what each chunk holds
+(``generate_chunk``, a plain function) and what the manifest records; the job
+``jobs.dataset`` runs the chunks on Dask (so it resumes after interruption) and
+writes them as one Parquet file, ``data.parquet``, beside a ``manifest.json``
+recording the generator, its parameters, the row count, the file's SHA-256 and
+the solver and feature schema versions. Labels come from the exact solver, with
+no budget.
 
 Columns: ``grid`` (grid text), ``rows``, ``cols``, ``stacks`` (number of stacks),
 ``solvable`` (bool), ``deal`` (the deal seed the state comes from, or -1), and
@@ -22,9 +24,7 @@ Columns: ``grid`` (grid text), ``rows``, ``cols``, ``stacks`` (number of stacks)
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,10 +32,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+import search
 from features import SCHEMA_VERSION
 from game import State, deal, format_grid, random_state
 from models.errors import DatasetError
+from models.files import file_sha256, write_text_atomically
+from search import SOLVABLE, UNKNOWN, solve_many
 
 GENERATORS = ("random", "decisions", "deals")
 DATA_FILE = "data.parquet"
@@ -92,35 +96,6 @@ def generate_chunk(chunk: tuple[DatasetSpec, int, int]) -> pa.Table:
     return pa.table(columns, schema=SCHEMA)
 
 
-def generate_dataset(spec: DatasetSpec, out_dir: Path, cluster: Any = None) -> dict[str, Any]:
-    """Generate ``spec`` into ``out_dir`` (``data.parquet`` + ``manifest.json``) and return the manifest.
-
-    Finished chunks are kept under ``out_dir/parts`` until the dataset is
-    complete, so an interrupted run resumes where it stopped.
-    """
-    from jobs.runner import Cluster, combine_parts, run_job
-
-    parts_dir = out_dir / "parts"
-    fingerprint = {"dataset": asdict(spec), "solver": solver_version(), "schema": SCHEMA_VERSION}
-    parts = run_job(
-        generate_chunk,
-        spec.chunks(),
-        parts_dir,
-        cluster=cluster or Cluster(),
-        description=f"{spec.generator} dataset",
-        fingerprint=fingerprint,
-    )
-    data_path = combine_parts(parts, out_dir / DATA_FILE)
-    manifest = _manifest(spec, data_path)
-    _write_json_atomically(out_dir / MANIFEST_FILE, manifest)
-    for part in parts:
-        part.unlink()
-    for leftover in parts_dir.iterdir():
-        leftover.unlink()
-    parts_dir.rmdir()
-    return manifest
-
-
 def read_manifest(out_dir: Path) -> dict[str, Any]:
     """The manifest of a generated dataset; raises ``DatasetError`` if it is missing or does not match its data."""
     path = out_dir / MANIFEST_FILE
@@ -133,26 +108,8 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
     return manifest
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def solver_version() -> str:
-    """The exact solver's version string, recorded with every label."""
-    import search
-
-    return str(getattr(search, "SOLVER_VERSION", "boaf-search"))
-
-
 def exact_labels(states: Sequence[State]) -> list[bool]:
     """Exact solvability of each state, in one compiled call per grid shape (no budget)."""
-    from search import SOLVABLE, UNKNOWN, solve_many
-
     if not states:
         return []
     statuses = solve_many(list(states)).status_names()
@@ -207,9 +164,14 @@ def _record(state: State, solvable: bool, deal_seed: int, depth: int) -> dict[st
     }
 
 
-def _manifest(spec: DatasetSpec, data_path: Path) -> dict[str, Any]:
-    import pyarrow.parquet as pq
+def write_manifest(spec: DatasetSpec, out_dir: Path) -> dict[str, Any]:
+    """Describe the finished ``out_dir/data.parquet`` of ``spec`` in ``out_dir/manifest.json``; returns the manifest."""
+    manifest = _manifest(spec, out_dir / DATA_FILE)
+    write_text_atomically(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
 
+
+def _manifest(spec: DatasetSpec, data_path: Path) -> dict[str, Any]:
     meta = pq.read_metadata(data_path)
     return {
         "generator": spec.generator,
@@ -217,13 +179,7 @@ def _manifest(spec: DatasetSpec, data_path: Path) -> dict[str, Any]:
         "seed": spec.seed,
         "rows": meta.num_rows,
         "sha256": file_sha256(data_path),
-        "solver_version": solver_version(),
+        "solver_version": search.SOLVER_VERSION,
         "feature_schema": SCHEMA_VERSION,
         "file": DATA_FILE,
     }
-
-
-def _write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

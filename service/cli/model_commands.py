@@ -62,8 +62,9 @@ def dataset_generate_command(
     scheduler: Scheduler = None,
 ) -> None:
     """Generate a labelled dataset on Dask (resumable) and print its manifest."""
+    from jobs.dataset import generate_dataset
     from jobs.runner import Cluster
-    from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_dataset
+    from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
 
     if seed is None:
         seed = DECISIONS_FIRST_SEED if generator == "decisions" else 0
@@ -113,8 +114,8 @@ def retrain_command(
     scheduler: Scheduler = None,
 ) -> None:
     """Regenerate data, train, evaluate, export, sweep the cutoff, and install a new model version."""
+    from jobs.retrain import RetrainConfig, retrain
     from jobs.runner import Cluster
-    from models.retrain import RetrainConfig, retrain
 
     config = RetrainConfig(
         out=out,

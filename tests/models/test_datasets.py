@@ -1,31 +1,16 @@
-"""Labelled datasets: deterministic bytes, exact labels, the decisions sampling rule."""
+"""Labelled datasets: exact labels, the decisions sampling rule, and specs that are refused.
+
+The job that writes whole datasets is tested in ``tests/jobs/test_dataset.py``.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pyarrow.parquet as pq
 import pytest
 
 from game import parse_grid
-from jobs.runner import Cluster
-from models.datasets import DatasetSpec, generate_chunk, generate_dataset, read_manifest
+from models.datasets import DatasetSpec, generate_chunk
 from models.errors import DatasetError
 from search.reference import reference_solve
-
-
-def test_same_spec_gives_the_same_bytes_and_another_seed_does_not(tmp_path: Path) -> None:
-    spec = DatasetSpec("random", seed=5, count=600, chunk_size=200)
-    first = generate_dataset(spec, tmp_path / "a", Cluster(workers=2))
-    again = generate_dataset(spec, tmp_path / "b", Cluster(workers=2))
-    other = generate_dataset(
-        DatasetSpec("random", seed=6, count=600, chunk_size=200), tmp_path / "c", Cluster(workers=2)
-    )
-    assert first["sha256"] == again["sha256"] != other["sha256"]
-    assert (tmp_path / "a" / "data.parquet").read_bytes() == (tmp_path / "b" / "data.parquet").read_bytes()
-    assert first["rows"] == 600 and first["generator"] == "random"
-    assert read_manifest(tmp_path / "a")["sha256"] == first["sha256"]
-    assert not (tmp_path / "a" / "parts").exists()
 
 
 def test_labels_agree_with_the_reference_search() -> None:
@@ -64,11 +49,3 @@ def test_deals_dataset_uses_consecutive_seeds() -> None:
 def test_bad_specs_are_refused(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(DatasetError, match=match):
         DatasetSpec(**kwargs)  # type: ignore[arg-type]
-
-
-def test_a_tampered_dataset_does_not_match_its_manifest(tmp_path: Path) -> None:
-    generate_dataset(DatasetSpec("deals", seed=1, count=5), tmp_path, Cluster(workers=1))
-    table = pq.read_table(tmp_path / "data.parquet")
-    pq.write_table(table.slice(0, 4), tmp_path / "data.parquet")
-    with pytest.raises(DatasetError, match="does not match its manifest"):
-        read_manifest(tmp_path)

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import models.retrain as retrain_module
+import jobs.retrain as retrain_module
 from game import random_states
+from jobs.retrain import RetrainConfig, retrain
 from jobs.runner import Cluster
 from models import registry
 from models.classifier import load_classifier
-from models.retrain import RetrainConfig, retrain
 
 
 def _tiny(out: Path) -> RetrainConfig:
