@@ -21,7 +21,7 @@ from game.arrays import state_to_array
 from game.validation import check_positive_int
 from puzzles import kernel
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
-from search import kernel as search_kernel
+from search import compat_table, line_table, now_s
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
 SPLIT_AT = 100_000  # states in a depth before its work is shared between threads
@@ -310,8 +310,8 @@ def _root_only(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> Enumer
 
 def _slot_tables(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # line[s]: slots sharing a row or column with slot s; compat[a]: cards that may join card a.
-    cell_line = _line(state.rows, state.cols)
-    card_compat = _compat()
+    cell_line = line_table(state.rows, state.cols)
+    card_compat = compat_table()
     k = len(slot_cell)
     line = np.zeros(k, dtype=np.int64)
     compat = np.zeros(k, dtype=np.uint64)
@@ -325,7 +325,7 @@ def _slot_tables(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> tupl
 
 
 def _deadline(time_limit: float | None) -> float:
-    return search_kernel.now_s() + time_limit if time_limit else 0.0
+    return now_s() + time_limit if time_limit else 0.0
 
 
 def _flag(cancel: np.ndarray | None) -> np.ndarray:
@@ -343,13 +343,3 @@ def _raise_if_stopped(status: int, time_limit: float | None) -> None:
         raise AnalysisStopped(f"time limit of {time_limit} s ran out during the analysis")
     if status == kernel.CANCELLED:
         raise AnalysisStopped("analysis cancelled")
-
-
-@cache
-def _compat() -> np.ndarray:
-    return search_kernel.compat_table()
-
-
-@cache
-def _line(rows: int, cols: int) -> np.ndarray:
-    return search_kernel.line_table(rows, cols)

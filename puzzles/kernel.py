@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.kernel import now_s
+from search import now_s
 
 COMPLETE, OVER_BUDGET, OUT_OF_TIME, CANCELLED, INCONSISTENT, TOO_WIDE, PAUSED = range(7)
 MAX_STACKS = 16  # 4 bits per slot in a uint64 key

@@ -3,7 +3,8 @@
 ``solve(state, algorithm="ordered", max_nodes=None, time_limit=None)`` answers
 one state; ``solve_many`` and ``solve_deals`` answer many in one compiled call.
 The compiled kernel lives in ``search.kernel``; ``search.reference`` is the
-plain-Python oracle it is tested against.
+plain-Python oracle it is tested against; its tables and clock, which other
+compiled code shares, are public as ``compat_table``, ``line_table`` and ``now_s``.
 """
 
 from search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
@@ -25,6 +26,7 @@ from search.solver import (
     solve_many,
     unsolvable_reason,
 )
+from search.tables import compat_table, line_table, now_s
 
 SOLVER_VERSION = "2026.11.1"
 """The version of the exact answers, bumped with every change to the answers' path
@@ -54,7 +56,10 @@ __all__ = [
     "UnknownAlgorithm",
     "algorithm_named",
     "checked_solution",
+    "compat_table",
     "default_ordering",
+    "line_table",
+    "now_s",
     "read_ordering",
     "solution_moves",
     "solve",

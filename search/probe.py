@@ -14,7 +14,7 @@ from search import kernel
 from search.algorithms import algorithm_named
 from search.errors import InvalidBudget
 from search.ordering import default_ordering
-from search.solver import _compat, _line
+from search.tables import compat_table, line_table
 
 _OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5}
 
@@ -32,7 +32,7 @@ def probe(
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
     status, nodes, _, _, _ = kernel.solve_batch(
-        array, rows, cols, _compat(), _line(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
+        array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, 1, max_nodes, 0.0, np.zeros(1, dtype=np.int64),
     )  # fmt: skip
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)

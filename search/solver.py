@@ -25,6 +25,7 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
+from search.tables import compat_table, line_table, now_s
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = "solvable", "unsolvable", "unknown"
 STATUS_NAMES = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
@@ -107,9 +108,9 @@ def solve(
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     _load_kernel()
     start = time.perf_counter()
-    deadline = kernel.now_s() + time_limit if time_limit else 0.0
+    deadline = now_s() + time_limit if time_limit else 0.0
     status, nodes, length, _ = kernel.solve_one(
-        root, state.rows, state.cols, _compat(), _line(state.rows, state.cols), algo.kernel, algo.options,
+        root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols), algo.kernel, algo.options,
         model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
     )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
@@ -191,9 +192,9 @@ def checked_solution(state: State, path: np.ndarray) -> list[str]:
 def unsolvable_reason(state: State) -> str:
     """Why an unsolvable ``state`` is unsolvable, from its compatibility graph."""
     present = _card_mask(state.top_cards())
-    if kernel.has_odd_bird(present, _compat()):
+    if kernel.has_odd_bird(present, compat_table()):
         return ODD_BIRD
-    if not kernel.is_connected(present, _compat()):
+    if not kernel.is_connected(present, compat_table()):
         return SEPARATED_FLOCK
     return EXHAUSTED
 
@@ -201,9 +202,9 @@ def unsolvable_reason(state: State) -> str:
 def cells_reason(cells: np.ndarray) -> str:
     """``unsolvable_reason`` for one row of a batch array (top cards, -1 for empty)."""
     present = _card_mask(int(c) for c in cells if c >= 0)
-    if kernel.has_odd_bird(present, _compat()):
+    if kernel.has_odd_bird(present, compat_table()):
         return ODD_BIRD
-    if not kernel.is_connected(present, _compat()):
+    if not kernel.is_connected(present, compat_table()):
         return SEPARATED_FLOCK
     return EXHAUSTED
 
@@ -220,7 +221,7 @@ def _run_batch(
     cancel: np.ndarray,
 ) -> BatchResult:
     status, nodes, elapsed, paths, lengths = kernel.solve_batch(
-        array, rows, cols, _compat(), _line(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
+        array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel,
     )  # fmt: skip
     reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else None for i, s in enumerate(status.tolist())]
@@ -248,16 +249,6 @@ def _load_kernel() -> None:
     # hundred ms); do that outside the timed search.
     one = np.array([0], dtype=np.int8)
     kernel.solve_one(
-        one, 1, 1, _compat(), _line(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
+        one, 1, 1, compat_table(), line_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
         kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8),
     )  # fmt: skip
-
-
-@cache
-def _compat() -> np.ndarray:
-    return kernel.compat_table()
-
-
-@cache
-def _line(rows: int, cols: int) -> np.ndarray:
-    return kernel.line_table(rows, cols)

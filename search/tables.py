@@ -1,0 +1,33 @@
+"""The compiled search's lookup tables and clock, public so that other compiled code shares them.
+
+- ``compat_table()[card]``: ``uint64`` mask of the cards compatible with ``card``.
+- ``line_table(rows, cols)[cell]``: ``uint64`` mask of the other cells in its
+  row or column.
+- ``now_s()``: the monotonic clock of the compiled code, in seconds; callable
+  from numba code and from Python. Deadlines handed to kernels are on it.
+
+Tables are built once per process (per grid) and shared: do not write to them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from search import kernel
+from search.kernel import now_s
+
+__all__ = ["compat_table", "line_table", "now_s"]
+
+
+@cache
+def compat_table() -> np.ndarray:
+    """``uint64[52]``: bit ``b`` of entry ``a`` is set when cards ``a`` and ``b`` may join."""
+    return kernel.compat_table()
+
+
+@cache
+def line_table(rows: int, cols: int) -> np.ndarray:
+    """``uint64[rows*cols]``: bit ``t`` of entry ``s`` is set when cells ``s`` and ``t`` share a row or column."""
+    return kernel.line_table(rows, cols)
