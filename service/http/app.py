@@ -11,6 +11,7 @@ turns the code into an HTTP status.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,11 @@ from service.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 TIMEOUT_HEADER = "connect-timeout-ms"
-MAX_QUOTED_CHARS = 120  # parse errors may quote the input; quote no more than this
+MAX_QUOTED_CHARS = 120  # messages may quote the input; never more than this many characters of it
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 # The page talks only to this server; nothing else may load.
 PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+    "Content-Security-Policy": "default-src 'self'",
     "X-Content-Type-Options": "nosniff",
 }
 
@@ -173,17 +174,30 @@ def _too_large(size: int, limit: int) -> CallAborted:
 def _parse(body: bytes, message: Message) -> Message:
     # The proto3 JSON mapping, strictly: unknown fields and wrong types are errors that name the field.
     try:
-        text = body.decode("utf-8")
+        value = json.loads(body.decode("utf-8").strip() or "{}")
     except UnicodeDecodeError as exc:
         raise CallAborted(INVALID, f"request body is not UTF-8: byte {exc.start}") from None
+    except (ValueError, RecursionError) as exc:
+        raise CallAborted(INVALID, f"request body is not JSON: {_cut(str(exc))}") from None
+    if not isinstance(value, dict):
+        raise CallAborted(INVALID, f"request body must be a JSON object, got {_json_type(value)}")
     try:
-        return json_format.Parse(text.strip() or "{}", message)
+        return json_format.ParseDict(value, message)
     except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError) as exc:
-        raise CallAborted(INVALID, f"request body: {_quoted(str(exc))}") from None
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CallAborted(INVALID, f"request body: {_cut(reason)}") from None
+
+
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_QUOTED_CHARS else text[:MAX_QUOTED_CHARS] + "…"
 
 
 def _quoted(text: str) -> str:
-    return repr(text) if len(text) <= MAX_QUOTED_CHARS else repr(text[:MAX_QUOTED_CHARS]) + "…"
+    return repr(_cut(text))
 
 
 def _peer(request: Request) -> str:

@@ -54,7 +54,7 @@ class HttpServer:
             log_config=None,  # keep the service's JSON logging
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_s),
+            timeout_graceful_shutdown=max(1, math.ceil(settings.shutdown_grace_s)),  # 0 would log an error
             ssl_certfile=settings.tls_cert,
             ssl_keyfile=settings.tls_key,
         )

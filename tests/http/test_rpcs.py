@@ -1,0 +1,143 @@
+"""Every RPC over HTTP/JSON answers what gRPC answers; health, readiness, metrics and the page."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from http_client import Client
+from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server
+
+from game import deal, play
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.http import HttpServer
+from service.server import BoafServer
+
+DEAL_1 = state_to_proto(deal(1))
+THREE = grid_state("AC 2C 3C")
+DEAL_360528 = "5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D"
+ILLEGAL = "move 1 of 1: move '5S-7D' is not legal: the cards share no suit and their ranks are not adjacent"
+
+
+def over_grpc(server: BoafServer, service: str, method: str, request: Message) -> Message:
+    with channel_to(server) as channel:
+        stub = (boaf_pb2_grpc.BoafStub if service == "Boaf" else game_pb2_grpc.GameStub)(channel)
+        answer: Message = getattr(stub, method)(request, timeout=30)
+        return answer
+
+
+# (service, method, request); answers that carry a time are compared without it.
+CALLS: list[tuple[str, str, Message]] = [
+    (
+        "Boaf",
+        "Classify",
+        pb.ClassifyRequest(states=[DEAL_1, grid_state("5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D")]),
+    ),
+    ("Boaf", "Features", pb.FeaturesRequest(states=[DEAL_1])),
+    ("Boaf", "Solve", pb.SolveRequest(state=DEAL_1, algorithm=pb.COMPATIBLE)),
+    ("Boaf", "GetServerInfo", pb.GetServerInfoRequest()),
+    ("Boaf", "AnalyzePuzzle", pb.AnalyzePuzzleRequest(state=THREE)),
+    ("Boaf", "GeneratePuzzle", pb.GeneratePuzzleRequest(cards=4, seed=1)),
+    ("Game", "Deal", game_pb2.DealRequest(seed=1)),
+    ("Game", "Play", game_pb2.PlayRequest(state=DEAL_1, moves=["9H-9S", "5H-5S"])),
+]
+
+
+def without_times(message: Message) -> Message:
+    if "elapsed_ms" in message.DESCRIPTOR.fields_by_name:
+        message.ClearField("elapsed_ms")
+    return message
+
+
+@pytest.mark.parametrize(("service", "method", "request_"), CALLS, ids=[f"{c[0]}.{c[1]}" for c in CALLS])
+def test_every_rpc_answers_over_http_what_it_answers_over_grpc(
+    client: Client, grpc_server: BoafServer, service: str, method: str, request_: Message
+) -> None:
+    answer = client.call(f"{service}/{method}", json_format.MessageToDict(request_))
+    assert answer.status == 200, answer.body
+    reply = json_format.ParseDict(answer.body, type(over_grpc(grpc_server, service, method, request_))())
+    assert without_times(reply) == without_times(over_grpc(grpc_server, service, method, request_))
+
+
+def test_the_game_service_deals_and_plays_as_the_game_does(client: Client) -> None:
+    assert client.call("Game/Deal", {"seed": 1}).body["cells"] == [
+        "JD",
+        "2D",
+        "9H",
+        "JC",
+        "5D",
+        "7H",
+        "7C",
+        "5H",
+        "KD",
+        "KC",
+        "9S",
+        "5S",
+        "AD",
+        "QC",
+        "KH",
+        "3H",
+    ]
+    answer = client.call("Game/Play", {"state": json_format.MessageToDict(DEAL_1), "moves": ["9H-9S"]}).body
+    after = play(deal(1), "9H-9S")
+    assert [m["move"] for m in answer["legalMoves"]] == [after.move_text(m) for m in after.legal_moves()]
+    assert answer["won"] is False
+
+
+def test_an_illegal_move_is_refused_with_the_games_message(client: Client) -> None:
+    state = json_format.MessageToDict(grid_state(DEAL_360528))
+    answer = client.call("Game/Play", {"state": state, "moves": ["5S-7D"]})
+    assert (answer.status, answer.body) == (
+        400,
+        {
+            "code": "invalid_argument",
+            "message": ILLEGAL,
+        },
+    )
+
+
+def test_http_calls_are_counted_in_the_same_metrics(client: Client, grpc_server: BoafServer) -> None:
+    def count(method: str, code: str) -> float:
+        value = grpc_server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code})
+        return value or 0.0
+
+    ok, invalid = count("Features", "OK"), count("Features", "INVALID_ARGUMENT")
+    client.call("Boaf/Features", {"states": [json_format.MessageToDict(DEAL_1)]})
+    client.call("Boaf/Features", raw=b"{not json")  # turned away by the edge: still counted
+    assert (count("Features", "OK"), count("Features", "INVALID_ARGUMENT")) == (ok + 1, invalid + 1)
+
+
+def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: Client) -> None:
+    with urllib.request.urlopen(client.base + "/", timeout=10) as page:
+        assert "playground.js" in page.read().decode()
+        assert page.headers["Content-Security-Policy"] == "default-src 'self'"
+    assert client.get("/healthz").status == 200
+    assert client.get("/readyz").body == {"status": "SERVING"}
+
+
+def test_readiness_follows_the_model_load_and_grpc_can_be_off() -> None:
+    loader = GatedLoader()
+    server = start_server(loopback_settings(http_port=0, grpc_enabled=False), loader)
+    assert server.port == 0, "no gRPC port when grpc_enabled is off"
+    web = HttpServer(server)
+    web.start()
+    try:
+        client = Client(f"http://127.0.0.1:{web.port}")
+        assert client.get("/readyz").body == {"status": "NOT_SERVING"}
+        assert client.get("/readyz").status == 503
+        assert client.get("/healthz").status == 200
+        state = json_format.MessageToDict(DEAL_1)
+        assert client.call("Boaf/Classify", {"states": [state]}).status == 503  # UNAVAILABLE, as over gRPC
+        assert client.call("Game/Deal", {"seed": 1}).status == 200  # the game needs no model
+        loader.release()
+        assert server.wait_until_ready(120)
+        assert client.get("/readyz").status == 200
+        web.stop()
+        assert not web.is_ready()
+    finally:
+        web.stop()
+        server.stop(0)
