@@ -5,6 +5,10 @@ written ``--`` or ``.``. JSON: ``{"rows": R, "cols": C, "cells": [...], "sizes":
 row-major with ``null`` for an empty cell. Move text: ``XS-YD``, the top card of the
 moving stack, then the top card of the stack it goes onto.
 
+A line of input (a file of states, one a line) is grid text, the JSON form, or a
+JSON object whose ``grid`` field is either. A seed range is ``A:B``, the deals
+``A <= seed < B``.
+
 Every reader returns the converted value or raises an error from ``game.errors``
 that names the bad part of the input and where it is.
 """
@@ -17,7 +21,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from game.cards import Card, card_text, compatible, parse_card
-from game.errors import IllegalMove, InvalidCard, InvalidState
+from game.deals import INT32_MAX, INT32_MIN
+from game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState
 from game.state import MAX_CELLS, Move, State, cell_name
 
 EMPTY_CELL_TEXT = "--"
@@ -98,6 +103,44 @@ def state_to_json(state: State) -> dict[str, Any]:
 def parse_state(text: str) -> State:
     """Read either form: JSON when the text starts with ``{``, grid text otherwise."""
     return state_from_json(text) if text.lstrip().startswith("{") else parse_grid(text)
+
+
+def parse_state_line(line: str) -> State:
+    """Read one line of input: grid text, the JSON form, or a JSON object whose ``grid`` field is either.
+
+    Raises ``InvalidState`` for a blank line, JSON that does not parse, or a
+    ``grid`` field that is neither text nor an object.
+    """
+    stripped = line.strip()
+    if not stripped:
+        raise InvalidState("the line is blank")
+    if not stripped.startswith("{"):
+        return parse_grid(stripped)
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise InvalidState(f"the line's JSON does not parse: {exc}") from exc
+    if not (isinstance(data, dict) and "grid" in data):
+        return state_from_json(data)
+    grid = data["grid"]
+    if isinstance(grid, dict):
+        return state_from_json(grid)
+    if not isinstance(grid, str):
+        raise InvalidState(f"the grid field must be grid text or a state object, got {grid!r}")
+    return parse_state(grid)
+
+
+def parse_seed_range(text: str) -> range:
+    """Read ``A:B`` as ``range(A, B)`` (A included, B excluded, both 32-bit signed); raises ``InvalidSeed``."""
+    try:
+        first, stop = (int(part) for part in text.split(":"))
+    except ValueError:
+        raise InvalidSeed(f"seed range {text!r} is not A:B with integers A < B, e.g. 0:100001") from None
+    if first >= stop:
+        raise InvalidSeed(f"seed range {text!r} is empty: A must be below B (B is excluded)")
+    if first < INT32_MIN or stop - 1 > INT32_MAX:
+        raise InvalidSeed(f"seed range {text!r} leaves the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
+    return range(first, stop)
 
 
 def parse_move(state: State, text: str) -> Move:

@@ -21,8 +21,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import search
-from game.deals import INT32_MAX, INT32_MIN
-from game.errors import InvalidSeed
 from jobs.runner import Cluster, combine_parts, run_job
 
 DEFAULT_CHUNK_SIZE = 2_500  # 41 chunks for the 100,001-deal census
@@ -38,20 +36,6 @@ class CensusChunk:
     rows: int = 4
     cols: int = 4
     algorithm: str = search.DEFAULT_ALGORITHM
-
-
-def parse_seed_range(text: str) -> range:
-    """Read ``A:B`` (A <= seed < B, both 32-bit signed); raises ``InvalidSeed`` naming the fault."""
-    parts = text.split(":")
-    try:
-        first, stop = (int(p) for p in parts)
-    except ValueError:
-        raise InvalidSeed(f"seed range {text!r} is not A:B with integers A < B, e.g. 0:100001") from None
-    if first >= stop:
-        raise InvalidSeed(f"seed range {text!r} is empty: A must be less than B")
-    if first < INT32_MIN or stop - 1 > INT32_MAX:
-        raise InvalidSeed(f"seed range {text!r} leaves the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
-    return range(first, stop)
 
 
 def census_chunk(chunk: CensusChunk) -> pa.Table:

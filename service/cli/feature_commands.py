@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from game.errors import InvalidState
+from game.notation import parse_seed_range
 from service.cli import app
 from service.cli.options import Scheduler, Workers
 
@@ -128,20 +129,6 @@ def sieve_command(
         typer.echo(json.dumps(report))
     else:
         _print_sieve(report)
-
-
-def parse_seed_range(text: str) -> range:
-    """``A:B`` as ``range(A, B)``; raises ``InvalidState`` naming the bad text."""
-    parts = text.split(":")
-    try:
-        start, stop = (int(p) for p in parts)
-    except ValueError:
-        raise InvalidState(f"--seeds {text!r} is not A:B with whole numbers A < B, e.g. 0:100000") from None
-    if start >= stop:
-        raise InvalidState(f"--seeds {text!r}: A must be below B (B is excluded)")
-    if start < -(2**31) or stop > 2**31:
-        raise InvalidState(f"--seeds {text!r}: deal numbers are 32-bit signed integers")
-    return range(start, stop)
 
 
 def _verify(

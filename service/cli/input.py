@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from game import BoafError, InvalidState, State, deal, parse_state, state_from_json
+from game import BoafError, InvalidState, State, deal, parse_state
+from game.notation import parse_state_line
 
 
 def state_argument(grid: str | None, seed: int | None, rows: int, cols: int) -> State:
@@ -19,18 +19,6 @@ def state_argument(grid: str | None, seed: int | None, rows: int, cols: int) -> 
     return parse_state(grid)
 
 
-def read_state_line(line: str) -> State:
-    """A state from one line of an input file: grid text, or a JSON object with a ``grid`` field."""
-    stripped = line.strip()
-    if stripped.startswith("{"):
-        data = json.loads(stripped)
-        if isinstance(data, dict) and "grid" in data:
-            grid = data["grid"]
-            return state_from_json(grid) if isinstance(grid, dict) else parse_state(str(grid))
-        return state_from_json(data)
-    return parse_state(stripped)
-
-
 def read_state_file(path: Path) -> Iterator[tuple[int, State]]:
     """``(line number, state)`` for every non-blank line; a bad line raises naming its number."""
     with path.open(encoding="utf-8") as handle:
@@ -38,6 +26,6 @@ def read_state_file(path: Path) -> Iterator[tuple[int, State]]:
             if not line.strip():
                 continue
             try:
-                yield number, read_state_line(line)
-            except (BoafError, json.JSONDecodeError) as exc:
+                yield number, parse_state_line(line)
+            except BoafError as exc:
                 raise InvalidState(f"{path}:{number}: {exc}") from exc

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from game import InvalidState
+from game.notation import parse_seed_range
 from service.cli import app
 from service.cli.input import read_state_file, state_argument
 from service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
@@ -82,7 +83,7 @@ def census_command(
     scheduler: Scheduler = None,
 ) -> None:
     """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
-    from jobs.census import census, parse_seed_range
+    from jobs.census import census
     from jobs.runner import Cluster
 
     summary = census(

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 import search
-from game import InvalidSeed, deal
-from jobs.census import CensusChunk, census, census_chunk, parse_seed_range
+from game import deal
+from jobs.census import CensusChunk, census, census_chunk
 from jobs.runner import Cluster, part_path, run_job
 
 
@@ -53,11 +52,3 @@ def test_an_interrupted_census_resumes_from_its_finished_chunks(tmp_path: Path) 
     assert expected[10] == "OBUD"
     assert summary["deals"] == 200
     assert {u["seed"] for u in summary["unsolvable"]} == set(expected) - {10}
-
-
-def test_seed_ranges() -> None:
-    assert parse_seed_range("0:100001") == range(0, 100001)
-    assert parse_seed_range("-5:-1") == range(-5, -1)
-    for bad in ("5", "a:b", "3:3", "0:4294967296"):
-        with pytest.raises(InvalidSeed):
-            parse_seed_range(bad)
