@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from features.kahn import SieveResult
 from jobs.runner import Cluster, run_job
+from search import solve_deals
 
 DEFAULT_CHUNK_SIZE = 500
 
@@ -50,8 +51,6 @@ class Verification:
 
 def solve_chunk(chunk: SolveChunk) -> pa.Table:
     """Exact answers for the deals of one chunk, in one compiled batch call."""
-    from search import solve_deals
-
     batch = solve_deals(list(chunk.seeds), "ordered", max_nodes=chunk.max_nodes, time_limit=chunk.time_limit)
     return pa.table(
         {

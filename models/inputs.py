@@ -43,6 +43,7 @@ def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
 
     States of several grid shapes are probed shape by shape, in input order.
     """
+    # Local for start-up time: loading a classifier (or a model without a probe) skips the solver's kernel.
     from search.probe import probe
 
     out = np.empty((len(states), 2), dtype=np.float64)
@@ -52,9 +53,18 @@ def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
     return out
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def as_model_input(matrix: np.ndarray) -> np.ndarray:
-    """Round a matrix to float32 values, the precision the ONNX model sees."""
-    return matrix.astype(np.float32).astype(np.float64)
+    """Round a matrix to float32 values, the precision the ONNX model sees.
+
+    Values past float32's range (a 52-card state's ``spanning_trees`` reaches
+    ~1e80) become its largest finite value rather than overflowing to inf: every
+    split threshold of the model is a finite float32, so each such value still
+    falls on the same side of every split, and every value in range is unchanged.
+    """
+    return np.clip(matrix, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32).astype(np.float64)
 
 
 def _by_shape(states: Sequence[State]) -> dict[tuple[int, int], np.ndarray]:

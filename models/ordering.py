@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import KFold
 
 from features import feature_names
 from game.state import State
@@ -48,10 +50,6 @@ def subset_h(matrix: np.ndarray) -> np.ndarray:
 
 def fit_ordering(data: Labelled, folds: int = 10, seed: int = 0) -> OrderingFit:
     """Least-squares fit of the 0/1 label on subset H, with k-fold RMSE."""
-    # Local for start-up time: scikit-learn takes seconds to import and only training needs it.
-    from sklearn.linear_model import LinearRegression
-    from sklearn.model_selection import KFold
-
     x, y = subset_h(data.matrix), data.solvable.astype(np.float64)
     errors = []
     for train, test in KFold(n_splits=folds, shuffle=True, random_state=seed).split(x):

@@ -11,12 +11,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from sklearn.metrics import roc_auc_score, roc_curve
 
 
 def roc_plot(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Path) -> Path:
     """ROC curves, one per held-out set: ``{name: (p_solvable, solvable)}``."""
-    from sklearn.metrics import roc_auc_score, roc_curve
-
     fig, ax = plt.subplots(figsize=(5, 5))
     for name, (p, y) in curves.items():
         fpr, tpr, _ = roc_curve(y, p)

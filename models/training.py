@@ -8,6 +8,7 @@ it (checked by ``models.onnx_export.parity``).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pyarrow.parquet as pq
+from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
+from sklearn.model_selection import StratifiedKFold
 
 from game import parse_grid
 from models.inputs import model_inputs
@@ -89,8 +92,6 @@ def p_solvable(model: lgb.LGBMClassifier, matrix: np.ndarray) -> np.ndarray:
 
 def metrics(p: np.ndarray, solvable: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
     """Accuracy, ROC AUC, Brier score and log-loss of predictions ``p`` against labels."""
-    from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
-
     both_classes = len(np.unique(solvable)) == 2
     return {
         "rows": len(p),
@@ -104,8 +105,6 @@ def metrics(p: np.ndarray, solvable: np.ndarray, threshold: float = 0.5) -> dict
 
 def cross_validate(params: Mapping[str, Any], data: Labelled, folds: int = 10, seed: int = 0) -> dict[str, Any]:
     """Stratified k-fold accuracy of ``params`` on ``data`` (mean, std and per fold)."""
-    from sklearn.model_selection import StratifiedKFold
-
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     scores = []
     for train, test in splitter.split(data.matrix, data.solvable):
@@ -152,8 +151,6 @@ class Splits:
 
 def split_datasets(data_dirs: Sequence[Path], seed: int, probe_nodes: int) -> Splits:
     """Split each dataset 80/10/10 (by deal where rows come from deals, so no deal is in two parts)."""
-    import json
-
     trains, validations, tests, randoms = [], [], {}, []
     for data_dir in data_dirs:
         manifest = json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
