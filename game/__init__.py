@@ -5,7 +5,7 @@ This package imports nothing else from boaf; everything else imports it.
 
 from game.cards import RANKS, SUITS, Card, card_rank, card_suit, card_text, compatible, make_card, parse_card
 from game.deals import deal, deal_cards, random_state, random_states
-from game.errors import BoafError, IllegalMove, InvalidCard, InvalidSeed, InvalidState
+from game.errors import BoafError, Failure, IllegalMove, InvalidCard, InvalidInput, InvalidSeed, InvalidState, Stopped
 from game.notation import (
     format_grid,
     format_moves,
@@ -24,12 +24,15 @@ __all__ = [
     "SUITS",
     "BoafError",
     "Card",
+    "Failure",
     "IllegalMove",
     "InvalidCard",
+    "InvalidInput",
     "InvalidSeed",
     "InvalidState",
     "Move",
     "State",
+    "Stopped",
     "card_rank",
     "card_suit",
     "card_text",

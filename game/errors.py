@@ -1,28 +1,52 @@
-"""The one exception hierarchy for bad input to boaf.
+"""The one exception tree of boaf, with its three branches.
 
-Every error names what is wrong and where, so a caller can fix the input without
-reading code. The service maps these to gRPC status codes in one table; the CLI
-prints them as one line and exits with status 2.
+Every error boaf raises on purpose is a ``BoafError`` in exactly one branch,
+and the branch says who can fix it:
+
+- ``InvalidInput`` (also a ``ValueError``): the caller's input is wrong, and
+  changing it fixes the call. The message names what is wrong and where.
+- ``Stopped``: the input was fine, but a budget (nodes, states, iterations,
+  time, a server limit) ran out or the caller cancelled before an answer.
+- ``Failure`` (also a ``RuntimeError``): boaf failed: a worker crashed, a model
+  is missing or broken, a solution did not check, the service is not ready.
+
+Each package subclasses these (``search.errors``, ``puzzles.errors``,
+``models.errors``, ``jobs.runner``, ``service.errors``). The CLI maps each
+branch to one exit status (``service.cli.EXIT_CODES``) and the service to gRPC
+status codes (``service.errors.STATUS_CODES``); neither looks below the branch
+except where the service has a more precise code.
 """
 
 from __future__ import annotations
 
 
-class BoafError(ValueError):
-    """Base of every error boaf raises on purpose."""
+class BoafError(Exception):
+    """Base of every error boaf raises on purpose; each one is in one of the three branches below."""
 
 
-class InvalidCard(BoafError):
+class InvalidInput(BoafError, ValueError):
+    """The caller's input is wrong: fixing the input fixes the call."""
+
+
+class Stopped(BoafError):
+    """A budget or limit ran out, or the caller cancelled, before an answer was ready."""
+
+
+class Failure(BoafError, RuntimeError):
+    """boaf failed, not the caller: a crash, a broken or missing artifact, a service not ready."""
+
+
+class InvalidCard(InvalidInput):
     """A card's text is not a rank followed by a suit, e.g. ``TS`` or ``10s``."""
 
 
-class InvalidState(BoafError):
+class InvalidState(InvalidInput):
     """A grid, its cells or its stack sizes do not describe a legal state."""
 
 
-class IllegalMove(BoafError):
+class IllegalMove(InvalidInput):
     """Move text is malformed, names a card not on top of a stack, or breaks the rules."""
 
 
-class InvalidSeed(BoafError):
+class InvalidSeed(InvalidInput):
     """A deal seed is outside the 32-bit signed range."""

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from game.errors import BoafError, InvalidState
 from game.notation import format_grid, parse_grid, parse_state, state_from_json
 from game.state import State
-from jobs.runner import Cluster, JobError, combine_parts, run_job
+from jobs.runner import Cluster, InvalidJob, combine_parts, run_job
 
 OnError = Literal["skip", "fail"]
 SKIPPED_KEY = "boaf.export.skipped"
@@ -81,15 +81,15 @@ def export(
     """Compute the features of every state in ``input_path`` and write them to ``output``.
 
     Running the same export again after an interruption resumes from the
-    finished chunks. Raises ``JobError`` (a ``BoafError``) when the input is
+    finished chunks. Raises ``InvalidJob`` (a ``JobError``) when the input is
     unreadable or, with ``on_error="fail"``, has a malformed line.
     """
     from features.batch import schema_metadata
 
     if on_error not in ("skip", "fail"):
-        raise JobError(f"on_error must be 'skip' or 'fail', got {on_error!r}")
+        raise InvalidJob(f"on_error must be 'skip' or 'fail', got {on_error!r}")
     if chunk_size < 1:
-        raise JobError(f"chunk size must be at least 1, got {chunk_size}")
+        raise InvalidJob(f"chunk size must be at least 1, got {chunk_size}")
     chunks = list(read_chunks(input_path, chunk_size, on_error))
     parts_dir = output.with_name(output.name + ".parts")
     # on_error is left out on purpose: a chunk finished under "fail" had no bad
@@ -153,7 +153,7 @@ def export_chunk(chunk: ExportChunk) -> pa.Table:
 def read_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[ExportChunk]:
     """The input split into chunks of ``chunk_size`` lines (or Parquet rows)."""
     if not path.is_file():
-        raise JobError(f"input {path} does not exist or is not a file")
+        raise InvalidJob(f"input {path} does not exist or is not a file")
     if path.suffix.lower() == ".parquet":
         yield from _parquet_chunks(path, chunk_size, on_error)
     else:
@@ -175,16 +175,16 @@ def _text_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[Exp
             if texts:
                 yield ExportChunk(path.name, first, tuple(texts), on_error)
     except UnicodeDecodeError as exc:
-        raise JobError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+        raise InvalidJob(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
 
 
 def _parquet_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[ExportChunk]:
     try:
         source = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise JobError(f"{path} is not a readable Parquet file: {exc}") from exc
+        raise InvalidJob(f"{path} is not a readable Parquet file: {exc}") from exc
     if "grid" not in source.schema_arrow.names:
-        raise JobError(f"{path} has no 'grid' column (columns: {', '.join(source.schema_arrow.names)})")
+        raise InvalidJob(f"{path} has no 'grid' column (columns: {', '.join(source.schema_arrow.names)})")
     first = 1
     for batch in source.iter_batches(batch_size=chunk_size, columns=["grid"]):
         grids = tuple(None if g is None else str(g) for g in batch.column(0).to_pylist())

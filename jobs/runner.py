@@ -25,13 +25,21 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from game.errors import BoafError
+from game.errors import BoafError, Failure, InvalidInput
 
 JOB_FILE = "job.json"
 
 
 class JobError(BoafError):
-    """A batch job cannot run or a chunk of it failed."""
+    """Base of the batch runner's errors: ``InvalidJob`` or ``JobFailed``."""
+
+
+class InvalidJob(JobError, InvalidInput):
+    """A batch job cannot run as asked: its options, its input, or a parts folder of another job."""
+
+
+class JobFailed(JobError, Failure):
+    """A chunk crashed on its worker, or the cluster cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +51,9 @@ class Cluster:
 
     def __post_init__(self) -> None:
         if self.workers is not None and self.scheduler is not None:
-            raise JobError("give either a number of local workers or a scheduler address, not both")
+            raise InvalidJob("give either a number of local workers or a scheduler address, not both")
         if self.workers is not None and self.workers < 1:
-            raise JobError(f"workers must be at least 1, got {self.workers}")
+            raise InvalidJob(f"workers must be at least 1, got {self.workers}")
 
 
 def part_path(parts_dir: Path, index: int) -> Path:
@@ -97,7 +105,7 @@ def combine_parts(parts: Sequence[Path], output: Path, metadata: Mapping[str, st
                 writer = pq.ParquetWriter(tmp, schema)
             writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
         if writer is None:
-            raise JobError("no parts to combine")
+            raise JobFailed("no parts to combine")
     finally:
         if writer is not None:
             writer.close()
@@ -128,15 +136,20 @@ def _run_pending(
         index = futures[future]
         try:
             table = future.result()
-        except BoafError as exc:
-            _cancel(client, futures)
-            raise JobError(f"chunk {index} failed: {exc}") from exc
         except Exception as exc:
             _cancel(client, futures)
-            raise JobError(f"chunk {index} failed: {type(exc).__name__}: {exc}") from exc
+            raise _chunk_error(index, exc) from exc
         labelled = table.replace_schema_metadata(_merged(table.schema, metadata))
         write_table_atomically(labelled, part_path(parts_dir, index))
         advance(1)
+
+
+def _chunk_error(index: int, exc: Exception) -> JobError:
+    # Bad input a worker found (a bad line of a file) stays bad input; anything else is a crash.
+    if isinstance(exc, InvalidInput):
+        return InvalidJob(f"chunk {index} failed: {exc}")
+    detail = str(exc) if isinstance(exc, BoafError) else f"{type(exc).__name__}: {exc}"
+    return JobFailed(f"chunk {index} failed: {detail}")
 
 
 def _cancel(client: Any, futures: Mapping[Any, int]) -> None:
@@ -149,7 +162,7 @@ def _claim_parts_dir(parts_dir: Path, fingerprint: Mapping[str, Any]) -> None:
     if job_file.exists():
         found = json.loads(job_file.read_text(encoding="utf-8"))
         if found != wanted:
-            raise JobError(
+            raise InvalidJob(
                 f"{parts_dir} holds parts of a different job ({found}); remove it or rerun with the same parameters"
             )
         return
@@ -181,7 +194,7 @@ def _dask_client(cluster: Cluster) -> Iterator[Any]:
         try:
             client = Client(cluster.scheduler, timeout="10s")
         except OSError as exc:
-            raise JobError(f"cannot reach the Dask scheduler at {cluster.scheduler}: {exc}") from exc
+            raise JobFailed(f"cannot reach the Dask scheduler at {cluster.scheduler}: {exc}") from exc
         with client:
             yield client
         return

@@ -1,21 +1,25 @@
-"""Errors of the puzzles package; all are ``game.BoafError``, so the CLI and service report them as bad input."""
+"""Errors of the puzzles package, each in its branch of ``game.errors``.
+
+A request out of range is bad input; an analysis or a generation that runs out
+of time, iterations or is cancelled has stopped (``Stopped``).
+"""
 
 from __future__ import annotations
 
-from game.errors import BoafError
+from game.errors import BoafError, InvalidInput, Stopped
 
 
 class PuzzleError(BoafError):
-    """A puzzle request that cannot be carried out as asked."""
+    """Base of the puzzles package's errors; each subclass is also in one branch of ``game.errors``."""
 
 
-class InvalidPuzzleRequest(PuzzleError):
+class InvalidPuzzleRequest(PuzzleError, InvalidInput):
     """A budget, sample size, card count, iteration count or energy name is out of range."""
 
 
-class AnalysisStopped(PuzzleError):
+class AnalysisStopped(PuzzleError, Stopped):
     """The time limit ran out or the caller cancelled before an answer was ready."""
 
 
-class GenerationFailed(PuzzleError):
-    """No solvable puzzle was found within the iterations and time allowed."""
+class GenerationFailed(PuzzleError, Stopped):
+    """No solvable puzzle was found within the iterations and time allowed: more of either may find one."""

@@ -1,31 +1,30 @@
-"""Errors of the search package.
+"""Errors of the search package, each in its branch of ``game.errors``.
 
-Bad requests (an unknown algorithm, a budget that is not positive) are
-``game.errors.BoafError`` subclasses, so the CLI and the service report them
-like any other bad input. ``SolutionCheckFailed`` is not: it means a bug in
-boaf, never bad input.
+An unknown algorithm or a budget that is not positive is bad input
+(``InvalidInput``). A broken ordering artifact or a solution that does not
+replay is boaf's failure (``Failure``), never the caller's input.
 """
 
 from __future__ import annotations
 
-from game.errors import BoafError
+from game.errors import BoafError, Failure, InvalidInput
 
 
 class SearchError(BoafError):
-    """A search request that cannot be carried out as asked."""
+    """Base of the search package's errors; each subclass is also in one branch of ``game.errors``."""
 
 
-class UnknownAlgorithm(SearchError):
+class UnknownAlgorithm(SearchError, InvalidInput):
     """The algorithm name is not one of ``search.ALGORITHM_NAMES``."""
 
 
-class InvalidBudget(SearchError):
+class InvalidBudget(SearchError, InvalidInput):
     """A node budget, time limit or cohort size is not a positive number."""
 
 
-class InvalidOrderingModel(SearchError):
+class InvalidOrderingModel(SearchError, Failure):
     """The ordering artifact is missing, does not parse, or lacks a field."""
 
 
-class SolutionCheckFailed(RuntimeError):
+class SolutionCheckFailed(SearchError, Failure):
     """A solution from the kernel did not replay to one stack: a bug, never bad input."""

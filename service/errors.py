@@ -1,66 +1,67 @@
 """Errors the service raises itself, and the one table from errors to gRPC status codes.
 
-The domain (``game``, ``search``, ``features``, ``models``) raises subclasses of
-``game.errors.BoafError``; the service adds the few below. ``status_of`` is the
-only place that decides which gRPC code a failure becomes: the first row of
-``STATUS_CODES`` whose exception type matches wins, and anything not in the table
-is INTERNAL (the servicer logs it with its traceback and tells the client
-nothing more).
+Every package raises errors in the three branches of ``game.errors``: the
+caller's input is wrong (``InvalidInput``), a budget ran out or the call was
+stopped (``Stopped``), or boaf failed (``Failure``). ``status_of`` is the only
+place that decides which gRPC code a failure becomes: the first row of
+``STATUS_CODES`` whose exception type matches wins. The last three rows map
+the branches; the rows above them give some errors a more precise code.
+INTERNAL, and anything not in the table, tells the client nothing more than
+``INTERNAL_MESSAGE`` (the servicer logs it with its traceback).
 """
 
 from __future__ import annotations
 
 import grpc
 
-from game.errors import BoafError
-from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest
+from game.errors import BoafError, Failure, InvalidInput, Stopped
+from puzzles import GenerationFailed
 
 
 class ServiceError(BoafError):
-    """Base of the errors raised by the service layer itself."""
+    """Base of the errors raised by the service layer itself; each is also in one branch of ``game.errors``."""
 
 
-class LimitExceeded(ServiceError):
-    """A request goes past a server limit (batch size, node or time budget)."""
+class LimitExceeded(ServiceError, Stopped):
+    """A request goes past a server limit (batch size, node or time budget, busy puzzle slots)."""
 
 
-class NotReady(ServiceError):
-    """The model is still loading or warming up, or the server is shutting down."""
-
-
-class DeadlineExceeded(ServiceError):
+class DeadlineExceeded(ServiceError, Stopped):
     """The client's deadline passed before the answer."""
 
 
-class Cancelled(ServiceError):
+class Cancelled(ServiceError, Stopped):
     """The client cancelled the call."""
 
 
-class ModelUnavailable(ServiceError):
+class NotReady(ServiceError, Failure):
+    """The model is still loading or warming up, or the server is shutting down."""
+
+
+class ModelUnavailable(ServiceError, Failure):
     """The served model failed; a server-side problem, not the caller's input."""
 
 
 STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (LimitExceeded, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (NotReady, grpc.StatusCode.UNAVAILABLE),
-    (DeadlineExceeded, grpc.StatusCode.DEADLINE_EXCEEDED),
     (Cancelled, grpc.StatusCode.CANCELLED),
+    (GenerationFailed, grpc.StatusCode.NOT_FOUND),  # the iterations ran out before a solvable puzzle turned up
+    (NotReady, grpc.StatusCode.UNAVAILABLE),
     (ModelUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
-    # Puzzle RPCs. The servicer turns AnalysisStopped into Cancelled when the client cancelled;
-    # otherwise a time limit (the request's, the server's or the client's deadline) stopped it.
-    (AnalysisStopped, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (GenerationFailed, grpc.StatusCode.NOT_FOUND),
-    (InvalidPuzzleRequest, grpc.StatusCode.INVALID_ARGUMENT),
-    # Every other domain error is bad input: an unknown card, a duplicate, a bad grid.
-    (BoafError, grpc.StatusCode.INVALID_ARGUMENT),
+    # The three branches. Any other stop (DeadlineExceeded, AnalysisStopped) is a time limit that ran out:
+    # the servicer raises Cancelled instead when the client cancelled the call.
+    (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
+    (Stopped, grpc.StatusCode.DEADLINE_EXCEEDED),
+    (Failure, grpc.StatusCode.INTERNAL),
 )
 
 INTERNAL_MESSAGE = "internal error; the server logged the details"
 
 
 def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
-    """The gRPC status code and message for ``exc``; INTERNAL for anything not in ``STATUS_CODES``."""
-    for kind, code in STATUS_CODES:
-        if isinstance(exc, kind):
-            return code, str(exc)
-    return grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE
+    """The gRPC status code and message for ``exc``: the first matching row of ``STATUS_CODES``, else INTERNAL.
+
+    An INTERNAL error's own message stays in the server's log: the client gets ``INTERNAL_MESSAGE``.
+    """
+    code = next((code for kind, code in STATUS_CODES if isinstance(exc, kind)), grpc.StatusCode.INTERNAL)
+    return code, INTERNAL_MESSAGE if code is grpc.StatusCode.INTERNAL else str(exc)

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from game.errors import BoafError
+from game.errors import InvalidInput
 
 ENV_PREFIX = "BOAF_"
 
 
-class InvalidSettings(BoafError):
+class InvalidSettings(InvalidInput):
     """A ``BOAF_*`` variable does not parse or is out of range."""
 
 

@@ -1,8 +1,8 @@
 """The ``boaf`` command line.
 
 Each group of commands lives in its own module and registers itself on ``app``.
-Bad input (any ``game.BoafError``) ends the command with exit status 2 and a
-one-line message on stderr, never a traceback.
+Any ``game.BoafError`` ends the command with a one-line message on stderr, never
+a traceback, and the exit status of its branch in ``EXIT_CODES``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,20 @@ import sys
 
 import typer
 
-from game.errors import BoafError
+from game.errors import BoafError, Failure, InvalidInput, Stopped
+
+EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
+    (InvalidInput, 2),  # the same status the option parser gives a bad option
+    (Stopped, 3),
+    (Failure, 1),
+)
+"""The exit status of each branch of ``game.errors``; the first row that matches wins, and 1 for any other."""
 
 app = typer.Typer(
     name="boaf",
     help="Birds of a Feather solitaire: deals, moves, exact solving and solvability.",
+    epilog="Exit status: 0 done; 1 boaf failed (a crash, a broken model); 2 bad input; "
+    "3 a budget or limit ran out, or the work was stopped.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -53,4 +62,9 @@ def main(argv: list[str] | None = None) -> None:
         app(args=args, standalone_mode=True)
     except BoafError as exc:
         print(f"boaf: {exc}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(exit_code(exc))
+
+
+def exit_code(exc: BoafError) -> int:
+    """The exit status of ``exc``'s branch (``EXIT_CODES``)."""
+    return next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), 1)

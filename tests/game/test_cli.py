@@ -50,6 +50,33 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(args: tuple[str, ...],
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (("deal", "4294967296"), 2, "boaf: seed 4294967296 is outside the 32-bit signed range"),
+        (
+            ("puzzle", "generate", "--cards", "2", "--rows", "1", "--cols", "16", "--iterations", "0", "--seed", "3"),
+            3,
+            "boaf: no solvable 2-card puzzle found in 0 steps (seed 3)",
+        ),
+        (
+            ("classify", "AS 2S", "--model", "/nonexistent"),
+            1,
+            "boaf: model file /nonexistent/classifier.onnx is missing",
+        ),
+    ],
+    ids=["bad input", "budget ran out", "boaf failed"],
+)
+def test_each_branch_of_errors_has_its_exit_status(args: tuple[str, ...], status: int, message: str) -> None:
+    result = boaf(*args)
+    assert result.returncode == status
+    assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
+
+
+def test_the_exit_statuses_are_in_the_help() -> None:
+    assert "Exit status: 0 done; 1 boaf failed" in " ".join(boaf("--help").stdout.split())
+
+
 def test_every_command_has_help() -> None:
     for command in ("deal", "moves", "play", "random"):
         result = boaf(command, "--help")

@@ -1,4 +1,4 @@
-"""Bad requests get the right status code and a message that names the state and the cell."""
+"""Every error's gRPC status code and CLI exit status; bad requests name the state and the cell."""
 
 from __future__ import annotations
 
@@ -11,11 +11,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS, grid_state
 
+import game
+import puzzles
+import search
 from game import deal
 from game.cards import DECK_SIZE, card_text
+from game.errors import BoafError, Failure, InvalidInput, Stopped
+from jobs.runner import InvalidJob, JobError, JobFailed
+from models.errors import DatasetError, ModelError
+from service import errors
+from service.cli import exit_code
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.settings import InvalidSettings
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -31,6 +40,76 @@ def cells_with(index: int, text: str) -> list[str]:
 
 def batch(*states: pb.State) -> pb.ClassifyRequest:
     return pb.ClassifyRequest(states=list(states))
+
+
+# ---------------------------------------------------------------- one tree, one table, one exit status a branch
+
+# (error, gRPC status code, CLI exit status): every error class boaf raises.
+ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
+    # Bad input: INVALID_ARGUMENT, exit 2.
+    (game.InvalidCard("unknown card 'ZZ'"), INVALID, 2),
+    (game.InvalidState("duplicate card 5S"), INVALID, 2),
+    (game.IllegalMove("move '5S-7D' is not legal"), INVALID, 2),
+    (game.InvalidSeed("seed 4294967296 is outside the 32-bit signed range"), INVALID, 2),
+    (search.UnknownAlgorithm("unknown algorithm 'magic'"), INVALID, 2),
+    (search.InvalidBudget("max_nodes must be a positive integer, got 0"), INVALID, 2),
+    (puzzles.InvalidPuzzleRequest("samples must be positive"), INVALID, 2),
+    (DatasetError("count must be at least 1, got 0"), INVALID, 2),
+    (InvalidJob("input x.txt does not exist or is not a file"), INVALID, 2),
+    (InvalidSettings("BOAF_PORT='x': invalid literal"), INVALID, 2),
+    # A budget or limit ran out, or the call was stopped: exit 3.
+    (puzzles.AnalysisStopped("time limit ran out"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
+    (puzzles.GenerationFailed("no solvable puzzle"), grpc.StatusCode.NOT_FOUND, 3),
+    (errors.DeadlineExceeded("the client's deadline passed"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
+    (errors.Cancelled("the call was cancelled"), grpc.StatusCode.CANCELLED, 3),
+    (errors.LimitExceeded("a batch of 11 states exceeds the limit of 10"), EXHAUSTED, 3),
+    # boaf failed: exit 1.
+    (JobFailed("chunk 1 failed: ValueError: seven"), grpc.StatusCode.INTERNAL, 1),
+    (ModelError("model file classifier.onnx is missing"), grpc.StatusCode.INTERNAL, 1),
+    (search.InvalidOrderingModel("ordering model o.json: missing field"), grpc.StatusCode.INTERNAL, 1),
+    (search.SolutionCheckFailed("solution 'AS-2S' leaves 2 stacks"), grpc.StatusCode.INTERNAL, 1),
+    (errors.NotReady("the model is still loading"), grpc.StatusCode.UNAVAILABLE, 1),
+    (errors.ModelUnavailable("the served model failed"), grpc.StatusCode.FAILED_PRECONDITION, 1),
+]
+BRANCHES = (InvalidInput, Stopped, Failure)
+PACKAGE_BASES = {BoafError, *BRANCHES, search.SearchError, puzzles.PuzzleError, JobError, errors.ServiceError}
+
+
+@pytest.mark.parametrize(("error", "code", "status"), ERRORS, ids=[type(e[0]).__name__ for e in ERRORS])
+def test_each_error_has_its_status_code_and_exit_status(error: BoafError, code: grpc.StatusCode, status: int) -> None:
+    message = errors.INTERNAL_MESSAGE if code is grpc.StatusCode.INTERNAL else str(error)
+    assert errors.status_of(error) == (code, message)
+    assert exit_code(error) == status
+
+
+def _subclasses(kind: type[BoafError]) -> set[type[BoafError]]:
+    return {kind, *(sub for direct in kind.__subclasses__() for sub in _subclasses(direct))}
+
+
+def test_every_error_is_in_exactly_one_branch_and_in_the_table() -> None:
+    raised = _subclasses(BoafError) - PACKAGE_BASES
+    assert {kind.__name__ for kind in raised if sum(issubclass(kind, b) for b in BRANCHES) != 1} == set()
+    assert {type(error) for error, _, _ in ERRORS} == raised
+
+
+@pytest.mark.parametrize(
+    ("branch", "code", "status"),
+    [
+        (InvalidInput, INVALID, 2),
+        (Stopped, grpc.StatusCode.DEADLINE_EXCEEDED, 3),
+        (Failure, grpc.StatusCode.INTERNAL, 1),
+    ],
+)
+def test_each_branch_has_one_status_code_and_one_exit_status(
+    branch: type[BoafError], code: grpc.StatusCode, status: int
+) -> None:
+    # What a new error class gets until a row of STATUS_CODES says something more precise.
+    assert errors.status_of(branch("what went wrong"))[0] == code
+    assert exit_code(branch("what went wrong")) == status
+
+
+def test_anything_else_is_internal_and_tells_the_client_nothing() -> None:
+    assert errors.status_of(KeyError("secret")) == (grpc.StatusCode.INTERNAL, errors.INTERNAL_MESSAGE)
 
 
 # (request, status code, exact message); batches put the bad state after good ones so the index is checked.
