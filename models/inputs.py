@@ -64,7 +64,8 @@ def as_model_input(matrix: np.ndarray) -> np.ndarray:
     split threshold of the model is a finite float32, so each such value still
     falls on the same side of every split, and every value in range is unchanged.
     """
-    return np.clip(matrix, -FLOAT32_MAX, FLOAT32_MAX).astype(np.float32).astype(np.float64)
+    clipped: np.ndarray = np.clip(matrix, -FLOAT32_MAX, FLOAT32_MAX)
+    return clipped.astype(np.float32).astype(np.float64)
 
 
 def _by_shape(states: Sequence[State]) -> dict[tuple[int, int], np.ndarray]:

@@ -21,6 +21,7 @@ from game.cards import DECK_SIZE
 from puzzles.analysis import DEFAULT_BUDGET, analyze
 from puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
 from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest
+from puzzles.estimate import SearchLimits
 
 CARD_SWAP_SHARE = 0.3
 UPHILL_ACCEPT = 0.005
@@ -97,6 +98,7 @@ def generate(
     analysis_budget: int = DEFAULT_BUDGET,
     time_limit: float | None = None,
     cancel: np.ndarray | None = None,
+    max_nodes: int | None = None,
 ) -> GeneratedPuzzle:
     """A solvable puzzle of ``cards`` cards on a ``rows × cols`` grid, minimising the named energy.
 
@@ -106,11 +108,14 @@ def generate(
     ``analyze`` within ``analysis_budget``. ``time_limit``
     (seconds) and ``cancel`` (an ``int64[1]`` flag) stop the search with
     ``AnalysisStopped``; ``GenerationFailed`` when no solvable puzzle turns up.
+    ``max_nodes`` is the node budget of each exact search (which bounds its
+    memory; a candidate undecided within it counts as unsolvable).
     """
     _check_request(cards, rows, cols, iterations)
     score = energy_named(energy)
     steps = default_iterations(cards) if iterations is None else iterations
     deadline = time.perf_counter() + time_limit if time_limit else None
+    limits = SearchLimits(deadline, cancel, max_nodes)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     energies: dict[tuple[Card | None, ...], tuple[float, PuzzleProbe]] = {}
@@ -118,8 +123,9 @@ def generate(
     def measure(state: State) -> tuple[float, PuzzleProbe]:
         # Energies are pure functions of the cells, so revisited puzzles cost nothing.
         if state.cells not in energies:
-            probe = PuzzleProbe(state, budget, samples, seed, cancel, ranking_depth(cards))
+            probe = PuzzleProbe(state, budget, samples, seed, cancel, ranking_depth(cards), limits=limits)
             energies[state.cells] = (score(probe), probe)
+            probe.forget_states()  # every candidate is remembered: keep its energy, not its states
         return energies[state.cells]
 
     current = random_state(rng, rows, cols, cards)
@@ -140,7 +146,15 @@ def generate(
     final = best_probe.exact  # already exact when the candidate fitted its budget
     if final is None:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        final = analyze(best_probe.state, analysis_budget, samples=samples, seed=seed, time_limit=left, cancel=cancel)
+        final = analyze(
+            best_probe.state,
+            analysis_budget,
+            samples=samples,
+            seed=seed,
+            time_limit=left,
+            cancel=cancel,
+            max_nodes=max_nodes,
+        )
     return GeneratedPuzzle(
         state=best_probe.state,
         energy=best_energy,

@@ -8,11 +8,12 @@ settings; it is built once the model has loaded and been warmed up.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,12 +24,13 @@ import features
 import puzzles
 import search
 from game.deals import deal
-from game.state import State
+from game.state import MAX_CELLS, State
 from models.errors import ModelError
 from models.inputs import as_model_input
 from puzzles.generation import GeneratedPuzzle, generate
 from search.probe import probe
-from service.errors import DeadlineExceeded, LimitExceeded, ModelUnavailable
+from service.errors import Busy, DeadlineExceeded, LimitExceeded, ModelUnavailable
+from service.interceptors import arrival_time
 from service.settings import Settings
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
@@ -91,25 +93,88 @@ class FeatureRows:
 
 @dataclass(frozen=True)
 class SolveBudget:
-    """Limits of one search: nodes, and seconds of search time."""
+    """Limits of one call: nodes (or states), and seconds counted from the call's arrival (``arrived``).
+
+    ``arrived`` is on ``time.perf_counter``'s clock; a call that waited for a
+    thread or a slot has that much less time left to search.
+    """
 
     max_nodes: int
     time_limit_s: float
+    arrived: float = field(default_factory=time.perf_counter)
+
+    @property
+    def deadline(self) -> float:
+        """When the time limit runs out (``time.perf_counter`` seconds)."""
+        return self.arrived + self.time_limit_s
+
+    def seconds_left(self) -> float:
+        """Seconds until ``deadline``; 0 once past."""
+        return max(self.deadline - time.perf_counter(), 0.0)
 
 
 class CancelFlag:
-    """Stops a running search from another thread: ``set()`` and the kernel returns within ~1,000 nodes."""
+    """Stops a running search from another thread: ``set()`` and the kernel returns at its next node.
+
+    ``expire()`` sets it because the time limit ran out (``expired`` then says so).
+    """
 
     def __init__(self) -> None:
         self.array = np.zeros(1, dtype=np.int64)  # the kernel polls element 0 without the GIL
+        self.expired = False
 
     def set(self) -> None:
         """Ask the search to stop (safe from any thread, any number of times)."""
         self.array[0] = 1
 
+    def expire(self) -> None:
+        """Stop the search because its time limit ran out."""
+        self.expired = True
+        self.set()
+
     def is_set(self) -> bool:
         """True once ``set()`` has been called."""
         return bool(self.array[0])
+
+
+class Alarm:
+    """One thread that expires ``CancelFlag``s at their deadlines.
+
+    Every search and loop polls its flag, so the flag is the one signal that
+    stops a request at its time limit, whichever kernel or loop it is in (the
+    kernels read the clock only every thousand nodes, which can be seconds on
+    52-card grids).
+    """
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, CancelFlag]] = []
+        self._count = 0
+        self._changed = threading.Condition()
+        threading.Thread(target=self._run, name="boaf-alarm", daemon=True).start()
+
+    @contextmanager
+    def armed(self, flag: CancelFlag, deadline: float) -> Iterator[CancelFlag]:
+        """Expire ``flag`` at ``deadline`` (``time.perf_counter`` seconds) unless the block has ended."""
+        with self._changed:
+            self._count += 1
+            entry = (deadline, self._count, flag)
+            heapq.heappush(self._due, entry)
+            self._changed.notify()
+        try:
+            yield flag
+        finally:
+            with self._changed:
+                if entry in self._due:
+                    self._due.remove(entry)
+                    heapq.heapify(self._due)
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                now = time.perf_counter()
+                while self._due and self._due[0][0] <= now:
+                    heapq.heappop(self._due)[2].expire()
+                self._changed.wait(None if not self._due else self._due[0][0] - now)
 
 
 class DataPlane:
@@ -122,6 +187,8 @@ class DataPlane:
         path = classifier.ordering_path
         self.ordering = search.read_ordering(path) if path is not None else None
         self._puzzle_slots = threading.BoundedSemaphore(settings.max_concurrent_puzzles)
+        self._search_slots = threading.BoundedSemaphore(settings.max_concurrent_searches)
+        self._alarm = Alarm()
 
     def check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
@@ -158,7 +225,10 @@ class DataPlane:
                 f"max_nodes: {max_nodes} exceeds the server's limit of {settings.solve_max_nodes} "
                 "(BOAF_SOLVE_MAX_NODES)"
             )
-        return SolveBudget(max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s))
+        arrived = arrival_time()
+        return SolveBudget(
+            max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived
+        )
 
     def puzzle_budget(self, max_states: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a puzzle RPC: ``max_nodes`` is the states an analysis may keep.
@@ -173,7 +243,30 @@ class DataPlane:
                 "(BOAF_PUZZLE_MAX_STATES)"
             )
         states = max_states or settings.puzzle_max_states
-        return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s))
+        arrived = arrival_time()
+        return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived)
+
+    def check_samples(self, samples: int | None) -> None:
+        """Raise ``LimitExceeded`` when an analysis asks for more than ``BOAF_PUZZLE_MAX_SAMPLES`` samples."""
+        limit = self.settings.puzzle_max_samples
+        if samples is not None and samples > limit:
+            raise LimitExceeded(f"samples: {samples} exceeds the server's limit of {limit} (BOAF_PUZZLE_MAX_SAMPLES)")
+
+    def check_generation(self, cards: int, rows: int, cols: int, iterations: int | None) -> None:
+        """Raise ``LimitExceeded`` for a grid past 52 cells or iterations past ``BOAF_PUZZLE_MAX_ITERATIONS``.
+
+        And ``InvalidPuzzleRequest`` for a card count the grid cannot hold, as ``puzzles.generation`` would,
+        but before the call waits for a slot.
+        """
+        if rows * cols > MAX_CELLS:
+            raise LimitExceeded(f"rows, cols: a {rows}x{cols} grid has more than {MAX_CELLS} cells")
+        if not 2 <= cards <= rows * cols:
+            raise puzzles.InvalidPuzzleRequest(f"cards must be 2..{rows * cols} for a {rows}x{cols} grid, got {cards}")
+        limit = self.settings.puzzle_max_iterations
+        if iterations is not None and iterations > limit:
+            raise LimitExceeded(
+                f"iterations: {iterations} exceeds the server's limit of {limit} (BOAF_PUZZLE_MAX_ITERATIONS)"
+            )
 
     @contextmanager
     def puzzle_slot(self, budget: SolveBudget) -> Iterator[float]:
@@ -181,21 +274,26 @@ class DataPlane:
 
         A puzzle may hold hundreds of MB while it runs, so they are few at a
         time. A call waits for a slot (a cancelled one frees its slot within
-        moments) as long as its time limit allows, then gets ``LimitExceeded``.
+        moments) as long as its time limit allows, then gets ``Busy``.
         """
-        started = time.perf_counter()
-        if not self._puzzle_slots.acquire(timeout=budget.time_limit_s):
-            raise LimitExceeded(
-                f"puzzles: {self.settings.max_concurrent_puzzles} already running (BOAF_MAX_CONCURRENT_PUZZLES) "
-                f"and none finished within the call's {budget.time_limit_s:.3g} s; retry later"
+        with self._slot(self._puzzle_slots, budget, "puzzles", "BOAF_MAX_CONCURRENT_PUZZLES"):
+            yield max(budget.seconds_left(), 1e-3)
+
+    @contextmanager
+    def _slot(self, slots: threading.BoundedSemaphore, budget: SolveBudget, what: str, variable: str) -> Iterator[None]:
+        if not slots.acquire(timeout=budget.seconds_left()):
+            running = getattr(self.settings, variable.removeprefix("BOAF_").lower())
+            raise Busy(
+                f"{what}: {running} already running ({variable}) and none finished within the call's "
+                f"{budget.time_limit_s:.3g} s; retry later"
             )
         try:
-            yield max(budget.time_limit_s - (time.perf_counter() - started), 1e-3)
+            yield
         finally:
-            self._puzzle_slots.release()
+            slots.release()
 
-    def _time_limit_s(self, time_limit_ms: int, deadline_s: float | None) -> float:
-        # The request's time limit (0 = the server's), never past the client's deadline.
+    def _time_limit_s(self, time_limit_ms: int, deadline_s: float | None, arrived: float) -> float:
+        # The request's time limit (0 = the server's), from arrival, never past the client's deadline.
         settings = self.settings
         if time_limit_ms > settings.solve_time_limit_ms:
             raise LimitExceeded(
@@ -206,25 +304,32 @@ class DataPlane:
         if deadline_s is not None:
             if deadline_s <= 0:
                 raise DeadlineExceeded("the client's deadline passed before the search started")
-            seconds = min(seconds, deadline_s)
+            seconds = min(seconds, time.perf_counter() - arrived + deadline_s)
         return seconds
 
     def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
         """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
 
-        An ``unknown`` result says which limit ended it: ``max_nodes``, ``time_limit`` or ``cancelled``.
+        An ``unknown`` result says which limit ended it: ``max_nodes`` (the request's, or the node cap of
+        ``BOAF_SEARCH_MEMORY_MB``), ``time_limit`` or ``cancelled``. Waits for one of the
+        ``BOAF_MAX_CONCURRENT_SEARCHES`` slots within the time limit, then is ``Busy``.
         """
-        result = search.solve(
-            state,
-            algorithm,
-            max_nodes=budget.max_nodes,
-            time_limit=budget.time_limit_s,
-            cancel=cancel.array,
-            ordering=self.ordering,
-        )
+        max_nodes = min(budget.max_nodes, self.settings.search_node_cap(state.rows * state.cols))
+        with (
+            self._slot(self._search_slots, budget, "searches", "BOAF_MAX_CONCURRENT_SEARCHES"),
+            self._alarm.armed(cancel, budget.deadline),
+        ):
+            result = search.solve(
+                state,
+                algorithm,
+                max_nodes=max_nodes,
+                time_limit=max(budget.seconds_left(), 1e-3),
+                cancel=cancel.array,
+                ordering=self.ordering,
+            )
         if result.status != search.UNKNOWN:
             return result
-        return dataclasses.replace(result, reason=_unknown_reason(result, budget, cancel))
+        return dataclasses.replace(result, reason=_unknown_reason(result, max_nodes, cancel))
 
     def analyze_puzzle(
         self, state: State, budget: SolveBudget, *, samples: int | None, seed: int, cancel: CancelFlag
@@ -233,10 +338,12 @@ class DataPlane:
 
         ``samples`` None is ``analyze``'s default.
         """
+        self.check_samples(samples)
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
-        with self.puzzle_slot(budget) as seconds:
+        nodes = self.settings.search_node_cap(state.rows * state.cols)
+        with self.puzzle_slot(budget) as seconds, self._stopping_at_the_limit(cancel, budget):
             return puzzles.analyze(
-                state, budget.max_nodes, seed=seed, time_limit=seconds, cancel=cancel.array, **options
+                state, budget.max_nodes, seed=seed, time_limit=seconds, cancel=cancel.array, max_nodes=nodes, **options
             )
 
     def generate_puzzle(
@@ -252,8 +359,9 @@ class DataPlane:
         cancel: CancelFlag,
     ) -> GeneratedPuzzle:
         """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
+        self.check_generation(cards, rows, cols, iterations)
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
-        with self.puzzle_slot(budget) as seconds:
+        with self.puzzle_slot(budget) as seconds, self._stopping_at_the_limit(cancel, budget):
             return generate(
                 cards,
                 seed=seed,
@@ -262,8 +370,22 @@ class DataPlane:
                 cols=cols,
                 time_limit=seconds,
                 cancel=cancel.array,
+                max_nodes=self.settings.search_node_cap(rows * cols),
                 **options,
             )
+
+    @contextmanager
+    def _stopping_at_the_limit(self, cancel: CancelFlag, budget: SolveBudget) -> Iterator[None]:
+        # The alarm stops every search and loop of the call at its deadline; the message says so, rounded.
+        with self._alarm.armed(cancel, budget.deadline):
+            try:
+                yield
+            except puzzles.AnalysisStopped as exc:
+                if cancel.expired or budget.seconds_left() <= 0:
+                    raise puzzles.AnalysisStopped(
+                        f"the time limit of {budget.time_limit_s:.3g} s (counted from the call's arrival) ran out"
+                    ) from exc
+                raise
 
     def info(self) -> dict[str, Any]:
         """Versions, schema, model card summary and limits, as plain values."""
@@ -315,10 +437,10 @@ def _warm_up_puzzles() -> None:
         raise RuntimeError("warm-up: a puzzle over its budget was not estimated")
 
 
-def _unknown_reason(result: search.SolveResult, budget: SolveBudget, cancel: CancelFlag) -> str:
-    if cancel.is_set():
+def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:
+    if cancel.is_set() and not cancel.expired:
         return "cancelled"
-    if result.nodes >= budget.max_nodes:
+    if result.nodes >= max_nodes:
         return "max_nodes"
     return "time_limit"
 

@@ -22,8 +22,15 @@ class ServiceError(BoafError):
     """Base of the errors raised by the service layer itself; each is also in one branch of ``game.errors``."""
 
 
-class LimitExceeded(ServiceError, Stopped):
-    """A request goes past a server limit (batch size, node or time budget, busy puzzle slots)."""
+class LimitExceeded(ServiceError, InvalidInput):
+    """A request asks for more than a server limit allows (batch size, node, state or time budget, samples).
+
+    Retrying the same request cannot help, so it is OUT_OF_RANGE, never RESOURCE_EXHAUSTED.
+    """
+
+
+class Busy(ServiceError, Stopped):
+    """The server is at a concurrency limit (searches, puzzle slots) for the whole of the call's time: retry later."""
 
 
 class DeadlineExceeded(ServiceError, Stopped):
@@ -43,7 +50,8 @@ class ModelUnavailable(ServiceError, Failure):
 
 
 STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (LimitExceeded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (LimitExceeded, grpc.StatusCode.OUT_OF_RANGE),
+    (Busy, grpc.StatusCode.RESOURCE_EXHAUSTED),  # the one "retry later" code
     (Cancelled, grpc.StatusCode.CANCELLED),
     (GenerationFailed, grpc.StatusCode.NOT_FOUND),  # the iterations ran out before a solvable puzzle turned up
     (NotReady, grpc.StatusCode.UNAVAILABLE),

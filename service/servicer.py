@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import grpc
@@ -18,10 +19,11 @@ import grpc
 import search
 from puzzles import AnalysisStopped
 from service import converters
-from service.dataplane import CancelFlag, DataPlane
+from service.dataplane import Batch, CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.interceptors import arrival_time
 from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -37,12 +39,13 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
 
     @functools.wraps(method)
     def handler(self: BoafServicer, request: Request, context: grpc.ServicerContext) -> Response:
-        metrics, started, code = self.metrics, time.perf_counter(), grpc.StatusCode.OK
+        metrics, started, code = self.metrics, arrival_time(), grpc.StatusCode.OK
         metrics.in_flight.labels(name).inc()
         try:
             return method(self, request, context)
         except Exception as exc:
             code, message = status_of(exc)
+            message = short_quotes(message)
             if code is grpc.StatusCode.INTERNAL:
                 log.exception("%s failed", name, extra={"method": name, "peer": context.peer()})
             else:
@@ -54,6 +57,20 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
             metrics.record(name, code.name, time.perf_counter() - started)
 
     return handler
+
+
+QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
+# A quote opens after a non-word character (not an apostrophe in "server's") and runs to the same quote mark.
+_LONG_QUOTE = re.compile(rf"""(?<!\w)(['"])((?:(?!\1).){{{QUOTE_PREFIX}}})(?:(?!\1).){{8,}}\1""", re.DOTALL)
+
+
+def short_quotes(message: str) -> str:
+    """``message`` with every quoted input longer than ``QUOTE_PREFIX`` characters cut to a prefix and ``…``.
+
+    Messages quote the caller's input (``unknown card 'ZZ'``); a 100,000-character
+    cell must not come back whole (it would not even fit in a status header).
+    """
+    return _LONG_QUOTE.sub(lambda m: f"{m[1]}{m[2]}…{m[1]}", message)
 
 
 class BoafServicer(boaf_pb2_grpc.BoafServicer):
@@ -68,21 +85,22 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
             raise NotReady("the model is still loading; retry when health reports SERVING")
         return self.plane
 
+    def _ready_batch(self, states: Sequence[pb.State], method: str) -> tuple[DataPlane, Batch]:
+        # A batch's size is checked and counted before any of its states is read.
+        plane = self._ready_plane()
+        plane.check_batch_size(len(states))
+        self.metrics.batch_states.labels(method).observe(len(states))
+        return plane, converters.states_from_proto(states)
+
     @rpc
     def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
-        plane = self._ready_plane()
-        plane.check_batch_size(len(request.states))
-        self.metrics.batch_states.labels("Classify").observe(len(request.states))
-        result = plane.classify(converters.states_from_proto(request.states))
-        return converters.classify_response(result.p_solvable, result.threshold, result.model_version)
+        plane, states = self._ready_batch(request.states, "Classify")
+        return converters.classify_response(plane.classify(states))
 
     @rpc
     def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:
-        plane = self._ready_plane()
-        plane.check_batch_size(len(request.states))
-        self.metrics.batch_states.labels("Features").observe(len(request.states))
-        rows = plane.features(converters.states_from_proto(request.states))
-        return converters.features_response(rows.matrix, rows.names, rows.schema_version)
+        plane, states = self._ready_batch(request.states, "Features")
+        return converters.features_response(plane.features(states))
 
     @rpc
     def Solve(self, request: pb.SolveRequest, context: grpc.ServicerContext) -> pb.SolveResponse:
@@ -103,10 +121,9 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         plane = self._ready_plane()
         state = converters.state_from_proto(request.state, "state")
         budget = plane.puzzle_budget(request.max_states, request.time_limit_ms, context.time_remaining())
+        options = converters.analysis_options(request)
         try:
-            analysis = plane.analyze_puzzle(
-                state, budget, samples=request.samples or None, seed=request.seed, cancel=_cancel_flag(context)
-            )
+            analysis = plane.analyze_puzzle(state, budget, cancel=_cancel_flag(context), **options)
         except AnalysisStopped as exc:
             _raise_if_client_gone(context, f"the analysis stopped ({exc})")
             raise
@@ -118,17 +135,9 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
     ) -> pb.GeneratePuzzleResponse:
         plane = self._ready_plane()
         budget = plane.puzzle_budget(0, request.time_limit_ms, context.time_remaining())
+        options = converters.generation_options(request)
         try:
-            puzzle = plane.generate_puzzle(
-                request.cards,
-                budget,
-                rows=request.rows or 4,
-                cols=request.cols or 4,
-                seed=request.seed,
-                iterations=request.iterations or None,
-                energy=request.energy or None,
-                cancel=_cancel_flag(context),
-            )
+            puzzle = plane.generate_puzzle(request.cards, budget, cancel=_cancel_flag(context), **options)
         except AnalysisStopped as exc:
             _raise_if_client_gone(context, f"the generation stopped ({exc})")
             raise

@@ -20,6 +20,23 @@ from typing import Any
 from game.errors import InvalidInput
 
 ENV_PREFIX = "BOAF_"
+MIB = 1024 * 1024
+# The memory arithmetic (worst_case_memory_mb; deploy/README.md shows the sums).
+BASE_MEMORY_MB = 512  # a warmed-up server: 317 MiB RSS measured, with room for Python's heap to grow
+PUZZLE_BYTES_PER_STATE = 60  # an enumerated state at its peak (puzzles.analysis.DEFAULT_BUDGET)
+BATCH_BYTES_PER_MESSAGE_BYTE = 8  # a 16 MiB Classify request raised the peak RSS by 129 MiB (parsed cells)
+SEARCH_MEMO_GROWTH = 6  # memo rows per entry at worst: a full table at half load, growing into one twice its size
+SEARCH_RECORD_BYTES = 72  # best-n's per-node record, 24 bytes, in an array that grows by doubling (3x at worst)
+
+
+def search_bytes_per_node(cells: int) -> int:
+    """Worst-case bytes one expanded node adds to a search of a ``cells``-cell grid.
+
+    Each node adds at most one memo entry (its exact key, 6 bits a cell in
+    64-bit words, plus a stamp word); see ``search.kernel``.
+    """
+    key_words = -(-cells // 10)
+    return SEARCH_MEMO_GROWTH * 8 * (key_words + 1) + SEARCH_RECORD_BYTES
 
 
 class InvalidSettings(InvalidInput):
@@ -47,12 +64,15 @@ class Settings:
         default=None,
         metadata=_doc("Model version directory, or a model root whose CURRENT names one; unset: the committed model."),
     )
-    max_workers: int = field(default=16, metadata=_doc("Threads running RPCs (searches run in parallel, GIL-free)."))
+    max_workers: int = field(
+        default=8, metadata=_doc("Threads running RPCs (searches run in parallel, GIL-free); calls past them queue.")
+    )
     max_concurrent_rpcs: int = field(
         default=64, metadata=_doc("Calls in flight at once (running or queued); more are RESOURCE_EXHAUSTED.")
     )
     max_message_bytes: int = field(
-        default=16 * 1024 * 1024, metadata=_doc("Largest request or response message, in bytes.")
+        default=4 * 1024 * 1024,
+        metadata=_doc("Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB)."),
     )
     max_batch_size: int = field(
         default=10_000, metadata=_doc("States per Classify or Features request; more are RESOURCE_EXHAUSTED.")
@@ -75,6 +95,33 @@ class Settings:
         metadata=_doc(
             "Puzzle analyses and generations running at once; more wait within their time limit, "
             "then are RESOURCE_EXHAUSTED."
+        ),
+    )
+    max_concurrent_searches: int = field(
+        default=2,
+        metadata=_doc(
+            "Solve searches running at once (each may hold search_memory_mb); more wait within their time limit, "
+            "then are RESOURCE_EXHAUSTED."
+        ),
+    )
+    search_memory_mb: int = field(
+        default=512,
+        metadata=_doc(
+            "Memory cap of one exact search, in MiB (Solve, and each search of a puzzle call): its node budget "
+            "is cut to what its transposition table can hold in this much (search_node_cap)."
+        ),
+    )
+    puzzle_max_samples: int = field(
+        default=2_000, metadata=_doc("Largest samples (states solved per sampled depth) of an AnalyzePuzzle.")
+    )
+    puzzle_max_iterations: int = field(
+        default=10_000, metadata=_doc("Largest iterations (local steps) of a GeneratePuzzle.")
+    )
+    memory_limit_mb: int = field(
+        default=3072,
+        metadata=_doc(
+            "The memory the server may use, in MiB (the pod's limit in deploy/k8s); the limits above must fit "
+            "it in the worst case (worst_case_memory_mb), or the settings are refused."
         ),
     )
     shutdown_grace_s: float = field(
@@ -101,6 +148,28 @@ class Settings:
                 values[f.name] = _parse(f.name, f.type, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    def search_node_cap(self, cells: int) -> int:
+        """The most nodes one search of a ``cells``-cell grid may expand within ``search_memory_mb``."""
+        return max(1, self.search_memory_mb * MIB // search_bytes_per_node(cells))
+
+    def worst_case_memory_mb(self) -> dict[str, int]:
+        """The most memory each part of the server can hold at once, in MiB, and their ``total``.
+
+        ``searches``: every Solve slot holding a search at its cap. ``puzzles``: every
+        puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
+        at its cap. ``batches``: every worker thread parsing a message of the largest
+        size (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte). ``base``: the process
+        with the model and the compiled kernels (``BASE_MEMORY_MB``).
+        """
+        parts = {
+            "base": BASE_MEMORY_MB,
+            "searches": self.max_concurrent_searches * self.search_memory_mb,
+            "puzzles": self.max_concurrent_puzzles
+            * (-(-self.puzzle_max_states * PUZZLE_BYTES_PER_STATE // MIB) + self.search_memory_mb),
+            "batches": -(-self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE // MIB),
+        }
+        return {**parts, "total": sum(parts.values())}
 
     @property
     def tls_enabled(self) -> bool:
@@ -156,10 +225,18 @@ def _check(settings: Settings) -> None:
             raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
     for name in (
         "max_workers", "max_concurrent_rpcs", "max_message_bytes", "max_batch_size", "solve_max_nodes",
-        "puzzle_max_states", "max_concurrent_puzzles",
+        "puzzle_max_states", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb",
+        "puzzle_max_samples", "puzzle_max_iterations", "memory_limit_mb",
     ):  # fmt: skip
         if getattr(settings, name) < 1:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
+    worst = settings.worst_case_memory_mb()
+    if worst["total"] > settings.memory_limit_mb:
+        sums = ", ".join(f"{part} {mb:,}" for part, mb in worst.items() if part != "total")
+        raise InvalidSettings(
+            f"BOAF_MEMORY_LIMIT_MB={settings.memory_limit_mb:,}: the limits need up to {worst['total']:,} MiB "
+            f"({sums}); lower them or raise the memory limit"
+        )
     if settings.solve_time_limit_ms < 1:
         raise InvalidSettings(f"BOAF_SOLVE_TIME_LIMIT_MS={settings.solve_time_limit_ms}: must be at least 1")
     if settings.shutdown_grace_s < 0:

@@ -28,6 +28,7 @@ from service.settings import InvalidSettings
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+OUT_OF_RANGE = grpc.StatusCode.OUT_OF_RANGE
 DEAL = "5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D"  # deal 360528
 GOOD = grid_state(DEAL)
 
@@ -57,12 +58,13 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     (DatasetError("count must be at least 1, got 0"), INVALID, 2),
     (InvalidJob("input x.txt does not exist or is not a file"), INVALID, 2),
     (InvalidSettings("BOAF_PORT='x': invalid literal"), INVALID, 2),
+    (errors.LimitExceeded("a batch of 11 states exceeds the limit of 10"), grpc.StatusCode.OUT_OF_RANGE, 2),
     # A budget or limit ran out, or the call was stopped: exit 3.
     (puzzles.AnalysisStopped("time limit ran out"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
     (puzzles.GenerationFailed("no solvable puzzle"), grpc.StatusCode.NOT_FOUND, 3),
     (errors.DeadlineExceeded("the client's deadline passed"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
     (errors.Cancelled("the call was cancelled"), grpc.StatusCode.CANCELLED, 3),
-    (errors.LimitExceeded("a batch of 11 states exceeds the limit of 10"), EXHAUSTED, 3),
+    (errors.Busy("puzzles: 1 already running; retry later"), EXHAUSTED, 3),
     # boaf failed: exit 1.
     (JobFailed("chunk 1 failed: ValueError: seven"), grpc.StatusCode.INTERNAL, 1),
     (ModelError("model file classifier.onnx is missing"), grpc.StatusCode.INTERNAL, 1),
@@ -172,7 +174,7 @@ CLASSIFY_CASES: list[tuple[str, pb.ClassifyRequest, grpc.StatusCode, str]] = [
     (
         "oversize batch",
         batch(*[GOOD] * (TEST_LIMITS["max_batch_size"] + 1)),
-        EXHAUSTED,
+        OUT_OF_RANGE,
         f"states: a batch of {TEST_LIMITS['max_batch_size'] + 1} states exceeds the limit of "
         f"{TEST_LIMITS['max_batch_size']} (BOAF_MAX_BATCH_SIZE)",
     ),
@@ -215,14 +217,14 @@ SOLVE_CASES: list[tuple[str, pb.SolveRequest, grpc.StatusCode, str]] = [
     (
         "node budget past the server's limit",
         pb.SolveRequest(state=GOOD, max_nodes=TEST_LIMITS["solve_max_nodes"] + 1),
-        EXHAUSTED,
+        OUT_OF_RANGE,
         f"max_nodes: {TEST_LIMITS['solve_max_nodes'] + 1} exceeds the server's limit of "
         f"{TEST_LIMITS['solve_max_nodes']} (BOAF_SOLVE_MAX_NODES)",
     ),
     (
         "time budget past the server's limit",
         pb.SolveRequest(state=GOOD, time_limit_ms=TEST_LIMITS["solve_time_limit_ms"] + 1),
-        EXHAUSTED,
+        OUT_OF_RANGE,
         f"time_limit_ms: {TEST_LIMITS['solve_time_limit_ms'] + 1} exceeds the server's limit of "
         f"{TEST_LIMITS['solve_time_limit_ms']} (BOAF_SOLVE_TIME_LIMIT_MS)",
     ),
@@ -238,12 +240,14 @@ def test_bad_solve_requests_are_rejected_with_a_precise_message(
     assert (caught.value.code(), caught.value.details()) == (code, message)
 
 
-def test_a_message_past_the_size_limit_is_resource_exhausted(stub: boaf_pb2_grpc.BoafStub) -> None:
+def test_a_message_past_the_size_limit_is_out_of_range(stub: boaf_pb2_grpc.BoafStub) -> None:
     huge = pb.State(rows=1, cols=1, cells=["AS" * 100] * (TEST_LIMITS["max_message_bytes"] // 100))
     with pytest.raises(grpc.RpcError) as caught:
         stub.Features(pb.FeaturesRequest(states=[huge]), timeout=10)
-    assert caught.value.code() == EXHAUSTED
-    assert "larger than max" in caught.value.details()
+    assert caught.value.code() == OUT_OF_RANGE
+    assert caught.value.details().startswith("request: a message of ")
+    limit = TEST_LIMITS["max_message_bytes"]
+    assert caught.value.details().endswith(f"bytes exceeds the limit of {limit:,} bytes (BOAF_MAX_MESSAGE_BYTES)")
 
 
 # ---------------------------------------------------------------- garbage never breaks the server

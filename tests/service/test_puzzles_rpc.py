@@ -100,18 +100,18 @@ def test_a_tight_deadline_on_a_big_analysis_is_deadline_exceeded_and_the_server_
     assert response.stacks == 5
 
 
-def test_budgets_past_the_server_limits_are_resource_exhausted(stub: boaf_pb2_grpc.BoafStub) -> None:
+def test_budgets_past_the_server_limits_are_out_of_range(stub: boaf_pb2_grpc.BoafStub) -> None:
     too_many = TEST_LIMITS["puzzle_max_states"] + 1
     with pytest.raises(grpc.RpcError) as caught:
         stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(FIVE_CARDS), max_states=too_many), timeout=10)
-    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert caught.value.code() == grpc.StatusCode.OUT_OF_RANGE
     assert caught.value.details() == (
         f"max_states: {too_many} exceeds the server's limit of {too_many - 1} (BOAF_PUZZLE_MAX_STATES)"
     )
     too_long = TEST_LIMITS["solve_time_limit_ms"] + 1
     with pytest.raises(grpc.RpcError) as caught:
         stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, time_limit_ms=too_long), timeout=10)
-    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert caught.value.code() == grpc.StatusCode.OUT_OF_RANGE
 
 
 def test_puzzles_wait_for_a_slot_within_their_time_limit_then_are_resource_exhausted(
