@@ -28,7 +28,7 @@ def deal_figures(algorithm: str, seeds: range) -> str:
     limit = CONSTRAINED_LIMIT_S if algorithm == "constrained" else None
     batch = search.solve_deals(seeds, algorithm, time_limit=limit)
     ms = batch.elapsed_ms
-    unknown = int((batch.status == 2).sum())
+    unknown = batch.status.count(search.UNKNOWN)
     return (
         f"deals {seeds.start}-{seeds.stop - 1}: mean {ms.mean():.3f} ms, median {np.median(ms):.3f} ms, "
         f"p99 {np.percentile(ms, 99):.2f} ms, mean nodes {batch.nodes.mean():,.0f}"
@@ -48,7 +48,7 @@ def hard_figures(algorithm: str) -> list[str]:
 def random_figures(algorithm: str, count: int) -> str:
     limit = CONSTRAINED_LIMIT_S if algorithm == "constrained" else None
     batch = search.solve_many(random_states(5, count), algorithm, time_limit=limit)
-    unknown = int((batch.status == 2).sum())
+    unknown = batch.status.count(search.UNKNOWN)
     return f"{count:,} random states: mean {batch.elapsed_ms.mean():.3f} ms, mean nodes {batch.nodes.mean():,.0f}" + (
         f", unknown {unknown}" if unknown else ""
     )

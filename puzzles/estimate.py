@@ -33,8 +33,7 @@ from game.validation import check_positive_int
 from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
 from puzzles.enumeration import Enumeration, enumerate_states
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
-from search import UNKNOWN, solve, solve_many
-from search import kernel as search_kernel
+from search import SOLVABLE, UNKNOWN, solve, solve_many
 
 Z95 = 1.959963984540054
 WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play
@@ -278,10 +277,10 @@ class SearchLimits:
                 time_limit=self.seconds_left(),
                 cancel=self.cancel,
             )
-            if np.any(batch.status == search_kernel.UNKNOWN):
+            if UNKNOWN in batch.status:
                 self.check()
                 raise AnalysisStopped(f"a sampled state {self.over_budget()}")
-            solvable += int((batch.status == search_kernel.SOLVABLE).sum())
+            solvable += batch.status.count(SOLVABLE)
         return solvable
 
 

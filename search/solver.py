@@ -1,7 +1,7 @@
 """Exact solving: one state (``solve``) or many in one kernel call (``solve_many``, ``solve_deals``).
 
-Statuses are ``solvable``, ``unsolvable`` and ``unknown`` (a node budget or time
-limit ran out, or the search was cancelled). An unsolvable answer carries the
+Every answer's status is a ``Status``: ``solvable``, ``unsolvable`` or ``unknown``
+(a node budget or time limit ran out, or the search was cancelled). An unsolvable answer carries the
 reason, read off the root's compatibility graph G: ``odd_bird`` when a card is
 compatible with no other, ``separated_flock`` when G is disconnected without
 odd birds, and ``exhausted`` when G is connected and only search could tell.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cache
 from typing import Any
 
@@ -27,8 +28,17 @@ from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
 from search.tables import compat_table, line_table, now_s
 
-SOLVABLE, UNSOLVABLE, UNKNOWN = "solvable", "unsolvable", "unknown"
-STATUS_NAMES = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
+
+class Status(StrEnum):
+    """The status of an answer; each member is its own text (``"solvable"``), as JSON, CLI and Parquet show it."""
+
+    SOLVABLE = "solvable"
+    UNSOLVABLE = "unsolvable"
+    UNKNOWN = "unknown"  # a node budget or time limit ran out, or the search was cancelled
+
+
+SOLVABLE, UNSOLVABLE, UNKNOWN = Status.SOLVABLE, Status.UNSOLVABLE, Status.UNKNOWN
+_KERNEL_STATUS = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
 ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted"
 DEFAULT_COHORT = 4
 
@@ -42,7 +52,7 @@ class SolveResult:
     ``reason`` why an unsolvable state is unsolvable (``None`` otherwise).
     """
 
-    status: str
+    status: Status
     moves: list[str] = field(default_factory=list)
     nodes: int = 0
     elapsed_ms: float = 0.0
@@ -52,7 +62,7 @@ class SolveResult:
     def to_json(self) -> dict[str, Any]:
         """``{"status", "moves", "nodes", "elapsed_ms", "reason", "algorithm"}``."""
         return {
-            "status": self.status,
+            "status": self.status.value,
             "moves": list(self.moves),
             "nodes": self.nodes,
             "elapsed_ms": self.elapsed_ms,
@@ -63,13 +73,14 @@ class SolveResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """Answers for many states of one grid, as arrays (one entry per state).
+    """Answers for many states of one grid (one entry per state).
 
-    ``status`` holds ``kernel.SOLVABLE``/``UNSOLVABLE``/``UNKNOWN`` codes; ``reasons``
-    the reason texts (``None`` unless unsolvable); ``elapsed_ms`` per state.
+    ``status`` holds each state's ``Status``; ``reasons`` the reason texts
+    (``None`` unless unsolvable); ``nodes`` and ``elapsed_ms`` (milliseconds)
+    are arrays, as are ``paths`` and ``path_lengths`` (see ``solution_moves``).
     """
 
-    status: np.ndarray
+    status: tuple[Status, ...]
     nodes: np.ndarray
     elapsed_ms: np.ndarray
     reasons: list[str | None]
@@ -77,8 +88,8 @@ class BatchResult:
     path_lengths: np.ndarray
 
     def status_names(self) -> list[str]:
-        """The status of each state as text."""
-        return [STATUS_NAMES[int(s)] for s in self.status]
+        """The status of each state as plain text (``str``, not ``Status``), as Parquet columns hold it."""
+        return [s.value for s in self.status]
 
 
 def solve(
@@ -114,9 +125,10 @@ def solve(
         model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
     )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
-    moves = checked_solution(state, path[:length]) if status == kernel.SOLVABLE else []
-    reason = unsolvable_reason(state) if status == kernel.UNSOLVABLE else None
-    return SolveResult(STATUS_NAMES[status], moves, int(nodes), elapsed_ms, reason, algo.name)
+    answer = _KERNEL_STATUS[int(status)]
+    moves = checked_solution(state, path[:length]) if answer is SOLVABLE else []
+    reason = unsolvable_reason(state) if answer is UNSOLVABLE else None
+    return SolveResult(answer, moves, int(nodes), elapsed_ms, reason, algo.name)
 
 
 def solve_many(
@@ -167,7 +179,7 @@ def solve_deals(
 
 def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
     """The checked move text of state ``index`` of a batch (empty unless solvable)."""
-    if batch.status[index] != kernel.SOLVABLE:
+    if batch.status[index] is not SOLVABLE:
         return []
     return checked_solution(state, batch.paths[index, : batch.path_lengths[index]])
 
@@ -224,8 +236,9 @@ def _run_batch(
         array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel,
     )  # fmt: skip
-    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else None for i, s in enumerate(status.tolist())]
-    return BatchResult(status, nodes, elapsed, reasons, paths, lengths)
+    answers = tuple(_KERNEL_STATUS[s] for s in status.tolist())
+    reasons = [cells_reason(array[i]) if s is UNSOLVABLE else None for i, s in enumerate(answers)]
+    return BatchResult(answers, nodes, elapsed, reasons, paths, lengths)
 
 
 def _check_budget(max_nodes: int | None, time_limit: float | None, cohort: int) -> None:

@@ -33,7 +33,7 @@ def test_every_algorithm_agrees_with_the_reference_on_5000_random_states(
     if algorithm == "compatible":
         assert batch.nodes.tolist() == [nodes for _, nodes in golden]
     for i, state in enumerate(sample):
-        if batch.status[i] == 1:
+        if batch.status[i] == search.SOLVABLE:
             assert len(search.solution_moves(state, batch, i)) == state.n_stacks - 1
 
 
@@ -70,5 +70,5 @@ def test_other_grids_against_the_live_reference(rows: int, cols: int, count: int
         if algorithm == "compatible":
             assert batch.nodes.tolist() == [e.nodes for e in expected]
         for i, state in enumerate(sample):
-            if batch.status[i] == 1:
+            if batch.status[i] == search.SOLVABLE:
                 assert len(search.solution_moves(state, batch, i)) == state.n_stacks - 1
