@@ -9,8 +9,9 @@
 Imports ``search``, ``features`` and ``game``; nothing below imports it.
 """
 
-from puzzles.analysis import DEFAULT_BUDGET, DepthCount, PuzzleAnalysis, analyze, browne_tension
+from puzzles.analysis import DEFAULT_BUDGET, analyze
 from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest, PuzzleError
+from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 
 __all__ = [
     "DEFAULT_BUDGET",

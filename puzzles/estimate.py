@@ -30,9 +30,9 @@ import numpy as np
 from game import State, play
 from game.arrays import array_to_state, states_to_array
 from game.validation import check_positive_int
-from puzzles.analysis import DepthCount, PuzzleAnalysis, browne_tension
 from puzzles.enumeration import Enumeration, enumerate_states
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
+from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 from search import SOLVABLE, UNKNOWN, solve, solve_many
 
 Z95 = 1.959963984540054
