@@ -20,9 +20,9 @@ from game import State
 from puzzles.analysis import exact_analysis
 from puzzles.enumeration import Enumeration
 from puzzles.errors import InvalidPuzzleRequest
-from puzzles.estimate import estimate_depth, walk_for_analysis
+from puzzles.estimate import SearchLimits, estimate_depth, walk_for_analysis
 from puzzles.results import PuzzleAnalysis
-from search import SOLVABLE, solve
+from search import SOLVABLE, UNKNOWN, SolveResult, solve
 
 UNSOLVABLE_ENERGY = 1000.0
 
@@ -32,8 +32,10 @@ class PuzzleProbe:
 
     ``budget`` caps the enumerated states (beyond it depth ratios are sampled,
     ``samples`` states per depth, reproducibly from ``seed``). Setting
-    ``cancel[0]`` stops an enumeration under way (``AnalysisStopped``).
-    ``ranking_depth`` is the depth whose ratio ranks candidates (default: the
+    ``cancel[0]`` stops an enumeration under way (``AnalysisStopped``);
+    ``limits`` (a deadline, that flag and a node budget per search) stop every
+    walk and search. A candidate its search cannot decide within the node
+    budget counts as unsolvable. ``ranking_depth`` is the depth whose ratio ranks candidates (default: the
     halfway depth; see ``puzzles.generation.ranking_depth``).
     """
 
@@ -45,23 +47,34 @@ class PuzzleProbe:
         seed: int,
         cancel: np.ndarray | None = None,
         ranking_depth: int | None = None,
+        limits: SearchLimits | None = None,
     ) -> None:
         self.state = state
         self.cancel = cancel
+        self.limits = limits or SearchLimits(cancel=cancel)
         self.budget = budget
         self.samples = samples
         self.seed = seed
         self.ranking_depth = state.n_stacks // 2 if ranking_depth is None else ranking_depth
 
     @cached_property
+    def search(self) -> SolveResult:
+        """The exact search of the puzzle, within ``limits`` (``unknown`` past the node budget)."""
+        limits = self.limits
+        result = solve(self.state, max_nodes=limits.max_nodes, time_limit=limits.seconds_left(), cancel=limits.cancel)
+        if result.status == UNKNOWN:
+            limits.check()  # the deadline or the flag stopped it: stop the whole generation
+        return result
+
+    @cached_property
     def solution(self) -> list[str]:
         """One solution as move text (empty when unsolvable or already one stack)."""
-        return solve(self.state).moves
+        return self.search.moves
 
     @cached_property
     def solvable(self) -> bool:
         """True when the puzzle can be finished."""
-        return self.state.n_stacks == 1 or solve(self.state).status == SOLVABLE
+        return self.state.n_stacks == 1 or self.search.status == SOLVABLE
 
     @cached_property
     def features(self) -> dict[str, Any]:
@@ -71,19 +84,33 @@ class PuzzleProbe:
     @cached_property
     def enumeration(self) -> Enumeration:
         """The reachable states, as far as the budget allows."""
-        return walk_for_analysis(self.state, self.budget, depth=self.ranking_depth, cancel=self.cancel)
+        limits = self.limits
+        return walk_for_analysis(
+            self.state, self.budget, depth=self.ranking_depth, time_limit=limits.seconds_left(), cancel=limits.cancel
+        )
 
     @cached_property
     def exact(self) -> PuzzleAnalysis | None:
         """The exact analysis, or ``None`` when the states exceed the budget."""
-        return exact_analysis(self.state, self.enumeration) if self.enumeration.complete else None
+        if not self.enumeration.complete:
+            return None
+        return exact_analysis(
+            self.state, self.enumeration, time_limit=self.limits.seconds_left(), cancel=self.limits.cancel
+        )
+
+    def forget_states(self) -> None:
+        """Drop the enumeration, the bulk of a probe's memory (up to ``budget`` states); it is walked again if read."""
+        self.__dict__.pop("enumeration", None)
 
     def ratio(self, depth: int) -> float:
         """The solvability ratio at ``depth`` (exact within the budget, else sampled)."""
         if self.exact is not None:
             return self.exact.by_depth[depth].ratio
         rng = np.random.default_rng(self.seed)
-        return estimate_depth(self.enumeration, depth, self.samples, rng, solvable_root=self.solvable).ratio
+        count = estimate_depth(
+            self.enumeration, depth, self.samples, rng, solvable_root=self.solvable, limits=self.limits
+        )
+        return count.ratio
 
     @property
     def halfway_ratio(self) -> float:
