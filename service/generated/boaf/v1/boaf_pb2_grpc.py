@@ -80,8 +80,9 @@ class BoafServicer:
 
     def Solve(self, request, context):
         """Exact answer for one state. Stops when the client's deadline passes
-        (DEADLINE_EXCEEDED), the call is cancelled (CANCELLED), or a budget runs
-        out (status UNKNOWN with the reason).
+        (DEADLINE_EXCEEDED) or the call is cancelled (CANCELLED). When a budget runs
+        out first, the call still succeeds (gRPC status OK) with a SolveResponse
+        whose SolveStatus field is UNKNOWN and whose reason names the budget.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -106,7 +107,9 @@ class BoafServicer:
         (Neller & Ziegler): exact when the reachable states fit max_states, else an
         estimate from sampled states. Stops like Solve: DEADLINE_EXCEEDED when the
         client's deadline or the time limit passes, CANCELLED when the call is
-        cancelled. Bad input (state, samples) is INVALID_ARGUMENT.
+        cancelled. Bad input (state) is INVALID_ARGUMENT; max_states, samples or
+        time_limit_ms past the server's limits is OUT_OF_RANGE (checked before the
+        call waits for a puzzle slot).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,7 +118,9 @@ class BoafServicer:
     def GeneratePuzzle(self, request, context):
         """A solvable puzzle of the asked number of cards, by local search on an
         energy. Stops like AnalyzePuzzle; NOT_FOUND when no solvable puzzle turns
-        up; a bad card count, grid or energy name is INVALID_ARGUMENT.
+        up; a bad card count or energy name is INVALID_ARGUMENT; a grid past 52
+        cells, iterations or time_limit_ms past the server's limits is OUT_OF_RANGE
+        (all checked before the call waits for a puzzle slot).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
