@@ -4,7 +4,7 @@ Input, chosen by the file name:
 
 - ``*.parquet``: a ``grid`` column of grid text (or state JSON text);
 - anything else: one state per line, grid text or a JSON object with a ``grid``
-  field (see ``service.cli.input.read_state_line``); blank lines are ignored.
+  field (``game.notation.parse_state_line``, as the CLI reads); blank lines are ignored.
 
 Output: ``grid`` (the canonical grid text) and one column per feature in schema
 order, then the ``*_text`` columns of ``features.feature_table`` (exact decimal
@@ -21,7 +21,6 @@ number: never silently dropped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -32,10 +31,12 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from features.batch import arrow_schema, feature_table, schema_metadata
 from game.errors import BoafError, InvalidState
-from game.notation import format_grid, parse_grid, parse_state, state_from_json
+from game.notation import format_grid, parse_state_line
 from game.state import State
 from jobs.runner import Cluster, InvalidJob, combine_parts, run_job
+from models.files import atomic_write, file_sha256
 
 OnError = Literal["skip", "fail"]
 SKIPPED_KEY = "boaf.export.skipped"
@@ -84,8 +85,6 @@ def export(
     finished chunks. Raises ``InvalidJob`` (a ``JobError``) when the input is
     unreadable or, with ``on_error="fail"``, has a malformed line.
     """
-    from features.batch import schema_metadata
-
     if on_error not in ("skip", "fail"):
         raise InvalidJob(f"on_error must be 'skip' or 'fail', got {on_error!r}")
     if chunk_size < 1:
@@ -98,7 +97,7 @@ def export(
     fingerprint = {
         "job": "features-export",
         "input": str(input_path.resolve()),
-        "input_sha256": _sha256(input_path),
+        "input_sha256": file_sha256(input_path),
         "chunk_size": chunk_size,
         **schema_metadata(),
     }
@@ -117,7 +116,8 @@ def export(
         report.skipped += [Skipped(line, msg) for line, msg in json.loads(metadata.get(SKIPPED_KEY.encode(), b"[]"))]
         report.rows += pq.read_metadata(part).num_rows
     if not parts:
-        pq.write_table(_empty_table(), output)
+        with atomic_write(output) as tmp:
+            pq.write_table(_empty_table(), tmp)
     else:
         combine_parts(parts, output, metadata={**schema_metadata(), SKIPPED_KEY: str(len(report.skipped))})
     shutil.rmtree(parts_dir)
@@ -126,8 +126,6 @@ def export(
 
 def export_chunk(chunk: ExportChunk) -> pa.Table:
     """Features of one chunk as a table; skipped lines go in the ``boaf.export.skipped`` metadata."""
-    from features.batch import feature_table
-
     states: list[State] = []
     skipped: list[tuple[int, str]] = []
     for number, text in enumerate(chunk.texts, start=chunk.first):
@@ -193,35 +191,14 @@ def _parquet_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[
 
 
 def _read_state(text: str | None, unit: str) -> State:
-    """Grid text, state JSON, or a JSON object whose ``grid`` field is either."""
+    """One input line or Parquet ``grid`` value (see ``game.notation.parse_state_line``)."""
     if text is None:
         raise InvalidState("grid is null")
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         raise InvalidState(f"blank {unit}")
-    if not stripped.startswith("{"):
-        return parse_grid(stripped)
-    data = json.loads(stripped)
-    if isinstance(data, dict) and "grid" in data:
-        grid = data["grid"]
-        if isinstance(grid, dict):
-            return state_from_json(grid)
-        if not isinstance(grid, str):
-            raise InvalidState(f"the grid field must be grid text or a state object, got {grid!r}")
-        return parse_state(grid)
-    return state_from_json(data)
+    return parse_state_line(text)
 
 
 def _empty_table() -> pa.Table:
-    from features.batch import arrow_schema, schema_metadata
-
     schema = pa.schema([pa.field("grid", pa.string()), *arrow_schema()], metadata=schema_metadata())
     return schema.empty_table()
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

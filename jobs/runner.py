@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from game.errors import BoafError, Failure, InvalidInput
+from models.files import PARTIAL_WRITES, atomic_write, write_text_atomically
 
 JOB_FILE = "job.json"
 
@@ -95,29 +96,27 @@ def combine_parts(parts: Sequence[Path], output: Path, metadata: Mapping[str, st
     ``metadata`` is added to the output's schema metadata (keys and values are text).
     """
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.tmp")
     writer: pq.ParquetWriter | None = None
-    try:
-        for path in parts:
-            table = pq.read_table(path)
+    with atomic_write(output) as tmp:
+        try:
+            for path in parts:
+                table = pq.read_table(path)
+                if writer is None:
+                    schema = _with_metadata(table.schema, metadata or {})
+                    writer = pq.ParquetWriter(tmp, schema)
+                writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
             if writer is None:
-                schema = _with_metadata(table.schema, metadata or {})
-                writer = pq.ParquetWriter(tmp, schema)
-            writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
-        if writer is None:
-            raise JobFailed("no parts to combine")
-    finally:
-        if writer is not None:
-            writer.close()
-    os.replace(tmp, output)
+                raise JobFailed("no parts to combine")
+        finally:
+            if writer is not None:
+                writer.close()
     return output
 
 
 def write_table_atomically(table: pa.Table, path: Path) -> None:
     """Write ``table`` to ``path`` so that a reader sees the whole file or none."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with atomic_write(path) as tmp:
+        pq.write_table(table, tmp)
 
 
 def _run_pending(
@@ -129,7 +128,7 @@ def _run_pending(
     metadata: Mapping[str, str],
     advance: Callable[[int], None],
 ) -> None:
-    from distributed import as_completed
+    from distributed import as_completed  # local for start-up time, like _dask_client
 
     futures = {client.submit(work, chunks[i], pure=False): i for i in pending}
     for future in as_completed(list(futures)):
@@ -166,13 +165,11 @@ def _claim_parts_dir(parts_dir: Path, fingerprint: Mapping[str, Any]) -> None:
                 f"{parts_dir} holds parts of a different job ({found}); remove it or rerun with the same parameters"
             )
         return
-    tmp = job_file.with_name(f".{JOB_FILE}.tmp")
-    tmp.write_text(json.dumps(wanted, sort_keys=True, indent=2), encoding="utf-8")
-    os.replace(tmp, job_file)
+    write_text_atomically(job_file, json.dumps(wanted, sort_keys=True, indent=2))
 
 
 def _remove_partial_writes(parts_dir: Path) -> None:
-    for stale in parts_dir.glob(".*.tmp"):
+    for stale in parts_dir.glob(PARTIAL_WRITES):
         stale.unlink()
 
 
@@ -188,6 +185,8 @@ def _with_metadata(schema: pa.Schema, metadata: Mapping[str, str]) -> pa.Schema:
 
 @contextmanager
 def _dask_client(cluster: Cluster) -> Iterator[Any]:
+    # Local for start-up time: distributed takes about a second to import; jobs that resume
+    # with every part written never start a cluster.
     from distributed import Client, LocalCluster
 
     if cluster.scheduler is not None:
@@ -212,6 +211,7 @@ def _dask_client(cluster: Cluster) -> Iterator[Any]:
 
 @contextmanager
 def _progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    # Local for start-up time, like _dask_client.
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
