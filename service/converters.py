@@ -10,17 +10,20 @@ or ``models``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from google.protobuf import struct_pb2
 
+import puzzles
+import search
 from game.arrays import EMPTY
 from game.cards import DECK_SIZE, Card, card_text
 from game.errors import BoafError, InvalidState
 from game.notation import state_from_json
 from game.state import MAX_CELLS, State
-from service.dataplane import Batch, StateArray
+from puzzles.generation import GeneratedPuzzle
+from service.dataplane import Batch, Classification, FeatureRows, StateArray
 from service.generated.boaf.v1 import boaf_pb2 as pb
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
@@ -30,11 +33,29 @@ ALGORITHMS: dict[pb.Algorithm, str] = {
     pb.BEST_N: "best-n",
 }
 DEFAULT_ALGORITHM = pb.ORDERED
-SOLVE_STATUSES: dict[str, pb.SolveStatus] = {
-    "solvable": pb.SOLVABLE,
-    "unsolvable": pb.UNSOLVABLE,
-    "unknown": pb.UNKNOWN,
+SOLVE_STATUSES: dict[search.Status, pb.SolveStatus] = {
+    search.SOLVABLE: pb.SOLVABLE,
+    search.UNSOLVABLE: pb.UNSOLVABLE,
+    search.UNKNOWN: pb.UNKNOWN,
 }
+DEFAULT_PUZZLE_GRID = (4, 4)  # rows, cols of a GeneratePuzzle that leaves them unset
+
+
+class AnalysisOptions(TypedDict):
+    """An AnalyzePuzzle request's options, as keyword arguments of ``DataPlane.analyze_puzzle``."""
+
+    samples: int | None  # None: ``puzzles.analyze``'s default
+    seed: int
+
+
+class GenerationOptions(TypedDict):
+    """A GeneratePuzzle request's options, as keyword arguments of ``DataPlane.generate_puzzle``."""
+
+    rows: int
+    cols: int
+    seed: int
+    iterations: int | None  # None: the paper's iterations for the card count
+    energy: str | None  # None: the default energy
 
 
 def _card_spellings() -> dict[str, Card | None]:
@@ -138,7 +159,24 @@ def algorithm_to_proto(name: str) -> pb.Algorithm:
     return {v: k for k, v in ALGORITHMS.items()}[name]
 
 
-def solve_response(result: Any) -> pb.SolveResponse:
+def analysis_options(request: pb.AnalyzePuzzleRequest) -> AnalysisOptions:
+    """The options of ``request``; an unset (0) ``samples`` is the default."""
+    return AnalysisOptions(samples=request.samples or None, seed=request.seed)
+
+
+def generation_options(request: pb.GeneratePuzzleRequest) -> GenerationOptions:
+    """The options of ``request``; unset (0 or empty) fields are the defaults (a 4x4 grid)."""
+    rows, cols = DEFAULT_PUZZLE_GRID
+    return GenerationOptions(
+        rows=request.rows or rows,
+        cols=request.cols or cols,
+        seed=request.seed,
+        iterations=request.iterations or None,
+        energy=request.energy or None,
+    )
+
+
+def solve_response(result: search.SolveResult) -> pb.SolveResponse:
     """A ``SolveResponse`` from a ``search.solve`` result."""
     return pb.SolveResponse(
         status=SOLVE_STATUSES[result.status],
@@ -150,7 +188,7 @@ def solve_response(result: Any) -> pb.SolveResponse:
     )
 
 
-def analyze_puzzle_response(analysis: Any) -> pb.AnalyzePuzzleResponse:
+def analyze_puzzle_response(analysis: puzzles.PuzzleAnalysis) -> pb.AnalyzePuzzleResponse:
     """An ``AnalyzePuzzleResponse`` from a ``puzzles.PuzzleAnalysis``."""
     return pb.AnalyzePuzzleResponse(
         stacks=analysis.stacks,
@@ -168,22 +206,13 @@ def analyze_puzzle_response(analysis: Any) -> pb.AnalyzePuzzleResponse:
     )
 
 
-def _depth_count(depth: Any) -> pb.DepthCount:
-    # Unknown counts and tensions (None) stay unset: the proto fields are optional.
-    return pb.DepthCount(
-        depth=depth.depth,
-        states=depth.states,
-        solvable=depth.solvable,
-        ratio=depth.ratio,
-        ratio_low=depth.ratio_low,
-        ratio_high=depth.ratio_high,
-        method=depth.method,
-        sampled=depth.sampled,
-        tension=depth.tension,
-    )
+def _depth_count(depth: puzzles.DepthCount) -> pb.DepthCount:
+    # The message has the fields of the JSON form, one for one (tests/service/test_converters.py holds them
+    # equal). Unknown counts and tensions (None) stay unset: the proto fields are optional.
+    return pb.DepthCount(**depth.to_json())
 
 
-def generate_puzzle_response(puzzle: Any) -> pb.GeneratePuzzleResponse:
+def generate_puzzle_response(puzzle: GeneratedPuzzle) -> pb.GeneratePuzzleResponse:
     """A ``GeneratePuzzleResponse`` from a ``puzzles.generation.GeneratedPuzzle``."""
     return pb.GeneratePuzzleResponse(
         state=state_to_proto(puzzle.state),
@@ -198,16 +227,17 @@ def generate_puzzle_response(puzzle: Any) -> pb.GeneratePuzzleResponse:
     )
 
 
-def classify_response(p_solvable: np.ndarray, threshold: float, model_version: str) -> pb.ClassifyResponse:
-    """A ``ClassifyResponse``: one prediction per probability, labelled against ``threshold``."""
-    predictions = [pb.Prediction(p_solvable=p, solvable=p >= threshold) for p in p_solvable.tolist()]
-    return pb.ClassifyResponse(predictions=predictions, model_version=model_version, threshold=threshold)
+def classify_response(result: Classification) -> pb.ClassifyResponse:
+    """A ``ClassifyResponse``: one prediction per probability, labelled against the model's threshold."""
+    threshold = result.threshold
+    predictions = [pb.Prediction(p_solvable=p, solvable=p >= threshold) for p in result.p_solvable.tolist()]
+    return pb.ClassifyResponse(predictions=predictions, model_version=result.model_version, threshold=threshold)
 
 
-def features_response(matrix: np.ndarray, names: Sequence[str], schema_version: str) -> pb.FeaturesResponse:
-    """A ``FeaturesResponse`` from an (N, len(names)) float matrix."""
-    vectors = [pb.FeatureVector(values=row) for row in matrix.tolist()]
-    return pb.FeaturesResponse(schema_version=schema_version, names=list(names), vectors=vectors)
+def features_response(rows: FeatureRows) -> pb.FeaturesResponse:
+    """A ``FeaturesResponse``: one vector per row of the (N, len(names)) matrix."""
+    vectors = [pb.FeatureVector(values=row) for row in rows.matrix.tolist()]
+    return pb.FeaturesResponse(schema_version=rows.schema_version, names=list(rows.names), vectors=vectors)
 
 
 def server_info(info: Mapping[str, Any]) -> pb.ServerInfo:

@@ -11,7 +11,8 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 import grpc
@@ -120,27 +121,21 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
     ) -> pb.AnalyzePuzzleResponse:
         plane = self._ready_plane()
         state = converters.state_from_proto(request.state, "state")
-        budget = plane.puzzle_budget(request.max_states, request.time_limit_ms, context.time_remaining())
         options = converters.analysis_options(request)
-        try:
+        budget = plane.puzzle_budget(request.max_states, request.time_limit_ms, context.time_remaining())
+        with _stopped_for_a_gone_client(context, "analysis"):
             analysis = plane.analyze_puzzle(state, budget, cancel=_cancel_flag(context), **options)
-        except AnalysisStopped as exc:
-            _raise_if_client_gone(context, f"the analysis stopped ({exc})")
-            raise
         return converters.analyze_puzzle_response(analysis)
 
     @rpc
     def GeneratePuzzle(
         self, request: pb.GeneratePuzzleRequest, context: grpc.ServicerContext
     ) -> pb.GeneratePuzzleResponse:
+        options = converters.generation_options(request)
         plane = self._ready_plane()
         budget = plane.puzzle_budget(0, request.time_limit_ms, context.time_remaining())
-        options = converters.generation_options(request)
-        try:
+        with _stopped_for_a_gone_client(context, "generation"):
             puzzle = plane.generate_puzzle(request.cards, budget, cancel=_cancel_flag(context), **options)
-        except AnalysisStopped as exc:
-            _raise_if_client_gone(context, f"the generation stopped ({exc})")
-            raise
         return converters.generate_puzzle_response(puzzle)
 
     @rpc
@@ -154,6 +149,16 @@ def _cancel_flag(context: grpc.ServicerContext) -> CancelFlag:
     if not context.add_callback(cancel.set):
         cancel.set()  # the RPC has already terminated
     return cancel
+
+
+@contextmanager
+def _stopped_for_a_gone_client(context: grpc.ServicerContext, what: str) -> Iterator[None]:
+    # A puzzle call that stopped early because its client is gone says so, rather than why the work stopped.
+    try:
+        yield
+    except AnalysisStopped as exc:
+        _raise_if_client_gone(context, f"the {what} stopped ({exc})")
+        raise
 
 
 def _raise_if_client_gone(context: grpc.ServicerContext, when: str) -> None:

@@ -10,7 +10,15 @@ from strategies import states
 
 from game import InvalidState, State, deal
 from game.arrays import states_to_array
-from service.converters import algorithm_from_proto, state_from_proto, state_to_proto, states_from_proto
+from puzzles import DepthCount
+from service.converters import (
+    algorithm_from_proto,
+    analysis_options,
+    generation_options,
+    state_from_proto,
+    state_to_proto,
+    states_from_proto,
+)
 from service.dataplane import StateArray
 from service.generated.boaf.v1 import boaf_pb2 as pb
 
@@ -63,3 +71,25 @@ def test_a_bad_state_in_an_otherwise_fast_batch_is_named(cells: list[str], match
 def test_unspecified_algorithm_is_ordered() -> None:
     assert algorithm_from_proto(pb.ALGORITHM_UNSPECIFIED) == "ordered"
     assert algorithm_from_proto(pb.BEST_N) == "best-n"
+
+
+def test_unset_puzzle_options_are_the_defaults() -> None:
+    assert analysis_options(pb.AnalyzePuzzleRequest()) == {"samples": None, "seed": 0}
+    assert generation_options(pb.GeneratePuzzleRequest(cards=5)) == {
+        "rows": 4,
+        "cols": 4,
+        "seed": 0,
+        "iterations": None,
+        "energy": None,
+    }
+
+
+def test_set_puzzle_options_pass_through() -> None:
+    assert analysis_options(pb.AnalyzePuzzleRequest(samples=9, seed=3)) == {"samples": 9, "seed": 3}
+    request = pb.GeneratePuzzleRequest(cards=5, rows=3, cols=5, seed=7, iterations=20, energy="e1")
+    assert generation_options(request) == {"rows": 3, "cols": 5, "seed": 7, "iterations": 20, "energy": "e1"}
+
+
+def test_a_depth_count_message_has_the_fields_of_its_json_form() -> None:
+    depth = DepthCount(depth=1, states=None, solvable=None, ratio=0.5, ratio_low=0.25, ratio_high=0.75)
+    assert set(pb.DepthCount.DESCRIPTOR.fields_by_name) == set(depth.to_json())
