@@ -7,19 +7,16 @@ check the kernel against them, and against the live reference on a smaller sampl
 
 from __future__ import annotations
 
-from pathlib import Path
+from conftest import GOLDEN, GOLDEN_COUNT, GOLDEN_SEED  # run as a script, this folder is on the path
 
 from game import random_states
 from search.reference import reference_solve
 
-SEED, COUNT = 2026, 5_000
-GOLDEN = Path(__file__).resolve().parent.parent / "data" / "search" / "reference_random_4x4.txt"
-
 
 def main() -> None:
-    """Solve ``random_states(SEED, COUNT)`` with the reference (Compatible DFS) and write one line per state."""
-    lines = [f"# random_states({SEED}, {COUNT}), 4x4: solvable (1/0) and nodes of search.reference_solve"]
-    for state in random_states(SEED, COUNT):
+    """Solve the golden states with the reference (Compatible DFS) and write one line per state."""
+    lines = [f"# random_states({GOLDEN_SEED}, {GOLDEN_COUNT}), 4x4: solvable (1/0) and nodes of search.reference_solve"]
+    for state in random_states(GOLDEN_SEED, GOLDEN_COUNT):
         result = reference_solve(state)
         lines.append(f"{int(result.solvable)} {result.nodes}")
     GOLDEN.write_text("\n".join(lines) + "\n", encoding="utf-8")
