@@ -127,8 +127,7 @@ class Edge:
             finally:
                 context.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
-        remaining = context.time_remaining()
-        if remaining is not None and remaining <= 0:
+        if context.time_remaining() <= 0:
             return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
         text = json_format.MessageToJson(answer, indent=None, always_print_fields_with_no_presence=True)
         return Response(text, media_type="application/json")

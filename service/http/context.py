@@ -15,6 +15,9 @@ from typing import NoReturn
 
 import grpc
 
+# What grpc.ServicerContext.time_remaining() answers without a deadline: a time that never comes.
+NO_DEADLINE_S = 1e18
+
 
 class CallAborted(Exception):
     """Raised by ``CallContext.abort``: the call ends with ``code`` and ``message``."""
@@ -39,14 +42,13 @@ class CallContext:
         self._finished = False
         self._lock = threading.Lock()
 
-    def time_remaining(self) -> float | None:
-        """Seconds until the deadline (negative once past), or None without one."""
-        return None if self._deadline is None else self._deadline - time.monotonic()
+    def time_remaining(self) -> float:
+        """Seconds until the deadline (negative once past); without one, ``NO_DEADLINE_S`` as gRPC does."""
+        return NO_DEADLINE_S if self._deadline is None else self._deadline - time.monotonic()
 
     def is_active(self) -> bool:
         """True while the call has not finished and its deadline has not passed."""
-        remaining = self.time_remaining()
-        return not self._finished and (remaining is None or remaining > 0)
+        return not self._finished and self.time_remaining() > 0
 
     def add_callback(self, callback: Callable[[], None]) -> bool:
         """Run ``callback`` when the call finishes; False (and not registered) when it already has."""

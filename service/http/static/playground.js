@@ -2,7 +2,7 @@
 // (POST /boaf.v1.<Service>/<Method>, proto3 JSON); this file only draws and asks.
 "use strict";
 
-const TIMEOUT_MS = 30000; // sent as Connect-Timeout-Ms: the server stops searching when it passes
+const TIMEOUT_MS = 300000; // sent as Connect-Timeout-Ms: the server stops searching when it passes
 const MOVE_CHECK_NODES = 20000; // node budget of the exact check of each legal move
 const STEP_MS = 500; // pause between the moves of a played solution
 const RANKS = { A: "ace", T: "ten", J: "jack", Q: "queen", K: "king" };

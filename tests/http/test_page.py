@@ -1,0 +1,176 @@
+"""The playground page in a real browser (headless Debian chromium) against ``boaf serve``.
+
+Needs ``/usr/bin/chromium`` and ``/usr/bin/chromedriver`` (``.ci/run`` installs them with
+apt-get); skipped without them. Screenshots go to ``out/browser/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from http_client import Client
+
+import search
+from game import deal
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "browser"
+WAIT_S = 300  # generous: a cold numba cache compiles, and 360528 needs 3.8M nodes on a shared machine
+# 360528 takes 3.8M nodes: more than the default search_memory_mb allows, so give the search room.
+SERVER_ENV = {
+    "BOAF_SOLVE_TIME_LIMIT_MS": str(WAIT_S * 1000),
+    "BOAF_SEARCH_MEMORY_MB": "1024",
+    "BOAF_MEMORY_LIMIT_MB": "8192",
+    "BOAF_LOG_LEVEL": "WARNING",
+}
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1200,900",
+]
+
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()), reason="needs Debian's chromium and chromium-driver"
+)
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """``boaf serve`` on free loopback ports (0 everywhere); its address read from the line it prints when ready."""
+    command = [str(Path(sys.executable).with_name("boaf")), "serve", "--host", "127.0.0.1", "--port", "0"]
+    command += ["--metrics-port", "0", "--http-port", "0"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, **SERVER_ENV})
+    assert process.stderr is not None
+    try:
+        said = []
+        for line in process.stderr:
+            said.append(line)
+            if found := re.search(r"HTTP on (http://[\d.]+:\d+)/", line):
+                yield found.group(1)
+                break
+        else:
+            pytest.fail(f"boaf serve exited with {process.wait()} before serving: {''.join(said[-5:])}")
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def page(browser: WebDriver, base_url: str) -> WebDriver:
+    browser.get(base_url + "/")
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board .card"))
+    return browser
+
+
+def wait(driver: WebDriver) -> WebDriverWait[WebDriver]:
+    return WebDriverWait(driver, WAIT_S)
+
+
+def text_of(driver: WebDriver, element_id: str) -> str:
+    return str(driver.find_element(By.ID, element_id).text)
+
+
+def screenshot(driver: WebDriver, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def enter(driver: WebDriver, field: str, text: str, button: str) -> None:
+    box = driver.find_element(By.ID, field)
+    box.clear()
+    box.send_keys(text)
+    driver.find_element(By.ID, button).click()
+
+
+def played(driver: WebDriver) -> int:
+    return int(driver.find_element(By.ID, "board").get_attribute("data-played") or 0)
+
+
+def test_the_winning_line_of_367297990_played_by_clicking_wins(page: WebDriver) -> None:
+    enter(page, "seed", "367297990", "deal")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 367297990.")
+    line = search.solve(deal(367297990)).moves
+    for number, move in enumerate(line, start=1):
+        source, target = move.split("-")
+        page.find_element(By.CSS_SELECTOR, f"#board [data-card='{source}']").click()
+        page.find_element(By.CSS_SELECTOR, f"#board [data-card='{target}']").click()
+        wait(page).until(lambda d, n=number: played(d) == n)  # type: ignore[misc]
+    assert text_of(page, "status") == "You won: one stack left."
+    assert len(page.find_elements(By.CSS_SELECTOR, "#board .card")) == 1
+    screenshot(page, "won")
+    page.find_element(By.ID, "undo").click()
+    wait(page).until(lambda d: played(d) == len(line) - 1)
+    assert len(page.find_elements(By.CSS_SELECTOR, "#board .card")) == 2
+
+
+def test_360528_is_marked_unsolvable_after_solve(page: WebDriver) -> None:
+    enter(page, "seed", "360528", "deal")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 360528.")
+    page.find_element(By.ID, "solve").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Unsolvable"))
+    screenshot(page, "unsolvable")
+
+
+def test_a_bad_grid_shows_the_servers_message(page: WebDriver, base_url: str) -> None:
+    grid = "5S 7D/5S 2C"
+    state = {"rows": 2, "cols": 2, "cells": grid.replace("/", " ").split()}
+    message = Client(base_url).call("Game/Play", {"state": state}).body["message"]
+    assert message == "state: duplicate card 5S at row 2, column 1 (first at row 1, column 1)"
+    enter(page, "grid", grid, "load-grid")
+    wait(page).until(lambda d: text_of(d, "error") == message)
+    screenshot(page, "bad-grid")
+
+
+def test_an_illegal_click_is_refused_with_the_servers_message(page: WebDriver) -> None:
+    enter(page, "seed", "360528", "deal")  # 5S 7D QS 2C / ...: 5S and 7D share a row, not a suit or rank
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 360528.")
+    page.find_element(By.CSS_SELECTOR, "#board [data-card='5S']").click()
+    page.find_element(By.CSS_SELECTOR, "#board [data-card='7D']").click()
+    wait(page).until(lambda d: "is not legal" in text_of(d, "error"))
+    assert text_of(page, "error") == (
+        "move 1 of 1: move '5S-7D' is not legal: the cards share no suit and their ranks are not adjacent"
+    )
+    assert played(page) == 0
+
+
+def test_moves_are_judged_and_a_puzzle_shows_its_ratio_chart(page: WebDriver) -> None:
+    enter(page, "seed", "2", "deal")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 2.")
+    wait(page).until(lambda d: "checking" not in text_of(d, "moves"))
+    verdicts = [v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict")]
+    assert verdicts and all(v.endswith(("(exact)", "(classifier estimate)")) for v in verdicts)
+    enter(page, "cards", "6", "generate")
+    wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#depths tbody tr"))
+    assert len(page.find_elements(By.CSS_SELECTOR, "#chart rect")) == len(
+        page.find_elements(By.CSS_SELECTOR, "#depths tbody tr")
+    )
+    screenshot(page, "puzzle")
