@@ -76,6 +76,7 @@ def test_container_ports_and_probes_match_the_settings() -> None:
     container = service_container()
     assert container_port(container, "grpc") == settings.port
     assert container_port(container, "metrics") == settings.metrics_port
+    assert container_port(container, "http") == settings.http_port
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["grpc"]["port"] == settings.port, probe
     assert container["startupProbe"]["grpc"]["service"] == SERVICE_NAME
@@ -121,6 +122,12 @@ def test_services_select_the_pods_and_target_named_ports(name: str) -> None:
         assert port["targetPort"] in port_names
     grpc = [p for p in service["spec"]["ports"] if p["name"] == "grpc"]
     assert grpc[0]["port"] == Settings.from_env(config()).port
+
+
+def test_the_service_exposes_http_beside_grpc() -> None:
+    (http,) = [p for p in find("Service", "boaf")["spec"]["ports"] if p["name"] == "http"]
+    assert http["port"] == Settings.from_env(config()).http_port
+    assert http["targetPort"] == "http"
 
 
 def test_deployments_select_their_own_pods() -> None:
@@ -182,7 +189,7 @@ def test_the_image_bakes_and_checks_the_model_and_serves_on_the_settings_ports()
     env = dict(re.findall(r"\b(BOAF_[A-Z_]+)=(\S+)", text))
     settings = Settings.from_env(env)
     exposed = {int(p) for p in re.findall(r"^EXPOSE (.+)$", text, re.MULTILINE)[0].split()}
-    assert exposed == {settings.port, settings.metrics_port}
+    assert exposed == {settings.port, settings.http_port, settings.metrics_port}
     assert settings.host == "0.0.0.0"
     assert re.search(r'^CMD \["serve"\]', text, re.MULTILINE)
     assert "USER 10001" in text
