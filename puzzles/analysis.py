@@ -21,6 +21,7 @@ import numpy as np
 from game import State
 from puzzles.enumeration import Enumeration, Labels, label_states
 from puzzles.estimate import check_samples, estimate_from, walk_for_analysis
+from puzzles.limits import deadline_after, seconds_left
 from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 
 DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~60 bytes each at peak); every 12-card state fits
@@ -47,9 +48,9 @@ def analyze(
     """
     check_samples(samples)
     start = time.perf_counter()
-    deadline = start + time_limit if time_limit else None
+    deadline = deadline_after(time_limit)
     enumeration = walk_for_analysis(state, budget, time_limit=time_limit, cancel=cancel)
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    left = seconds_left(deadline)
     if enumeration.complete:
         result = exact_analysis(state, enumeration, time_limit=left, cancel=cancel)
     else:

@@ -20,7 +20,8 @@ from game import State
 from puzzles.analysis import exact_analysis
 from puzzles.enumeration import Enumeration
 from puzzles.errors import InvalidPuzzleRequest
-from puzzles.estimate import SearchLimits, estimate_depth, walk_for_analysis
+from puzzles.estimate import estimate_depth, walk_for_analysis
+from puzzles.limits import SearchLimits
 from puzzles.results import PuzzleAnalysis
 from search import SOLVABLE, UNKNOWN, SolveResult, solve
 

@@ -22,8 +22,7 @@ the last depth (one stack) is then 1.
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -32,8 +31,9 @@ from game.arrays import array_to_state, states_to_array
 from game.validation import check_positive_int
 from puzzles.enumeration import Enumeration, enumerate_states
 from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
+from puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
 from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
-from search import SOLVABLE, UNKNOWN, solve, solve_many
+from search import UNKNOWN, solve
 
 Z95 = 1.959963984540054
 WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play
@@ -57,7 +57,7 @@ def walk_for_analysis(
     so far predict that it fits, so that the ratio there is sampled uniformly
     over its distinct states rather than by random play.
     """
-    deadline = time.perf_counter() + time_limit if time_limit else None
+    deadline = deadline_after(time_limit)
     enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
     target = state.n_stacks // 2 if depth is None else depth
     if enumeration.complete or budget is None or enumeration.complete_depths > target:
@@ -66,7 +66,7 @@ def walk_for_analysis(
     if predicted is None or predicted > WIDEN * budget:
         return enumeration
     del enumeration  # its memory goes to the second walk, which gets at least as deep
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+    left = seconds_left(deadline)
     return enumerate_states(state, WIDEN * budget, moves=False, depth=target, time_limit=left, cancel=cancel)
 
 
@@ -100,14 +100,14 @@ def estimate_from(
     bounds its memory) stop every search and walk with ``AnalysisStopped``.
     """
     check_samples(samples)
-    deadline = time.perf_counter() + time_limit if time_limit else None
+    deadline = deadline_after(time_limit)
     stop = SearchLimits(deadline, cancel, max_nodes)
     rng = np.random.default_rng(seed)
     by_depth = []
     moves, tensions = _solution_tension(state, stop)
     solvable = bool(moves) or state.n_stacks == 1
     for depth in range(enumeration.depths):
-        _check_stop(deadline, cancel)
+        check_stop(deadline, cancel)
         by_depth.append(estimate_depth(enumeration, depth, samples, rng, solvable_root=solvable, limits=stop))
     note = f"depths 0-{enumeration.complete_depths - 1} enumerated; beyond the budget, ratios are sampled"
     return PuzzleAnalysis(
@@ -235,62 +235,6 @@ def _solution_tension(state: State, limits: SearchLimits) -> tuple[list[str], li
     return moves, tensions
 
 
-@dataclass(frozen=True)
-class SearchLimits:
-    """What stops the searches and walks of one estimate: a deadline, a cancel flag and a node budget.
-
-    ``deadline`` is on ``time.perf_counter``'s clock (None: none); ``cancel`` an
-    ``int64[1]`` flag another thread may set; ``max_nodes`` each search's node
-    budget (None: none), which also bounds its memory (the memo grows with nodes).
-    """
-
-    deadline: float | None = None
-    cancel: np.ndarray | None = None
-    max_nodes: int | None = None
-
-    def seconds_left(self) -> float | None:
-        """Seconds to the deadline (at least 1 ms), or None without one."""
-        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 1e-3)
-
-    def check(self) -> None:
-        """Raise ``AnalysisStopped`` once cancelled or past the deadline."""
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise AnalysisStopped("time limit ran out while estimating")
-        _check_stop(self.deadline, self.cancel)
-
-    def over_budget(self) -> str:
-        """Why a search came back unknown when neither the deadline nor the flag stopped it."""
-        return "stopped" if self.max_nodes is None else f"took more than {self.max_nodes:,} nodes (the search budget)"
-
-    def count_solvable(self, cells: np.ndarray, rows: int, cols: int) -> int:
-        """Solvable rows of ``cells`` (``int8[n, rows*cols]``); ``AnalysisStopped`` if any search is cut short."""
-        # A batch's time limit applies to each state, so under a deadline the states go one at a time
-        # (~30 µs a call), each within the time left.
-        chunks = [cells] if self.deadline is None else np.split(cells, cells.shape[0])
-        solvable = 0
-        for chunk in chunks:
-            batch = solve_many(
-                chunk,
-                rows=rows,
-                cols=cols,
-                max_nodes=self.max_nodes,
-                time_limit=self.seconds_left(),
-                cancel=self.cancel,
-            )
-            if UNKNOWN in batch.status:
-                self.check()
-                raise AnalysisStopped(f"a sampled state {self.over_budget()}")
-            solvable += batch.status.count(SOLVABLE)
-        return solvable
-
-
 def check_samples(samples: int) -> None:
     """Raise ``InvalidPuzzleRequest`` unless ``samples`` is a positive integer."""
     check_positive_int(samples, "samples", error=InvalidPuzzleRequest, kind="number of states")
-
-
-def _check_stop(deadline: float | None, cancel: np.ndarray | None) -> None:
-    if cancel is not None and cancel[0] != 0:
-        raise AnalysisStopped("analysis cancelled")
-    if deadline is not None and time.perf_counter() > deadline:
-        raise AnalysisStopped("time limit ran out while estimating")

@@ -20,8 +20,8 @@ from game import Card, State, format_grid, random_state
 from game.cards import DECK_SIZE
 from puzzles.analysis import DEFAULT_BUDGET, analyze
 from puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
-from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest
-from puzzles.estimate import SearchLimits
+from puzzles.errors import GenerationFailed, InvalidPuzzleRequest
+from puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
 
 CARD_SWAP_SHARE = 0.3
 UPHILL_ACCEPT = 0.005
@@ -114,7 +114,7 @@ def generate(
     _check_request(cards, rows, cols, iterations)
     score = energy_named(energy)
     steps = default_iterations(cards) if iterations is None else iterations
-    deadline = time.perf_counter() + time_limit if time_limit else None
+    deadline = deadline_after(time_limit)
     limits = SearchLimits(deadline, cancel, max_nodes)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -133,7 +133,7 @@ def generate(
     best_energy = current_energy if best_probe.solvable else None
     taken = 0
     while taken < steps or (best_energy is None and taken < steps * EXTRA_STEPS_FACTOR):
-        _check_stop(deadline, cancel)
+        check_stop(deadline, cancel, task="generation", doing="generating")
         candidate = local_step(current, rng)
         candidate_energy, probe = measure(candidate)
         if candidate_energy <= current_energy or rng.random() < UPHILL_ACCEPT:
@@ -145,7 +145,7 @@ def generate(
         raise GenerationFailed(f"no solvable {cards}-card puzzle found in {taken} steps (seed {seed})")
     final = best_probe.exact  # already exact when the candidate fitted its budget
     if final is None:
-        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+        left = seconds_left(deadline)
         final = analyze(
             best_probe.state,
             analysis_budget,
@@ -190,10 +190,3 @@ def _check_request(cards: int, rows: int, cols: int, iterations: int | None) -> 
         raise InvalidPuzzleRequest(f"cards must be 2..{rows * cols} for a {rows}x{cols} grid, got {cards!r}")
     if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0):
         raise InvalidPuzzleRequest(f"iterations must be a non-negative integer, got {iterations!r}")
-
-
-def _check_stop(deadline: float | None, cancel: np.ndarray | None) -> None:
-    if cancel is not None and cancel[0] != 0:
-        raise AnalysisStopped("generation cancelled")
-    if deadline is not None and time.perf_counter() > deadline:
-        raise AnalysisStopped("time limit ran out while generating")
