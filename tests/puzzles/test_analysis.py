@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from game import State, parse_grid, play, random_states
-from puzzles import InvalidPuzzleRequest, analyze, browne_tension
+from puzzles import AnalysisStopped, InvalidPuzzleRequest, analyze, browne_tension
 from puzzles.reference import reference_levels
 
 
@@ -132,8 +132,6 @@ def test_bad_requests_are_named(kwargs: dict[str, object], match: str) -> None:
 
 
 def test_cancel_flag_stops_the_enumeration() -> None:
-    from puzzles import AnalysisStopped
-
     flag = np.ones(1, dtype=np.int64)
     with pytest.raises(AnalysisStopped, match="cancelled"):
         analyze(parse_grid("5C 5D 5H 5S/6C 6D 6H 6S/7C 7D 7H 7S"), cancel=flag)

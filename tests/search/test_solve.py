@@ -104,3 +104,11 @@ def test_batches_of_deals_match_single_solves() -> None:
     batch = search.solve_deals(seeds)
     assert batch.status_names() == [search.solve(deal(s)).status for s in seeds]
     assert batch.reasons == [search.solve(deal(s)).reason for s in seeds]
+
+
+def test_single_and_batch_answers_share_one_status_vocabulary() -> None:
+    batch = search.solve_deals([1, 1163])
+    assert batch.status == (search.Status.SOLVABLE, search.Status.UNSOLVABLE)
+    result = search.solve(deal(1))
+    assert result.status is search.Status.SOLVABLE and f"{result.status}" == "solvable"
+    assert type(result.to_json()["status"]) is str and type(batch.status_names()[0]) is str
