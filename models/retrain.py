@@ -28,6 +28,7 @@ from game import State, format_grid, random_states
 from models import plots
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
 from models.datasets import exact_labels
+from models.files import write_text_atomically
 from models.inputs import DEFAULT_PROBE_NODES, input_names
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
@@ -166,8 +167,8 @@ def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path, names: l
 
 
 def write_card(out: Path, card: dict[str, Any]) -> None:
-    """Write ``card`` as ``out/model_card.json`` (paths and numpy scalars as JSON)."""
-    (out / CARD_FILE).write_text(json.dumps(card, indent=2, default=_jsonable) + "\n", encoding="utf-8")
+    """Write ``card`` as ``out/model_card.json`` atomically (paths and numpy scalars as JSON)."""
+    write_text_atomically(out / CARD_FILE, json.dumps(card, indent=2, default=_jsonable) + "\n")
 
 
 def new_version(seed: int) -> str:
