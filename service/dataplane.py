@@ -168,6 +168,12 @@ class Alarm:
                     self._due.remove(entry)
                     heapq.heapify(self._due)
 
+    def cancel_all(self) -> None:
+        """Set every armed flag now (as a cancel, not a time limit): the server is stopping."""
+        with self._changed:
+            for _, _, flag in self._due:
+                flag.set()
+
     def _run(self) -> None:
         with self._changed:
             while True:
@@ -189,6 +195,10 @@ class DataPlane:
         self._puzzle_slots = threading.BoundedSemaphore(settings.max_concurrent_puzzles)
         self._search_slots = threading.BoundedSemaphore(settings.max_concurrent_searches)
         self._alarm = Alarm()
+
+    def cancel_all(self) -> None:
+        """Stop every search and puzzle call under way (at its next node or loop step)."""
+        self._alarm.cancel_all()
 
     def check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""

@@ -33,6 +33,7 @@ from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
+UNKNOWN_METHOD = "unknown"  # the metric label of every method the server does not serve
 HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the configured limit
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 
@@ -47,12 +48,12 @@ def arrival_time() -> float:
 
 
 def method_name(full_method: str, known: frozenset[str]) -> str:
-    """The metric label of ``/package.Service/Method``: ``Method`` for a served service, else ``unknown``.
+    """The metric label of ``/package.Service/Method``: ``Method`` for a served service, else ``UNKNOWN_METHOD``.
 
     Method names come from clients, so an unserved one is never a label of its own.
     """
     service, _, method = full_method.lstrip("/").rpartition("/")
-    return method if service in known else "unknown"
+    return method if service in known else UNKNOWN_METHOD
 
 
 class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base class is untyped
@@ -84,8 +85,8 @@ class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base cla
         full_method = str(details.method)
         name = method_name(full_method, self.services)
         handler = continuation(details)
-        if handler is None:
-            self.metrics.record(name, grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
+        if handler is None:  # no such method: its name came from the client, so it is no label of its own
+            self.metrics.record(UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
             return None
         if self.busy():
             self.metrics.record(name, grpc.StatusCode.RESOURCE_EXHAUSTED.name, 0.0)

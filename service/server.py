@@ -164,7 +164,12 @@ class BoafServer:
         log.info("shutting down", extra={"grace_s": grace})
         self.health.enter_graceful_shutdown()
         self.metrics.ready.set(0)
-        self._server.stop(grace).wait()
+        stopped = self._server.stop(grace)
+        if not stopped.wait(grace) and self.servicer.plane is not None:
+            # gRPC cancels the calls still in flight; stop their searches too, so their threads end now
+            # (a cancel callback may never run once the server has stopped polling).
+            self.servicer.plane.cancel_all()
+        stopped.wait()
         self.metrics.stop()
         log.info("stopped")
 

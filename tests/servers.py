@@ -7,6 +7,10 @@ own lifecycle (health gating, shutdown, tight limits) start their own here.
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -96,3 +100,37 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def serve_process(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """``boaf serve`` as a process of its own, on a free port, with ``env``'s ``BOAF_*`` settings, once SERVING.
+
+    Returns the process and its address; the caller ends it.
+    """
+    port = free_port()
+    settings = {"BOAF_METRICS_ENABLED": "false", "BOAF_HTTP_ENABLED": "false", **env, "BOAF_PORT": str(port)}
+    command = [sys.executable, "-c", "from service.cli import main; main()", "serve"]
+    process = subprocess.Popen(command, env={**os.environ, **settings}, stderr=subprocess.DEVNULL, text=True)
+    address = f"127.0.0.1:{port}"
+    give_up = time.monotonic() + READY_TIMEOUT_S
+    with grpc.insecure_channel(address) as channel:
+        while not _serving(channel):
+            if process.poll() is not None or time.monotonic() > give_up:
+                process.kill()
+                raise AssertionError(f"boaf serve never became SERVING (exit status {process.poll()})")
+            time.sleep(0.1)
+    return process, address
+
+
+def _serving(channel: grpc.Channel) -> bool:
+    try:
+        return health_status(channel) == health_pb2.HealthCheckResponse.SERVING
+    except grpc.RpcError:
+        return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 import threading
@@ -83,6 +84,9 @@ def serve_command(
     if web is not None:
         web.stop()
     server.stop()
+    # Every call has ended; spare the exit a final garbage collection over everything numba and
+    # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.
+    gc.freeze()
 
 
 def _addresses(host: str, grpc_port: int, web: HttpServer | None) -> str:

@@ -7,11 +7,8 @@ RSS (``VmHWM``) is the server's alone.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,8 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 import yaml
-from grpc_health.v1 import health_pb2
-from servers import READY_TIMEOUT_S, health_status
+from servers import serve_process
 
 from game import deal
 from service.converters import state_to_proto
@@ -67,24 +63,11 @@ def test_a_search_node_cap_keeps_its_memo_within_the_cap() -> None:
 
 @pytest.fixture(scope="module")
 def small_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str]]:
-    """``boaf serve`` with two search slots of 96 MiB each, on free ports."""
-    env = {
-        "BOAF_PORT": "0",
-        "BOAF_METRICS_ENABLED": "false",
-        "BOAF_HTTP_ENABLED": "false",
-        "BOAF_MAX_CONCURRENT_SEARCHES": "2",
-        "BOAF_SEARCH_MEMORY_MB": "96",
-        "BOAF_SHUTDOWN_GRACE_S": "0",
-    }
-    settings = Settings.from_env(env)
-    port = _free_port()
-    env["BOAF_PORT"] = str(port)
-    command = [sys.executable, "-c", "from service.cli import main; main()", "serve"]
-    process = subprocess.Popen(command, env={**os.environ, **env}, stderr=subprocess.DEVNULL, text=True)
-    address = f"127.0.0.1:{port}"
+    """``boaf serve`` with two search slots of 96 MiB each."""
+    env = {"BOAF_MAX_CONCURRENT_SEARCHES": "2", "BOAF_SEARCH_MEMORY_MB": "96", "BOAF_SHUTDOWN_GRACE_S": "0"}
+    process, address = serve_process(env)
     try:
-        _wait_serving(process, address)
-        yield process, settings, address
+        yield process, Settings.from_env(env), address
     finally:
         process.kill()
         process.wait(10)
@@ -107,28 +90,6 @@ def test_eight_concurrent_hard_solves_stay_under_the_configured_bound(
     assert peak_mb <= worst["total"]
     # The searches' own share: two slots at their cap, not eight searches.
     assert peak_mb - ready_mb <= worst["searches"] + worst["batches"]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_serving(process: subprocess.Popen[str], address: str) -> None:
-    give_up = time.monotonic() + READY_TIMEOUT_S
-    with grpc.insecure_channel(address) as channel:
-        while True:
-            assert process.poll() is None, "boaf serve exited"
-            try:
-                if health_status(channel) == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            assert time.monotonic() < give_up, "boaf serve never became SERVING"
-            time.sleep(0.1)
 
 
 def _status_mb(pid: int, key: str) -> float:
