@@ -11,12 +11,16 @@ each an asyncio loop on one channel), and prints one row per scenario:
 - ``features-1000``: Features of 1,000 random states.
 
 ``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
+``--http`` adds ``http classify-1`` and ``http classify-1000``: the same calls as
+JSON over the HTTP edge (``POST /boaf.v1.Boaf/Classify``, a keep-alive connection
+per client), beside the gRPC rows.
 
 Targets (issue 6): classify-1 p50 <= 2 ms; >= 20,000 states/s through
 classify-1000; solve-deal p50 <= 3 ms; no errors in a 60 s soak at 16 clients.
 
     python benchmarks/load.py                                  # every scenario at 1 and 16 clients
     python benchmarks/load.py --clients 16 --duration 10 --soak 60
+    python benchmarks/load.py --scenarios classify-1,classify-1000 --http   # gRPC and HTTP/JSON side by side
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 
 import grpc
 import numpy as np
+from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from game import State, card_text, deal, random_states
@@ -136,6 +141,78 @@ def run_scenario(address: str, scenarios: list[str], clients: int, seconds: floa
     return merged
 
 
+# ---------------------------------------------------------------- HTTP/JSON clients
+
+HTTP_SCENARIOS = ("classify-1", "classify-1000")
+
+
+def json_bodies(scenario: str, worker: int) -> tuple[list[bytes], int]:
+    """The request bodies of ``scenario`` (the gRPC scenario's messages in proto3 JSON), and states per call."""
+    rng_seed = 1000 + worker
+    if scenario == "classify-1":
+        requests = [pb.ClassifyRequest(states=[state_to_proto(s)]) for s in random_states(rng_seed, 1000)]
+    elif scenario == "classify-1000":
+        batches = [random_states(rng_seed * 10 + i, 1000) for i in range(4)]
+        requests = [pb.ClassifyRequest(states=[state_to_proto(s) for s in b]) for b in batches]
+    else:
+        raise ValueError(f"no HTTP scenario {scenario!r}")
+    return [json_format.MessageToJson(r, indent=None).encode() for r in requests], len(requests[0].states)
+
+
+def _http_client(base: str, bodies: list[bytes], n_states: int, stop_at: float, out: Outcome) -> None:
+    import http.client
+
+    host, port = base.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=CALL_TIMEOUT_S)
+    headers = {"Content-Type": "application/json", "Connect-Timeout-Ms": str(int(CALL_TIMEOUT_S * 1000))}
+    for body in itertools.cycle(bodies):
+        if time.perf_counter() >= stop_at:
+            break
+        started = time.perf_counter()
+        connection.request("POST", "/boaf.v1.Boaf/Classify", body, headers)
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            out.errors[str(response.status)] = out.errors.get(str(response.status), 0) + 1
+            continue
+        out.latencies.append(time.perf_counter() - started)
+        out.states += n_states
+    connection.close()
+
+
+def _http_process_main(args: tuple[str, str, int, float, int]) -> Outcome:
+    import threading
+
+    base, scenario, clients, seconds, worker = args
+    out = Outcome()
+    bodies, n_states = json_bodies(scenario, worker)
+    stop_at = time.perf_counter() + seconds
+    threads = [
+        threading.Thread(target=_http_client, args=(base, bodies[i % len(bodies) :] + bodies, n_states, stop_at, out))
+        for i in range(clients)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return out
+
+
+def run_http_scenario(base: str, scenario: str, clients: int, seconds: float, processes: int) -> Outcome:
+    """``run_scenario`` over HTTP/JSON: ``clients`` keep-alive connections to ``base`` (host:port)."""
+    processes = max(1, min(processes, clients))
+    shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        parts = pool.map(_http_process_main, [(base, scenario, n, seconds, i) for i, n in enumerate(shares)])
+    merged = Outcome()
+    for part in parts:
+        merged.latencies += part.latencies
+        merged.states += part.states
+        for code, n in part.errors.items():
+            merged.errors[code] = merged.errors.get(code, 0) + n
+    return merged
+
+
 # ---------------------------------------------------------------- server
 
 
@@ -205,16 +282,26 @@ def main(argv: list[str] | None = None) -> int:
         "--scenarios", default=",".join(SCENARIOS), help="comma-separated subset of " + ", ".join(SCENARIOS)
     )
     parser.add_argument("--soak", type=float, default=0.0, help="seconds of mixed load at the largest client count")
+    parser.add_argument(
+        "--http", action="store_true", help="also Classify over HTTP/JSON (the started server's HTTP port)"
+    )
     options = parser.parse_args(argv)
     client_counts = [int(c) for c in options.clients.split(",")]
     scenarios = options.scenarios.split(",")
-    with _server(options.address) as address:
+    http_port = 8080 if options.address else free_port()  # a running server: its default HTTP port
+    with _server(options.address, {"BOAF_HTTP_PORT": str(http_port)}) as address:
         print(f"server {address}; {os.cpu_count()} cores shared by server and clients; {options.duration:g} s per row")
         print(HEADER)
         for scenario in scenarios:
             for clients in client_counts:
                 out = run_scenario(address, [scenario], clients, options.duration, options.processes)
                 print(report_row(scenario, clients, out, options.duration), flush=True)
+        if options.http:
+            base = f"{address.rsplit(':', 1)[0]}:{http_port}"
+            for scenario in HTTP_SCENARIOS:
+                for clients in client_counts:
+                    out = run_http_scenario(base, scenario, clients, options.duration, options.processes)
+                    print(report_row(f"http {scenario}", clients, out, options.duration), flush=True)
         if options.soak:
             clients = max(client_counts)
             out = run_scenario(address, list(SCENARIOS), clients, options.soak, options.processes)
@@ -224,11 +311,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @contextmanager
-def _server(address: str | None) -> Iterator[str]:
+def _server(address: str | None, env: dict[str, str]) -> Iterator[str]:
     if address:
         yield address
         return
-    with local_server({}) as started:
+    with local_server(env) as started:
         yield started
 
 

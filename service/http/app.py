@@ -1,9 +1,9 @@
 """The ASGI app: one route per RPC of the proto's services, health, readiness and the playground page.
 
 Every call goes the same way whatever the method (``Edge.serve``): admit it
-(concurrency, timeout header, content type, body size), parse the body with
-``json_format`` into the method's request message, run the servicer method in a
-worker thread with a ``CallContext``, and write the answer back as JSON. The
+(concurrency, timeout header, content type, body size), then in a worker thread
+parse the body with ``json_format`` into the method's request message, run the
+servicer method with a ``CallContext``, and write the answer back as JSON. The
 servicer maps domain errors to gRPC codes as it does for gRPC; ``statuses``
 turns the code into an HTTP status.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,19 +89,20 @@ class Edge:
 
     async def serve(self, endpoint: Endpoint, request: Request) -> Response:
         """Answer one call: the response message as JSON, or an error through ``statuses``."""
-        started = anyio.current_time()
+        started = time.perf_counter()
         try:
-            message, timeout_s = await self._admit(endpoint, request)
-        except CallAborted as exc:  # turned away before the servicer: count it here
-            self.metrics.record(endpoint.method, exc.code.name, anyio.current_time() - started)
-            return error_response(exc.code, exc.message)
+            timeout_s = self._admit(request)
+            body = await _body(request, self.settings.max_message_bytes)
+        except CallAborted as exc:
+            return self._rejected(endpoint, exc, started)
         self.in_flight += 1
         try:
-            return await self._run(endpoint, message, CallContext(_peer(request), timeout_s), request)
+            return await self._run(endpoint, body, CallContext(_peer(request), timeout_s), request, started)
         finally:
             self.in_flight -= 1
 
-    async def _admit(self, endpoint: Endpoint, request: Request) -> tuple[Message, float | None]:
+    def _admit(self, request: Request) -> float | None:
+        # Cheap checks first, before the body is read; returns the call's timeout in seconds.
         settings = self.settings
         if self.in_flight >= settings.max_concurrent_rpcs:
             raise CallAborted(
@@ -111,26 +113,41 @@ class Edge:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise CallAborted(INVALID, f"content-type must be application/json, got {_quoted(content_type)}")
-        body = await _body(request, settings.max_message_bytes)
-        return _parse(body, endpoint.request_type()), timeout_s
+        return timeout_s
 
-    async def _run(self, endpoint: Endpoint, message: Message, context: CallContext, request: Request) -> Response:
+    def _rejected(self, endpoint: Endpoint, exc: CallAborted, started: float) -> Response:
+        # Turned away before the servicer, which counts the calls it sees: count this one here.
+        self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
+        return error_response(exc.code, exc.message)
+
+    async def _run(
+        self, endpoint: Endpoint, body: bytes, context: CallContext, request: Request, started: float
+    ) -> Response:
         if self._workers is None:
             self._workers = anyio.CapacityLimiter(self.settings.max_workers)
-        call = functools.partial(endpoint.handler, message, context)
+        call = functools.partial(self._answer, endpoint, body, context, started)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
-                answer = await anyio.to_thread.run_sync(call, limiter=self._workers)
-            except CallAborted as exc:  # the servicer's decorator counted it
+                text = await anyio.to_thread.run_sync(call, limiter=self._workers)
+            except CallAborted as exc:  # counted where it was raised
                 return error_response(exc.code, exc.message)
             finally:
                 context.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
         if context.time_remaining() <= 0:
             return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
-        text = json_format.MessageToJson(answer, indent=None, always_print_fields_with_no_presence=True)
         return Response(text, media_type="application/json")
+
+    def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> str:
+        # In a worker thread, so that a large batch's JSON never holds up the event loop.
+        try:
+            message = _parse(body, endpoint.request_type())
+        except CallAborted as exc:
+            self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
+            raise
+        answer = endpoint.handler(message, context)
+        return str(json_format.MessageToJson(answer, indent=None, always_print_fields_with_no_presence=True))
 
 
 async def _finish_on_disconnect(request: Request, context: CallContext) -> None:

@@ -173,4 +173,6 @@ def test_moves_are_judged_and_a_puzzle_shows_its_ratio_chart(page: WebDriver) ->
     assert len(page.find_elements(By.CSS_SELECTOR, "#chart rect")) == len(
         page.find_elements(By.CSS_SELECTOR, "#depths tbody tr")
     )
+    page.set_window_size(1200, 1250)  # the whole page, chart included (docs/playground.png is one of these)
     screenshot(page, "puzzle")
+    page.set_window_size(1200, 900)

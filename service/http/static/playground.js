@@ -223,14 +223,16 @@ function drawChart(analysis) {
   $("puzzle").hidden = false;
   $("puzzle-summary").textContent = `${analysis.exact ? "Exact" : "Sampled"}: the solvable share of the states at each
     depth, on a log scale; the lower, the harder. Halfway ratio ${analysis.halfwayRatio.toPrecision(3)}.`;
-  const width = 420, height = 180, bottom = 20, floor = -6; // log10 ratio shown from 1e-6 to 1
-  const bar = width / depths.length;
-  const y = (ratio) => (height - bottom) * (Math.max(Math.log10(ratio || 1e-9), floor) / floor);
-  $("chart").innerHTML = depths.map((d, i) => {
-    const top = y(d.ratio);
-    return `<rect x="${i * bar + 2}" y="${top}" width="${bar - 4}" height="${height - bottom - top}"></rect>` +
-      `<text x="${i * bar + bar / 2}" y="${height - 6}" text-anchor="middle">${d.depth}</text>`;
-  }).join("");
+  const width = 420, height = 180, left = 34, bottom = 20, floor = -6; // log10 ratio shown from 1e-6 to 1
+  const bar = (width - left) / depths.length;
+  const y = (ratio) => 8 + (height - bottom - 8) * (Math.max(Math.log10(ratio || 1e-9), floor) / floor);
+  const axis = [0, -3, -6].map((e) => `<text x="${left - 4}" y="${y(10 ** e) + 4}" text-anchor="end">1e${e}</text>`);
+  const bars = depths.map((d, i) => {
+    const top = y(d.ratio), x = left + i * bar;
+    return `<rect x="${x + 2}" y="${top}" width="${bar - 4}" height="${height - bottom - top}"></rect>` +
+      `<text x="${x + bar / 2}" y="${height - 6}" text-anchor="middle">${d.depth}</text>`;
+  });
+  $("chart").innerHTML = axis.concat(bars).join("");
   $("depths").tBodies[0].innerHTML = depths.map((d) =>
     `<tr><td>${d.depth}</td><td>${d.states ?? "–"}</td><td>${d.solvable ?? "–"}</td><td>${d.ratio.toPrecision(3)}</td></tr>`,
   ).join("");
