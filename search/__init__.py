@@ -1,10 +1,11 @@
 """Exact answers for Birds of a Feather: is a state solvable, and how.
 
 ``solve(state, algorithm="ordered", max_nodes=None, time_limit=None)`` answers
-one state; ``solve_many`` and ``solve_deals`` answer many in one compiled call.
-The compiled kernel lives in ``search.kernel``; ``search.reference`` is the
-plain-Python oracle it is tested against; its tables and clock, which other
-compiled code shares, are public as ``compat_table``, ``line_table`` and ``now_s``.
+one state; ``solve_many`` and ``solve_deals`` answer many in one compiled call;
+every answer's status is a ``Status``. The compiled kernel lives in
+``search.kernel`` (its tables and clock, which other compiled code shares, are
+public as ``compat_table``, ``line_table`` and ``now_s``); ``search.reference``
+is the plain-Python oracle it is tested against.
 """
 
 from search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
