@@ -11,6 +11,11 @@ each an asyncio loop on one channel), and prints one row per scenario:
 - ``features-1000``: Features of 1,000 random states.
 
 ``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
+``--hostile S`` (default 60; 0 for none) ends with the hostile mix of
+``benchmarks/hostile.py`` at the largest client count: malformed and
+runaway-shaped calls among normal ones; it reports every status code (INTERNAL
+and UNKNOWN must be 0), the normal calls' p99 during the mix and the server's
+peak RSS, and exits 1 on any INTERNAL or UNKNOWN.
 ``--http`` adds ``http classify-1`` and ``http classify-1000``: the same calls as
 JSON over the HTTP edge (``POST /boaf.v1.Boaf/Classify``, a keep-alive connection
 per client), beside the gRPC rows.
@@ -39,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import grpc
+import hostile
 import numpy as np
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -283,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--soak", type=float, default=0.0, help="seconds of mixed load at the largest client count")
     parser.add_argument(
+        "--hostile", type=float, default=60.0, help="seconds of the hostile mix at the largest client count (0: none)"
+    )
+    parser.add_argument(
         "--http", action="store_true", help="also Classify over HTTP/JSON (the started server's HTTP port)"
     )
     options = parser.parse_args(argv)
@@ -302,12 +311,23 @@ def main(argv: list[str] | None = None) -> int:
                 for clients in client_counts:
                     out = run_http_scenario(base, scenario, clients, options.duration, options.processes)
                     print(report_row(f"http {scenario}", clients, out, options.duration), flush=True)
+        if options.hostile and not run_hostile_mix(address, max(client_counts), options, local=not options.address):
+            return 1
         if options.soak:
             clients = max(client_counts)
             out = run_scenario(address, list(SCENARIOS), clients, options.soak, options.processes)
             print(report_row("soak (mixed)", clients, out, options.soak), flush=True)
             return 1 if out.errors else 0
     return 0
+
+
+def run_hostile_mix(address: str, clients: int, options: argparse.Namespace, *, local: bool) -> bool:
+    """Run and report the hostile mix; False when any call came back INTERNAL or UNKNOWN."""
+    mix = hostile.run_hostile_mix(address, clients, options.hostile, options.processes)
+    pid = hostile.server_pid(int(address.rsplit(":", 1)[1])) if local else None
+    for line in hostile.report(mix, clients, options.hostile, hostile.peak_rss_mb(pid)):
+        print(line, flush=True)
+    return not (mix.total("INTERNAL") or mix.total("UNKNOWN"))
 
 
 @contextmanager
