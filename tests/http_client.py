@@ -1,11 +1,17 @@
-"""A small JSON-over-HTTP client for the HTTP edge's tests (urllib only)."""
+"""A small JSON-over-HTTP client for the HTTP edge's tests (urllib only), and ``boaf serve`` as a process."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -51,3 +57,25 @@ def _json(data: bytes) -> Any:
         return json.loads(data)
     except ValueError:
         return data.decode("utf-8", "replace")
+
+
+@contextmanager
+def boaf_serve(*options: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``boaf serve`` on free loopback ports (0 everywhere) until SERVING; yields the line it printed then."""
+    command = [str(Path(sys.executable).with_name("boaf")), "serve", "--host", "127.0.0.1", "--port", "0"]
+    command += ["--metrics-port", "0", "--http-port", "0", *options]
+    variables = {**os.environ, "BOAF_LOG_LEVEL": "WARNING", **(env or {})}
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=variables)
+    assert process.stderr is not None
+    said: list[str] = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("boaf: serving"):
+                yield line
+                break
+        else:
+            raise AssertionError(f"boaf serve exited with {process.wait()} before serving: {''.join(said[-5:])}")
+    finally:
+        process.terminate()
+        process.wait(30)

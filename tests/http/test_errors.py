@@ -6,6 +6,7 @@ The gRPC table is read from ``tests/service/test_errors.py`` itself, so the two 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -123,9 +124,9 @@ def garbage_bodies(draw: st.DrawFn) -> bytes:
     if kind == "bytes":
         return draw(st.binary(max_size=64))
     if kind == "json":
-        return json_format.json.dumps(draw(json_values)).encode()
+        return json.dumps(draw(json_values)).encode()
     body = draw(st.dictionaries(field_names, json_values, max_size=3))
-    return json_format.json.dumps(body).encode()
+    return json.dumps(body).encode()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

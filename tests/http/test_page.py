@@ -6,15 +6,12 @@ apt-get); skipped without them. Screenshots go to ``out/browser/`` (gitignored).
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_client import Client
+from http_client import Client, boaf_serve
 
 import search
 from game import deal
@@ -54,23 +51,11 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    """``boaf serve`` on free loopback ports (0 everywhere); its address read from the line it prints when ready."""
-    command = [str(Path(sys.executable).with_name("boaf")), "serve", "--host", "127.0.0.1", "--port", "0"]
-    command += ["--metrics-port", "0", "--http-port", "0"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, **SERVER_ENV})
-    assert process.stderr is not None
-    try:
-        said = []
-        for line in process.stderr:
-            said.append(line)
-            if found := re.search(r"HTTP on (http://[\d.]+:\d+)/", line):
-                yield found.group(1)
-                break
-        else:
-            pytest.fail(f"boaf serve exited with {process.wait()} before serving: {''.join(said[-5:])}")
-    finally:
-        process.terminate()
-        process.wait(30)
+    """``boaf serve`` on free loopback ports; its HTTP address, read from the line it prints when ready."""
+    with boaf_serve(env=SERVER_ENV) as line:
+        found = re.search(r"HTTP on (http://[\d.]+:\d+)/", line)
+        assert found, line
+        yield found.group(1)
 
 
 @pytest.fixture(scope="module")
