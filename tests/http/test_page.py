@@ -45,6 +45,7 @@ pytestmark = pytest.mark.skipif(
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -161,3 +162,26 @@ def test_moves_are_judged_and_a_puzzle_shows_its_ratio_chart(page: WebDriver) ->
     page.set_window_size(1200, 1250)  # the whole page, chart included (docs/playground.png is one of these)
     screenshot(page, "puzzle")
     page.set_window_size(1200, 900)
+
+
+def test_the_keyboard_plays_and_cards_have_text_alternatives(page: WebDriver) -> None:
+    enter(page, "seed", "367297990", "deal")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 367297990.")
+    labels = [card.get_attribute("aria-label") for card in page.find_elements(By.CSS_SELECTOR, "#board .card")]
+    assert labels[0] == "5 of spades, row 1, column 1"
+    assert len(labels) == 16 and all(labels)
+    first = search.solve(deal(367297990)).moves[0]
+    for card in first.split("-"):
+        page.find_element(By.CSS_SELECTOR, f"#board [data-card='{card}']").send_keys(Keys.ENTER)
+    wait(page).until(lambda d: played(d) == 1)
+    assert "(first at" not in text_of(page, "error") and text_of(page, "status") == f"Played {first}."
+
+
+def test_the_solution_is_played_move_by_move_to_the_win(page: WebDriver) -> None:
+    enter(page, "seed", "367297990", "deal")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 367297990.")
+    page.find_element(By.ID, "solve").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Winnable: 15 moves"))
+    page.find_element(By.ID, "play-solution").click()
+    wait(page).until(lambda d: text_of(d, "status") == "You won: one stack left.")
+    assert played(page) == 15
