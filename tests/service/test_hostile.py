@@ -14,6 +14,7 @@ import logging
 import signal
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -533,3 +534,20 @@ def test_the_v1alpha_stub_still_works(channel: grpc.Channel) -> None:
 
 def test_nothing_left_running(hostile: BoafServer) -> None:
     assert threading.active_count() < 200  # no thread per call left behind
+
+
+def test_a_52_card_state_is_classified_without_an_overflow_warning(channel: grpc.Channel) -> None:
+    from features import feature_matrix
+    from models.inputs import as_model_input
+
+    state = deal(1, rows=13, cols=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "overflow encountered in cast" would fail here
+        inputs = as_model_input(feature_matrix([state]))
+    assert np.isfinite(inputs).all()
+    (prediction,) = (
+        boaf_pb2_grpc.BoafStub(channel)
+        .Classify(pb.ClassifyRequest(states=[state_to_proto(state)]), timeout=10)
+        .predictions
+    )
+    assert 0 <= prediction.p_solvable <= 1
