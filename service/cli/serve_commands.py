@@ -82,8 +82,10 @@ def serve_command(
     )
     stopping.wait()
     if web is not None:
-        web.stop()
+        web.shutdown()  # both sides drain at once, within one grace period
     server.stop()
+    if web is not None:
+        web.stop()
     # Every call has ended; spare the exit a final garbage collection over everything numba and
     # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.
     gc.freeze()

@@ -69,11 +69,16 @@ class HttpServer:
             raise RuntimeError("the HTTP server did not start")
         log.info("listening (HTTP)", extra={"address": f"{settings.host}:{self.port}", "tls": settings.tls_enabled})
 
-    def stop(self) -> None:
-        """Readiness off, then stop; calls in flight get ``shutdown_grace_s`` seconds, then are cancelled."""
+    def shutdown(self) -> None:
+        """Readiness off and stop accepting calls, without waiting; ``stop()`` waits."""
         self._stopping = True
-        if self._server is not None and self._thread is not None:
+        if self._server is not None:
             self._server.should_exit = True
+
+    def stop(self) -> None:
+        """``shutdown()``, then wait: calls in flight get ``shutdown_grace_s`` seconds, then are cancelled."""
+        self.shutdown()
+        if self._thread is not None:
             self._thread.join()
 
 
