@@ -6,7 +6,7 @@ import numpy as np
 
 from game.cards import DECK_SIZE, Card
 from game.errors import InvalidSeed, InvalidState
-from game.state import MAX_CELLS, State
+from game.state import State, check_grid
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -29,7 +29,7 @@ def deal_cards(seed: int) -> list[Card]:
 
 def deal(seed: int, rows: int = 4, cols: int = 4) -> State:
     """The seeded deal on a ``rows × cols`` grid: one card in every cell."""
-    _check_grid(rows, cols)
+    check_grid(rows, cols)
     return State.from_cells(rows, cols, deal_cards(seed)[: rows * cols])
 
 
@@ -38,7 +38,7 @@ def random_state(rng: np.random.Generator, rows: int = 4, cols: int = 4, stacks:
 
     k is uniform in ``1 … rows·cols`` unless ``stacks`` fixes it.
     """
-    _check_grid(rows, cols)
+    check_grid(rows, cols)
     n = rows * cols
     if stacks is None:
         stacks = int(rng.integers(1, n + 1))
@@ -56,10 +56,3 @@ def random_states(seed: int, count: int, rows: int = 4, cols: int = 4, stacks: i
     """``count`` random states from one seeded generator; the same arguments give the same states."""
     rng = np.random.default_rng(seed)
     return [random_state(rng, rows, cols, stacks) for _ in range(count)]
-
-
-def _check_grid(rows: int, cols: int) -> None:
-    if rows < 1 or cols < 1:
-        raise InvalidState(f"grid {rows}x{cols}: rows and columns must be at least 1")
-    if rows * cols > MAX_CELLS:
-        raise InvalidState(f"grid {rows}x{cols} has {rows * cols} cells; at most {MAX_CELLS} are allowed")

@@ -71,8 +71,7 @@ def state_from_json(data: Any) -> State:
         if key not in data:
             raise InvalidState(f"state JSON lacks {key!r}")
     rows, cols, raw_cells = data["rows"], data["cols"], data["cells"]
-    if not (_is_count(rows) and _is_count(cols)):
-        raise InvalidState(f"rows and cols must be positive integers, got {rows!r} and {cols!r}")
+    check_rows_and_cols(rows, cols)
     if rows * cols > MAX_CELLS:
         raise InvalidState(f"grid {rows}x{cols} has {rows * cols} cells; at most {MAX_CELLS} are allowed")
     if not isinstance(raw_cells, list) or len(raw_cells) != rows * cols:
@@ -217,6 +216,12 @@ def _read_json_cell(value: Any, index: int, cols: int) -> Card | None:
     if not isinstance(value, str):
         raise InvalidState(f"cells[{index}] ({cell_name(index, cols)}): expected card text or null, got {value!r}")
     return _read_cell(value, f"cells[{index}] ({cell_name(index, cols)})")
+
+
+def check_rows_and_cols(rows: Any, cols: Any) -> None:
+    """Raise ``InvalidState`` unless ``rows`` and ``cols`` are both positive integers (as read from a request)."""
+    if not (_is_count(rows) and _is_count(cols)):
+        raise InvalidState(f"rows and cols must be positive integers, got {rows!r} and {cols!r}")
 
 
 def _is_count(value: Any) -> bool:

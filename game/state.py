@@ -133,12 +133,17 @@ def _trusted_state(rows: int, cols: int, cells: tuple[Card | None, ...], sizes: 
     return state
 
 
-def _check_state(state: State) -> None:
-    rows, cols = state.rows, state.cols
+def check_grid(rows: int, cols: int) -> None:
+    """Raise ``InvalidState`` unless ``rows`` x ``cols`` is a grid boaf can hold (1 … ``MAX_CELLS`` cells)."""
     if not (isinstance(rows, int) and isinstance(cols, int)) or rows < 1 or cols < 1:
         raise InvalidState(f"grid {rows}x{cols}: rows and columns must be at least 1")
     if rows * cols > MAX_CELLS:
         raise InvalidState(f"grid {rows}x{cols} has {rows * cols} cells; at most {MAX_CELLS} are allowed")
+
+
+def _check_state(state: State) -> None:
+    rows, cols = state.rows, state.cols
+    check_grid(rows, cols)
     if len(state.cells) != rows * cols:
         raise InvalidState(f"grid {rows}x{cols} needs {rows * cols} cells, got {len(state.cells)}")
     if len(state.sizes) != rows * cols:

@@ -35,6 +35,7 @@ from features.batch import arrow_schema, feature_table, schema_metadata
 from game.errors import BoafError, InvalidState
 from game.notation import format_grid, parse_state_line
 from game.state import State
+from game.validation import check_positive_int
 from jobs.runner import Cluster, InvalidJob, combine_parts, run_job
 from models.files import atomic_write, file_sha256
 
@@ -87,8 +88,7 @@ def export(
     """
     if on_error not in ("skip", "fail"):
         raise InvalidJob(f"on_error must be 'skip' or 'fail', got {on_error!r}")
-    if chunk_size < 1:
-        raise InvalidJob(f"chunk size must be at least 1, got {chunk_size}")
+    check_positive_int(chunk_size, "chunk size", error=InvalidJob)
     chunks = list(read_chunks(input_path, chunk_size, on_error))
     parts_dir = output.with_name(output.name + ".parts")
     # on_error is left out on purpose: a chunk finished under "fail" had no bad

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from game.errors import BoafError, Failure, InvalidInput
+from game.validation import check_positive_int
 from models.files import PARTIAL_WRITES, atomic_write, write_text_atomically
 
 JOB_FILE = "job.json"
@@ -53,8 +54,8 @@ class Cluster:
     def __post_init__(self) -> None:
         if self.workers is not None and self.scheduler is not None:
             raise InvalidJob("give either a number of local workers or a scheduler address, not both")
-        if self.workers is not None and self.workers < 1:
-            raise InvalidJob(f"workers must be at least 1, got {self.workers}")
+        if self.workers is not None:
+            check_positive_int(self.workers, "workers", error=InvalidJob)
 
 
 def part_path(parts_dir: Path, index: int) -> Path:

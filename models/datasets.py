@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 import search
 from features import SCHEMA_VERSION
 from game import State, deal, format_grid, random_state
+from game.validation import check_positive_int
 from models.errors import DatasetError
 from models.files import file_sha256, write_text_atomically
 from search import SOLVABLE, UNKNOWN, solve_many
@@ -77,10 +78,8 @@ class DatasetSpec:
             object.__setattr__(self, "chunk_size", DEFAULT_CHUNK_SIZES.get(self.generator, 1))
         if self.generator not in GENERATORS:
             raise DatasetError(f"unknown generator {self.generator!r}; choose one of {', '.join(GENERATORS)}")
-        if self.count < 1:
-            raise DatasetError(f"count must be at least 1, got {self.count}")
-        if self.chunk_size < 1:
-            raise DatasetError(f"chunk size must be at least 1, got {self.chunk_size}")
+        check_positive_int(self.count, "count", error=DatasetError)
+        check_positive_int(self.chunk_size, "chunk size", error=DatasetError)
 
     def chunks(self) -> list[tuple[DatasetSpec, int, int]]:
         """``(spec, first, stop)`` item ranges, one per chunk, in order."""

@@ -61,7 +61,7 @@ def test_refuses_to_mix_parts_of_two_jobs(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"workers": 0}, "workers must be at least 1"),
+        ({"workers": 0}, "workers must be a positive integer, got 0"),
         ({"workers": 2, "scheduler": "tcp://127.0.0.1:1"}, "not both"),
     ],
 )

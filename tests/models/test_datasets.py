@@ -43,7 +43,7 @@ def test_deals_dataset_uses_consecutive_seeds() -> None:
     ("kwargs", "match"),
     [
         ({"generator": "shuffled", "seed": 0, "count": 5}, "unknown generator 'shuffled'"),
-        ({"generator": "random", "seed": 0, "count": 0}, "count must be at least 1"),
+        ({"generator": "random", "seed": 0, "count": 0}, "count must be a positive integer, got 0"),
     ],
 )
 def test_bad_specs_are_refused(kwargs: dict[str, object], match: str) -> None:
