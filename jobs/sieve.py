@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from features.kahn import SieveResult
 from jobs.runner import Cluster, run_job
-from search import solve_deals
+from search import Status, solve_deals
 
 DEFAULT_CHUNK_SIZE = 500
 
@@ -90,8 +90,8 @@ def verify(
 
 def score(flagged: Sequence[int], statuses: dict[int, str]) -> Verification:
     """Recall and precision of ``flagged`` against the solver's ``statuses`` of connected deals."""
-    ffud = sorted(seed for seed, status in statuses.items() if status == "unsolvable")
-    unknown = sorted(seed for seed, status in statuses.items() if status not in ("solvable", "unsolvable"))
+    ffud = sorted(seed for seed, status in statuses.items() if status == Status.UNSOLVABLE)
+    unknown = sorted(seed for seed, status in statuses.items() if status == Status.UNKNOWN)
     hits = len(set(flagged) & set(ffud))
     return Verification(
         ffud=ffud,
