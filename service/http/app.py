@@ -239,7 +239,9 @@ def build_app(
         Route("/readyz", functools.partial(_readiness, is_ready), methods=["GET"]),
         Mount("/", PageFiles(directory=STATIC_DIR, html=True)),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    app.state.edge = edge
+    return app
 
 
 async def _unimplemented(request: Request) -> Response:

@@ -141,3 +141,21 @@ def test_readiness_follows_the_model_load_and_grpc_can_be_off() -> None:
     finally:
         web.stop()
         server.stop(0)
+
+
+def test_calls_past_the_concurrency_limit_are_turned_away(client: Client, http_server: HttpServer) -> None:
+    edge = http_server.app.state.edge
+    limit = http_server.settings.max_concurrent_rpcs
+    edge.in_flight += limit  # as if that many calls were running
+    try:
+        answer = client.call("Game/Deal", {"seed": 1})
+    finally:
+        edge.in_flight -= limit
+    assert (answer.status, answer.body) == (
+        429,
+        {
+            "code": "resource_exhausted",
+            "message": f"{limit} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later",
+        },
+    )
+    assert client.call("Game/Deal", {"seed": 1}).status == 200
