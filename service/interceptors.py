@@ -47,6 +47,11 @@ def arrival_time() -> float:
     return time.perf_counter() if arrived is None else arrived
 
 
+def mark_arrival(arrived: float) -> None:
+    """Record when the current call arrived (``time.perf_counter`` seconds): the HTTP edge's calls."""
+    _ARRIVAL.set(arrived)
+
+
 def method_name(full_method: str, known: frozenset[str]) -> str:
     """The metric label of ``/package.Service/Method``: ``Method`` for a served service, else ``UNKNOWN_METHOD``.
 

@@ -31,6 +31,7 @@ from starlette.staticfiles import StaticFiles
 
 from service.http.context import CallAborted, CallContext
 from service.http.statuses import HTTP_STATUS, connect_code
+from service.interceptors import mark_arrival
 from service.metrics import Metrics
 from service.settings import Settings
 
@@ -141,6 +142,7 @@ class Edge:
 
     def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> str:
         # In a worker thread, so that a large batch's JSON never holds up the event loop.
+        mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
         try:
             message = _parse(body, endpoint.request_type())
         except CallAborted as exc:
