@@ -1,6 +1,7 @@
 """The served solvability classifier: an ONNX model run by onnxruntime.
 
-A model directory holds ``classifier.onnx`` and ``model_card.json``. The ONNX
+A model directory holds ``classifier.onnx``, ``model_card.json`` and, when the
+model has an exact path (``models.exact``), ``exact_path.json``. The ONNX
 file carries the feature schema it was trained on in its metadata, and loading
 refuses a model whose schema differs from ``features.SCHEMA_VERSION``: feeding a
 model columns it was not trained on gives confident nonsense.
@@ -17,10 +18,12 @@ from typing import Any
 import numpy as np
 
 from features import SCHEMA_VERSION
+from game.arrays import states_to_array
 from game.state import State
 from models import registry
 from models.errors import ModelError
-from models.inputs import input_names, model_inputs
+from models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
+from models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
 from models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
@@ -38,6 +41,7 @@ class Classifier:
     card: dict[str, Any]
     session: OnnxSession = field(repr=False)
     directory: Path | None = None  # the model version directory it was loaded from
+    exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
 
     @property
     def ordering_path(self) -> Path | None:
@@ -45,8 +49,29 @@ class Classifier:
         path = self.directory / "ordering.json" if self.directory else None
         return path if path is not None and path.is_file() else None
 
+    def classify(self, states: Sequence[State]) -> Predictions:
+        """Classify's answer for each state: exact where the budgeted search settles it, learned elsewhere.
+
+        States of several grid shapes are answered shape by shape (one compiled search call each).
+        """
+        answers = Predictions.empty(len(states))
+        for (rows, cols), index in states_by_shape(states).items():
+            answers.put(index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols))
+        return answers
+
+    def classify_cells(self, cells: np.ndarray, rows: int, cols: int) -> Predictions:
+        """``classify`` for a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``)."""
+        cells = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
+        answers = exact_search(cells, rows, cols, self.exact)
+        still_open = np.flatnonzero(~answers.exact)
+        if still_open.size:
+            answers.p_solvable[still_open] = self.predict_matrix(
+                cell_inputs(cells[still_open], rows, cols, self.probe_nodes)
+            )
+        return answers
+
     def predict(self, states: Sequence[State]) -> np.ndarray:
-        """P(solvable) for each state (float64, in input order)."""
+        """The learned model's P(solvable) for each state (float64, in input order), without the exact path."""
         if not states:
             return np.empty(0, dtype=np.float64)
         return self.predict_matrix(model_inputs(states, self.probe_nodes))
@@ -100,6 +125,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         card=card,
         session=session,
         directory=directory,
+        exact=read_exact_budget(directory),
     )
 
 

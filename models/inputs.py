@@ -38,6 +38,18 @@ def model_inputs(states: Sequence[State], probe_nodes: int) -> np.ndarray:
     return as_model_input(matrix)
 
 
+def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int) -> np.ndarray:
+    """``model_inputs`` of a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``)."""
+    # Local for start-up time, as in probe_columns.
+    from search.probe import probe
+
+    matrix = feature_matrix(cells, rows, cols)
+    if probe_nodes:
+        outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
+        matrix = np.column_stack([matrix, outcome, nodes])
+    return as_model_input(matrix)
+
+
 def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
     """``(probe_outcome, probe_nodes)`` for each state, from budgeted exact searches.
 
@@ -47,7 +59,7 @@ def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
     from search.probe import probe
 
     out = np.empty((len(states), 2), dtype=np.float64)
-    for shape, index in _by_shape(states).items():
+    for shape, index in states_by_shape(states).items():
         outcome, nodes = probe(states_to_array([states[i] for i in index]), *shape, max_nodes=probe_nodes)
         out[index, 0], out[index, 1] = outcome, nodes
     return out
@@ -68,7 +80,8 @@ def as_model_input(matrix: np.ndarray) -> np.ndarray:
     return clipped.astype(np.float32).astype(np.float64)
 
 
-def _by_shape(states: Sequence[State]) -> dict[tuple[int, int], np.ndarray]:
+def states_by_shape(states: Sequence[State]) -> dict[tuple[int, int], np.ndarray]:
+    """The row indices of ``states`` by grid shape ``(rows, cols)``, in input order."""
     groups: dict[tuple[int, int], list[int]] = {}
     for i, state in enumerate(states):
         groups.setdefault((state.rows, state.cols), []).append(i)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -59,6 +60,26 @@ def cutoff_sweep_plot(
     ax.axvline(chosen, color="tab:green", linestyle=":", label=f"chosen cutoff {chosen}")
     ax.set(xlabel="ordering cutoff (stacks)", ylabel="mean solve time (ms)", title="Ordering cutoff sweep")
     ax.legend()
+    return _save(fig, path)
+
+
+def budget_sweep_plot(costs: Sequence[Any], chosen: int, path: Path) -> Path:
+    """Classify's accuracy and batch ms/state against the exact path's node budget, one line per set.
+
+    ``costs`` are ``models.budget.BudgetCost`` rows (``max_nodes``, ``name``, ``accuracy``, ``batch_ms``).
+    """
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
+    for name in dict.fromkeys(c.name for c in costs):
+        rows = sorted((c for c in costs if c.name == name), key=lambda c: c.max_nodes)
+        budgets = [c.max_nodes for c in rows]
+        top.plot(budgets, [c.accuracy for c in rows], marker="o", label=name)
+        bottom.plot(budgets, [c.batch_ms for c in rows], marker="o", label=name)
+    for ax in (top, bottom):
+        ax.axvline(chosen, color="tab:green", linestyle=":", label=f"chosen {chosen} nodes")
+        ax.set_xscale("log")
+    top.set(ylabel="accuracy", title="Classify: exact path budget sweep")
+    bottom.set(xlabel="node budget per state", ylabel="CPU ms per state (1,000-state batches)")
+    top.legend()
     return _save(fig, path)
 
 

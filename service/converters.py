@@ -20,7 +20,7 @@ import search
 from game.arrays import EMPTY
 from game.cards import DECK_SIZE, Card, card_text
 from game.errors import BoafError, InvalidState
-from game.notation import state_from_json
+from game.notation import check_rows_and_cols, state_from_json
 from game.state import MAX_CELLS, State
 from puzzles.generation import GeneratedPuzzle
 from service.dataplane import Batch, Classification, FeatureRows, StateArray
@@ -123,8 +123,7 @@ def _read_state(message: pb.State) -> State:
     except KeyError:
         return state_from_json(_as_json(message))
     sizes = list(message.sizes) or None
-    if message.rows < 1 or message.cols < 1:
-        raise InvalidState(f"rows and cols must be positive integers, got {message.rows} and {message.cols}")
+    check_rows_and_cols(message.rows, message.cols)
     return State.from_cells(message.rows, message.cols, cells, sizes)
 
 
@@ -228,9 +227,12 @@ def generate_puzzle_response(puzzle: GeneratedPuzzle) -> pb.GeneratePuzzleRespon
 
 
 def classify_response(result: Classification) -> pb.ClassifyResponse:
-    """A ``ClassifyResponse``: one prediction per probability, labelled against the model's threshold."""
+    """A ``ClassifyResponse``: one prediction per state, labelled against the model's threshold, exact or not."""
     threshold = result.threshold
-    predictions = [pb.Prediction(p_solvable=p, solvable=p >= threshold) for p in result.p_solvable.tolist()]
+    rows = zip(result.p_solvable.tolist(), result.exact.tolist(), result.nodes.tolist(), strict=True)
+    predictions = [
+        pb.Prediction(p_solvable=p, solvable=p >= threshold, exact=exact, nodes=nodes) for p, exact, nodes in rows
+    ]
     return pb.ClassifyResponse(predictions=predictions, model_version=result.model_version, threshold=threshold)
 
 

@@ -26,9 +26,8 @@ import search
 from game.deals import deal
 from game.state import MAX_CELLS, State
 from models.errors import ModelError
-from models.inputs import as_model_input
+from models.exact import ExactBudget, Predictions
 from puzzles.generation import GeneratedPuzzle, generate
-from search.probe import probe
 from service.errors import Busy, DeadlineExceeded, LimitExceeded, ModelUnavailable
 from service.interceptors import arrival_time
 from service.settings import Settings
@@ -46,13 +45,14 @@ class Classifier(Protocol):
     card: dict[str, Any]
 
     probe_nodes: int
+    exact: ExactBudget
 
     @property
     def ordering_path(self) -> Path | None: ...
 
-    def predict(self, states: Sequence[State]) -> np.ndarray: ...
+    def classify(self, states: Sequence[State]) -> Predictions: ...
 
-    def predict_matrix(self, matrix: np.ndarray) -> np.ndarray: ...
+    def classify_cells(self, cells: np.ndarray, rows: int, cols: int) -> Predictions: ...
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,13 @@ Batch = Sequence[State] | StateArray
 
 @dataclass(frozen=True)
 class Classification:
-    """P(solvable) of each state, and the model that said so."""
+    """P(solvable) of each state, which of them are exact and the nodes their search spent, and the model."""
 
     p_solvable: np.ndarray
     threshold: float
     model_version: str
+    exact: np.ndarray  # bool: settled by the exact path (p is 1 or 0)
+    nodes: np.ndarray  # uint64: nodes the exact path's search expanded
 
 
 @dataclass(frozen=True)
@@ -209,15 +211,16 @@ class DataPlane:
             )
 
     def classify(self, states: Batch) -> Classification:
-        """P(solvable) of each state (float64, in input order)."""
+        """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it."""
+        model = self.classifier
         try:
             if isinstance(states, StateArray):
-                p_solvable = self.classifier.predict_matrix(_model_inputs(states, self.classifier.probe_nodes))
+                answers = model.classify_cells(states.cells, states.rows, states.cols)
             else:
-                p_solvable = self.classifier.predict(states)
+                answers = model.classify(states)
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
-        return Classification(p_solvable, self.classifier.threshold, self.classifier.version)
+        return Classification(answers.p_solvable, model.threshold, model.version, answers.exact, answers.nodes)
 
     def features(self, states: Batch) -> FeatureRows:
         """The feature vector of each state, in the schema's order."""
@@ -408,6 +411,7 @@ class DataPlane:
             "model_schema_version": model.schema_version,
             "model_card": model.card,
             "classify_threshold": model.threshold,
+            "classify_exact_max_nodes": model.exact.max_nodes,
             "limits": {
                 "max_batch_size": settings.max_batch_size,
                 "max_message_bytes": settings.max_message_bytes,
@@ -453,17 +457,6 @@ def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFl
     if result.nodes >= max_nodes:
         return "max_nodes"
     return "time_limit"
-
-
-def _model_inputs(states: StateArray, probe_nodes: int) -> np.ndarray:
-    # models.inputs.model_inputs for an array batch, without rebuilding State objects
-    # (a fifth of a 1,000-state Classify). tests/service/test_rpcs.py holds the two equal;
-    # use the models API instead once it takes arrays.
-    matrix = _feature_matrix(states)
-    if probe_nodes:
-        outcome, nodes = probe(states.cells, states.rows, states.cols, max_nodes=probe_nodes)
-        matrix = np.column_stack([matrix, outcome, nodes])
-    return as_model_input(matrix)
 
 
 def _feature_matrix(states: Batch) -> np.ndarray:

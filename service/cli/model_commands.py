@@ -29,7 +29,11 @@ def classify_command(
     model: ModelDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for a single GRID.")] = False,
 ) -> None:
-    """P(solvable) from the ONNX classifier, for one state or a file of many (one JSON object per line)."""
+    """P(solvable), for one state or a file of many (one JSON object per line).
+
+    Exact (p 1 or 0, "exact": true) where a search within the model's node budget settles the state;
+    otherwise the ONNX classifier's estimate. "nodes" is what that search expanded.
+    """
     from game import InvalidState, parse_state
     from models.classifier import load_classifier
 
@@ -37,15 +41,24 @@ def classify_command(
         raise InvalidState("give exactly one of GRID or --input FILE")
     classifier = load_classifier(model)
     states = [parse_state(grid)] if grid is not None else [s for _, s in read_state_file(input_file)]  # type: ignore[arg-type]
-    p = classifier.predict(states)
+    answers = classifier.classify(states)
     rows = [
-        {"p_solvable": float(x), "solvable": bool(x >= classifier.threshold), "model_version": classifier.version}
-        for x in p
+        {
+            "p_solvable": p,
+            "solvable": p >= classifier.threshold,
+            "exact": exact,
+            "nodes": nodes,
+            "model_version": classifier.version,
+        }
+        for p, exact, nodes in zip(
+            answers.p_solvable.tolist(), answers.exact.tolist(), answers.nodes.tolist(), strict=True
+        )
     ]
     if grid is not None and not as_json:
         row = rows[0]
         verdict = "solvable" if row["solvable"] else "unsolvable"
-        typer.echo(f"{verdict} (P(solvable) = {row['p_solvable']:.4f}, model {row['model_version']})")
+        how = f"exact, {row['nodes']:,} nodes" if row["exact"] else f"estimate, P(solvable) = {row['p_solvable']:.4f}"
+        typer.echo(f"{verdict} ({how}, model {row['model_version']})")
         return
     _write_lines(rows, output)
 
@@ -101,6 +114,24 @@ def tune_cutoff_command(
         model, fit_rows, sweep_states=min(states, 2000), seed=seed, log=lambda t: typer.echo(t, err=True)
     )
     typer.echo(json.dumps(result, indent=2))
+
+
+@app.command("tune-budget")
+def tune_budget_command(
+    model: Annotated[Path, typer.Option("--model", help="Model version directory to write exact_path.json into.")],
+    random_count: Annotated[int, typer.Option("--random-states", min=100, help="Held-out random states.")] = 5000,
+    decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals of held-out decisions.")] = 40,
+    singles: Annotated[int, typer.Option("--singles", min=100, help="States per set timed one by one.")] = 1000,
+    budgets: Annotated[str | None, typer.Option("--budgets", help="Candidates, e.g. 500,1000,2000.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Choose Classify's exact-path node budget by measuring it against the latency targets; save it with the model."""
+    from models.budget import CANDIDATES, tune_budget, tuning_sets
+
+    candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
+    sets = tuning_sets(random_count, decision_deals, seed)
+    entry = tune_budget(model, sets, candidates, singles, log=lambda line: typer.echo(line, err=True))
+    typer.echo(json.dumps({k: entry[k] for k in ("max_nodes", "algorithm", "targets", "at_budget")}, indent=2))
 
 
 @app.command("retrain")

@@ -21,7 +21,9 @@ def test_classify_one_grid_as_json_matches_the_committed_model() -> None:
     row = json.loads(result.stdout)
     classifier = load_classifier()
     assert row["model_version"] == classifier.version
-    assert row["p_solvable"] == pytest.approx(float(classifier.predict([parse_grid(GRIDS[0])])[0]))
+    answer = classifier.classify([parse_grid(GRIDS[0])])
+    assert row["p_solvable"] == pytest.approx(float(answer.p_solvable[0]))
+    assert (row["exact"], row["nodes"]) == (bool(answer.exact[0]), int(answer.nodes[0]))
     assert row["solvable"] == (row["p_solvable"] >= classifier.threshold)
 
 
@@ -31,10 +33,17 @@ def test_classify_a_file_writes_one_line_per_state_in_order(tmp_path: Path) -> N
     result = boaf("classify", "--input", str(source), "--output", str(target))
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
-    expected = load_classifier().predict([parse_grid(g) for g in GRIDS])
-    assert np.allclose([r["p_solvable"] for r in rows], expected)
-    # "AS KD" can never merge: the probe settles it and the model is sure.
-    assert rows[2]["solvable"] is False and rows[2]["p_solvable"] < 0.05
+    expected = load_classifier().classify([parse_grid(g) for g in GRIDS])
+    assert np.allclose([r["p_solvable"] for r in rows], expected.p_solvable)
+    assert [r["exact"] for r in rows] == expected.exact.tolist()
+    # "AS KD" can never merge: the exact path settles it.
+    assert rows[2] | {"model_version": ""} == {
+        "p_solvable": 0.0,
+        "solvable": False,
+        "exact": True,
+        "nodes": 0,
+        "model_version": "",
+    }
 
 
 @pytest.mark.parametrize(

@@ -32,9 +32,11 @@ ONE_STACK = "-- --/-- QH"
 def test_classify_equals_the_served_model_on_every_path(stub: boaf_pb2_grpc.BoafStub, states: list[State]) -> None:
     response = stub.Classify(pb.ClassifyRequest(states=[state_to_proto(s) for s in states]), timeout=30)
     model = load_classifier()
-    expected = model.predict(states)
-    np.testing.assert_array_equal([p.p_solvable for p in response.predictions], expected)
-    assert [p.solvable for p in response.predictions] == [bool(p >= model.threshold) for p in expected]
+    expected = model.classify(states)
+    np.testing.assert_array_equal([p.p_solvable for p in response.predictions], expected.p_solvable)
+    np.testing.assert_array_equal([p.exact for p in response.predictions], expected.exact)
+    np.testing.assert_array_equal([p.nodes for p in response.predictions], expected.nodes)
+    assert [p.solvable for p in response.predictions] == [bool(p >= model.threshold) for p in expected.p_solvable]
     assert response.model_version == model.version
     assert response.threshold == model.threshold
 

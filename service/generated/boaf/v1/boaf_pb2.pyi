@@ -53,12 +53,16 @@ class ClassifyRequest(_message.Message):
     def __init__(self, states: _Optional[_Iterable[_Union[State, _Mapping]]] = ...) -> None: ...
 
 class Prediction(_message.Message):
-    __slots__ = ("p_solvable", "solvable")
+    __slots__ = ("p_solvable", "solvable", "exact", "nodes")
     P_SOLVABLE_FIELD_NUMBER: _ClassVar[int]
     SOLVABLE_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
     p_solvable: float
     solvable: bool
-    def __init__(self, p_solvable: _Optional[float] = ..., solvable: _Optional[bool] = ...) -> None: ...
+    exact: bool
+    nodes: int
+    def __init__(self, p_solvable: _Optional[float] = ..., solvable: _Optional[bool] = ..., exact: _Optional[bool] = ..., nodes: _Optional[int] = ...) -> None: ...
 
 class ClassifyResponse(_message.Message):
     __slots__ = ("predictions", "model_version", "threshold")
@@ -139,7 +143,7 @@ class Limits(_message.Message):
     def __init__(self, max_batch_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_concurrent_rpcs: _Optional[int] = ..., solve_max_nodes: _Optional[int] = ..., solve_time_limit_ms: _Optional[int] = ...) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("version", "feature_schema_version", "feature_names", "model_version", "model_schema_version", "model_card", "classify_threshold", "limits", "algorithms", "default_algorithm")
+    __slots__ = ("version", "feature_schema_version", "feature_names", "model_version", "model_schema_version", "model_card", "classify_threshold", "limits", "algorithms", "default_algorithm", "classify_exact_max_nodes")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     FEATURE_SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
     FEATURE_NAMES_FIELD_NUMBER: _ClassVar[int]
@@ -150,6 +154,7 @@ class ServerInfo(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     ALGORITHMS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFY_EXACT_MAX_NODES_FIELD_NUMBER: _ClassVar[int]
     version: str
     feature_schema_version: str
     feature_names: _containers.RepeatedScalarFieldContainer[str]
@@ -160,7 +165,8 @@ class ServerInfo(_message.Message):
     limits: Limits
     algorithms: _containers.RepeatedScalarFieldContainer[Algorithm]
     default_algorithm: Algorithm
-    def __init__(self, version: _Optional[str] = ..., feature_schema_version: _Optional[str] = ..., feature_names: _Optional[_Iterable[str]] = ..., model_version: _Optional[str] = ..., model_schema_version: _Optional[str] = ..., model_card: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., classify_threshold: _Optional[float] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., algorithms: _Optional[_Iterable[_Union[Algorithm, str]]] = ..., default_algorithm: _Optional[_Union[Algorithm, str]] = ...) -> None: ...
+    classify_exact_max_nodes: int
+    def __init__(self, version: _Optional[str] = ..., feature_schema_version: _Optional[str] = ..., feature_names: _Optional[_Iterable[str]] = ..., model_version: _Optional[str] = ..., model_schema_version: _Optional[str] = ..., model_card: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., classify_threshold: _Optional[float] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., algorithms: _Optional[_Iterable[_Union[Algorithm, str]]] = ..., default_algorithm: _Optional[_Union[Algorithm, str]] = ..., classify_exact_max_nodes: _Optional[int] = ...) -> None: ...
 
 class AnalyzePuzzleRequest(_message.Message):
     __slots__ = ("state", "max_states", "samples", "seed", "time_limit_ms")

@@ -1,0 +1,86 @@
+"""Classify says which answers are exact; the served budget comes from the model directory; old clients still parse."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import grpc
+import numpy as np
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from servers import channel_to, loopback_settings, ready_server
+
+from game import random_states
+from models.exact import ExactBudget, write_exact_budget
+from models.registry import default_root
+from search import SOLVABLE, UNKNOWN, solve_many
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
+
+BUDGET = 777  # not the committed model's
+
+
+@pytest.fixture(scope="module")
+def stub_of_temp_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boaf_pb2_grpc.BoafStub]:
+    root = tmp_path_factory.mktemp("models")
+    shutil.copytree(default_root(), root / "v1")
+    write_exact_budget(root / "v1", ExactBudget(BUDGET))
+    (root / "CURRENT").write_text("v1\n", encoding="utf-8")
+    server = ready_server(loopback_settings(model_dir=root))
+    with channel_to(server) as channel:
+        yield boaf_pb2_grpc.BoafStub(channel)
+    server.stop(0)
+
+
+def test_server_info_reports_the_budget_of_the_served_model_directory(
+    stub_of_temp_model: boaf_pb2_grpc.BoafStub,
+) -> None:
+    info = stub_of_temp_model.GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
+    assert info.classify_exact_max_nodes == BUDGET
+
+
+def test_classify_marks_exact_answers_and_they_are_the_solvers(stub_of_temp_model: boaf_pb2_grpc.BoafStub) -> None:
+    states = random_states(5, 100)
+    request = pb.ClassifyRequest(states=[state_to_proto(s) for s in states])
+    predictions = stub_of_temp_model.Classify(request, timeout=30).predictions
+    budgeted, truth = solve_many(states, max_nodes=BUDGET), solve_many(states)
+    exact = np.array([p.exact for p in predictions])
+    np.testing.assert_array_equal(exact, [s is not UNKNOWN for s in budgeted.status])
+    assert 0 < exact.sum() < len(states)
+    for p, answer, nodes in zip(predictions, truth.status, budgeted.nodes.tolist(), strict=True):
+        assert p.nodes == nodes
+        if p.exact:
+            assert (p.p_solvable, p.solvable) == ((1.0, True) if answer is SOLVABLE else (0.0, False))
+
+
+def _old_prediction_class() -> type:
+    # Prediction as clients built before issue 14 knew it: fields 1 and 2 only.
+    proto = descriptor_pb2.FileDescriptorProto(name="old_boaf.proto", package="old", syntax="proto3")
+    message = proto.message_type.add(name="Prediction")
+    message.field.add(name="p_solvable", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE, label=1)
+    message.field.add(name="solvable", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_BOOL, label=1)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("old.Prediction"))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_an_old_client_reads_the_new_prediction(exact: bool) -> None:
+    new = pb.Prediction(p_solvable=0.25 if not exact else 1.0, solvable=exact, exact=exact, nodes=123)
+    old = _old_prediction_class().FromString(new.SerializeToString())
+    assert (old.p_solvable, old.solvable) == (new.p_solvable, new.solvable)
+
+
+def test_prediction_keeps_its_field_numbers() -> None:
+    numbers = {f.name: f.number for f in pb.Prediction.DESCRIPTOR.fields}
+    assert numbers == {"p_solvable": 1, "solvable": 2, "exact": 3, "nodes": 4}
+
+
+def test_a_bad_state_is_still_invalid_argument(stub_of_temp_model: boaf_pb2_grpc.BoafStub) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub_of_temp_model.Classify(
+            pb.ClassifyRequest(states=[pb.State(rows=1, cols=2, cells=["AS", "AS"])]), timeout=10
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
