@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import urllib.request
 
 import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from http_client import Client
-from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server
+from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server, wait_for
 
 from game import deal, play
 from service.converters import state_to_proto
@@ -159,3 +161,17 @@ def test_calls_past_the_concurrency_limit_are_turned_away(client: Client, http_s
         },
     )
     assert client.call("Game/Deal", {"seed": 1}).status == 200
+
+
+def test_a_client_that_hangs_up_cancels_its_search(client: Client, grpc_server: BoafServer) -> None:
+    def sample(name: str, labels: dict[str, str]) -> float:
+        return grpc_server.metrics.registry.get_sample_value(name, labels) or 0.0
+
+    cancelled = sample("boaf_requests_total", {"method": "Solve", "code": "CANCELLED"})
+    body = json.dumps({"state": json_format.MessageToDict(grid_state(DEAL_360528))}).encode()  # millions of nodes
+    host, port = client.base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as connection:
+        head = "POST /boaf.v1.Boaf/Solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        assert wait_for(lambda: sample("boaf_requests_in_flight", {"method": "Solve"}) == 1, timeout=60)
+    assert wait_for(lambda: sample("boaf_requests_total", {"method": "Solve", "code": "CANCELLED"}) == cancelled + 1)
