@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from strategies import states
 
 from features import compute_features, feature_names, state_features
-from features.schema import FEATURE_INDEX
+from features.schema import FEATURE_INDEX, Topic, names_of
 from game import State
 
-POSITIONAL = {n for n in feature_names() if n.startswith(("mobility", "rc_"))}
+POSITIONAL = set(names_of(Topic.POSITIONS))
 
 
 def transposed(state: State) -> State:
