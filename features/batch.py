@@ -128,7 +128,9 @@ def _compute_array(cells: np.ndarray, cols: int) -> FeatureBatch:
     primes = kernel.PRIMES[:k]
     matrix = np.zeros((cells.shape[0], len(FEATURE_INDEX)), dtype=np.float64)
     digits = np.zeros((cells.shape[0], 2, k), dtype=np.int64)
-    kernel.batch_kernel(cells, cols, kernel.compatibility_table(), primes, kernel.garner_inverses(k), matrix, digits)
+    inverses = kernel.garner_inverses(k)
+    scratch = kernel.scratch_for(cells.shape[1], k)
+    kernel.batch_kernel(cells, cols, kernel.compatibility_table(), primes, inverses, scratch, matrix, digits)
     exact = {
         "spanning_trees": from_digits(digits[:, kernel.SPANNING], primes, signed=False),
         "adjacency_det": from_digits(digits[:, kernel.DETERMINANT], primes, signed=True),

@@ -8,6 +8,10 @@ Representation: the stacks of a state are numbered 0 … n-1 in row-major cell
 order; node ``i``'s neighbours in G are the bits of ``adj[i]`` (an int64, since
 n <= 52 < 63 and numba turns mixed uint64/int64 arithmetic into floats).
 
+Layout: one function per topic of ``features.schema.Topic``, as in the reference
+(``features.graph``, ``features.cards``), each writing its columns of ``out``;
+their work arrays come in one ``Scratch``, allocated once per batch.
+
 Exact integers: the spanning-tree count and det(A) are computed modulo a few
 primes below 2^31 (so every product fits int64) and returned as Garner
 mixed-radix digits; ``features.batch`` turns them into exact integers. Enough
@@ -18,14 +22,16 @@ Hadamard's bound (n-1)^(n/2) on |det A| for the largest n of the batch.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
+from typing import NamedTuple
 
 import numba
 import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
-from features.schema import FEATURE_INDEX, feature_names
-from game.cards import DECK_SIZE, compatible
+from features.schema import FEATURE_INDEX, FEATURES, feature_names
+from game.cards import DECK_SIZE, SUITS, compatible
 
 #: Primes just below 2^31, largest first.
 PRIMES = np.array(
@@ -46,50 +52,71 @@ PRIMES = np.array(
     dtype=np.int64,
 )
 
-N_FEATURES = len(feature_names())
+N_FEATURES = len(FEATURES)
 SPANNING, DETERMINANT = 0, 1  # rows of the digits output
+
 
 _COMPATIBLE = np.array([[compatible(a, b) for b in range(DECK_SIZE)] for a in range(DECK_SIZE)], dtype=np.bool_)
 
-# Column indices, as plain ints the kernel can fold in as constants.
-_F = {name: i for name, i in FEATURE_INDEX.items()}
-F_N = _F["n_stacks"]
-F_FLOCK = _F["flockability"]
-F_AVG_FLOCK = _F["avg_flockability"]
-F_DEG_MIN = _F["degree_min"]
-F_DEG_MAX = _F["degree_max"]
-F_DEG_MED = _F["degree_median"]
-F_DEG_MEAN = _F["degree_mean"]
-F_ODD = _F["odd_birds"]
-F_COMP = _F["components"]
-F_CONN = _F["is_connected"]
-F_AP = _F["articulation_points"]
-F_CRIT_N = _F["critical_nodes"]
-F_CRIT_E = _F["critical_edges"]
-F_ISL = _F["islands"]
-F_EXT = _F["exterior_islands"]
-F_KAPPA = _F["node_connectivity"]
-F_DIAM = _F["diameter"]
-F_TREES = _F["spanning_trees"]
-F_DET = _F["adjacency_det"]
-F_A2Z = _F["a2_zeros"]
-F_MOB = _F["mobility"]
-F_MOB_CARD = _F["mobility_per_card"]
-F_MOB_RATIO = _F["mobility_flockability_ratio"]
-F_CLUST = _F["rank_clusters"]
-F_RSTD = _F["rank_std"]
-F_SDOM = _F["suit_dominance"]
-F_DSR = _F["dominant_suit_ratio"]
-F_SDIV = _F["suit_diversity"]
-F_RDIV = _F["rank_diversity"]
-F_SUIT0 = _F["suit_ratio_c"]
-F_ACES = _F["aces"]
-F_KINGS = _F["kings"]
-F_RC = _F["rc_count_min"]  # min, max, median, mean follow in that order
-F_RCC = _F["rc_compat_min"]
-assert [_F[f"suit_ratio_{s}"] - F_SUIT0 for s in "cdhs"] == [0, 1, 2, 3]
-for _prefix in ("rc_count", "rc_compat"):
-    assert [_F[f"{_prefix}_{s}"] - _F[f"{_prefix}_min"] for s in ("min", "max", "median", "mean")] == [0, 1, 2, 3]
+#: The column of each feature, by name (``COLUMN.degree_min``). It is made from the
+#: schema, and numba folds a global tuple's fields into the code as constants.
+COLUMN = namedtuple("Columns", feature_names())(*range(N_FEATURES))
+
+#: The ``suit_ratio_*`` columns in the order of ``game.cards.SUITS`` (a card's suit is card % 4).
+SUIT_RATIO_COLUMNS = tuple(FEATURE_INDEX[f"suit_ratio_{suit.lower()}"] for suit in SUITS)
+
+
+class Scratch(NamedTuple):
+    """Work arrays for one state at a time, allocated once per batch; each has one use.
+
+    Bitsets are int64 rows with bit j for node j, as ``adj`` is.
+    """
+
+    degrees: np.ndarray  # degree of each node of G
+    sorted_values: np.ndarray  # the insertion sort of ``_sorted_stats``
+    flow: np.ndarray  # node connectivity: bit w of flow[u] when one unit flows u -> w
+    through: np.ndarray  # node connectivity: 1 when a path passes through the node
+    parent: np.ndarray  # node connectivity: search parent of each split node (2v in, 2v+1 out)
+    queue: np.ndarray  # node connectivity: search queue of split nodes
+    bridgeless: np.ndarray  # bitsets of G without its bridges
+    bridge_ends: np.ndarray  # the two end nodes of each bridge
+    island_of: np.ndarray  # island of each node
+    bridges_at: np.ndarray  # bridges touching each island
+    matrix: np.ndarray  # (n, n) the matrix whose determinant is taken
+    elimination: np.ndarray  # (n, n) that matrix mod p during Gaussian elimination
+    residues: np.ndarray  # a determinant mod each prime
+    rank_counts: np.ndarray  # cards of each rank, A = 1 … K = 13 (0 stays empty)
+    suit_counts: np.ndarray  # cards of each suit
+    line_mates: np.ndarray  # per stack: other stacks in its row or column
+    line_moves: np.ndarray  # per stack: legal moves from it now
+
+
+def scratch_for(max_stacks: int, n_primes: int) -> Scratch:
+    """Work arrays for states of up to ``max_stacks`` stacks and ``n_primes`` primes."""
+    n = max_stacks
+
+    def ints(*shape: int) -> np.ndarray:
+        return np.empty(shape, dtype=np.int64)
+
+    return Scratch(
+        degrees=ints(n),
+        sorted_values=ints(n),
+        flow=ints(n),
+        through=ints(n),
+        parent=ints(2 * n),
+        queue=ints(2 * n),
+        bridgeless=ints(n),
+        bridge_ends=ints(2 * n),
+        island_of=ints(n),
+        bridges_at=ints(n),
+        matrix=ints(n, n),
+        elimination=ints(n, n),
+        residues=ints(n_primes),
+        rank_counts=ints(14),
+        suit_counts=ints(len(SUITS)),
+        line_mates=ints(n),
+        line_moves=ints(n),
+    )
 
 
 def primes_needed(max_stacks: int) -> int:
@@ -135,50 +162,43 @@ def _lowest_bit(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(cache=True, nogil=True)
-def _reach(adj, n, start, allowed):  # type: ignore[no-untyped-def]
+def _neighbours(adj, nodes):  # type: ignore[no-untyped-def]
+    """Bitset of the neighbours of the ``nodes`` bitset."""
+    found = 0
+    while nodes != 0:
+        found |= adj[_lowest_bit(nodes)]
+        nodes &= nodes - 1
+    return found
+
+
+@numba.njit(cache=True, nogil=True)
+def _reach(adj, start, allowed):  # type: ignore[no-untyped-def]
     """Bitset of nodes reachable from the ``start`` bitset inside ``allowed``."""
     seen = start & allowed
     frontier = seen
     while frontier != 0:
-        nxt = 0
-        f = frontier
-        while f != 0:
-            nxt |= adj[_lowest_bit(f)]
-            f &= f - 1
-        nxt &= allowed & ~seen
-        seen |= nxt
-        frontier = nxt
+        frontier = _neighbours(adj, frontier) & allowed & ~seen
+        seen |= frontier
     return seen
 
 
 @numba.njit(cache=True, nogil=True)
-def _components(adj, n, allowed):  # type: ignore[no-untyped-def]
-    count = 0
-    left = allowed
-    for v in range(n):
-        if (left >> v) & 1:
-            count += 1
-            left &= ~_reach(adj, n, np.int64(1) << v, left)
-    return count
-
-
-@numba.njit(cache=True, nogil=True)
-def _eccentricity(adj, n, v, allowed):  # type: ignore[no-untyped-def]
+def _eccentricity(adj, v, allowed):  # type: ignore[no-untyped-def]
+    """Edges on the longest shortest path from node ``v`` inside ``allowed``."""
     seen = np.int64(1) << v
     frontier = seen
     depth = 0
     while True:
-        nxt = 0
-        f = frontier
-        while f != 0:
-            nxt |= adj[_lowest_bit(f)]
-            f &= f - 1
-        nxt &= allowed & ~seen
-        if nxt == 0:
+        frontier = _neighbours(adj, frontier) & allowed & ~seen
+        if frontier == 0:
             return depth
         depth += 1
-        seen |= nxt
-        frontier = nxt
+        seen |= frontier
+
+
+@numba.njit(cache=True, nogil=True)
+def _all_nodes(n):  # type: ignore[no-untyped-def]
+    return (np.int64(1) << n) - 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -248,30 +268,6 @@ def _garner(residues, k, primes, inv, out):  # type: ignore[no-untyped-def]
         for j in range(i):
             t = (t - out[j]) % p * inv[j, i] % p
         out[i] = t
-
-
-@numba.njit(cache=True, nogil=True)
-def _exact_digits(adj, n, connected, primes, inv, mat, work, residues, digits_row):  # type: ignore[no-untyped-def]
-    k = digits_row.shape[1]
-    # Laplacian with the last row and column deleted (Kirchhoff).
-    if connected:
-        for i in range(n - 1):
-            for j in range(n - 1):
-                if i == j:
-                    mat[i, j] = _popcount(adj[i])
-                else:
-                    mat[i, j] = -((adj[i] >> j) & 1)
-        for q in range(k):
-            residues[q] = _det_mod(mat, n - 1, primes[q], work)
-        _garner(residues, k, primes, inv, digits_row[SPANNING])
-    else:
-        digits_row[SPANNING, :] = 0
-    for i in range(n):
-        for j in range(n):
-            mat[i, j] = (adj[i] >> j) & 1
-    for q in range(k):
-        residues[q] = _det_mod(mat, n, primes[q], work)
-    _garner(residues, k, primes, inv, digits_row[DETERMINANT])
 
 
 # ---------------------------------------------------------------- node connectivity
@@ -361,7 +357,7 @@ def _local_connectivity(adj, n, s, t, cap, flow, through, parent, queue):  # typ
 @numba.njit(cache=True, nogil=True)
 def _node_connectivity(adj, n, min_degree, has_cut_vertex, flow, through, parent, queue):  # type: ignore[no-untyped-def]
     """Vertex connectivity of a connected graph with n >= 2 (Even's algorithm)."""
-    full = (np.int64(1) << n) - 1
+    full = _all_nodes(n)
     complete = True
     for v in range(n):
         if adj[v] != full & ~(np.int64(1) << v):
@@ -384,195 +380,272 @@ def _node_connectivity(adj, n, min_degree, has_cut_vertex, flow, through, parent
     return best
 
 
-# ---------------------------------------------------------------- one state
+# ---------------------------------------------------------------- graph topics, as in features.graph
+#
+# Each topic runs once per state, so it is inlined: a call would pass every scratch
+# array through (about 4% of the batch path's time).
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _degree_features(adj, n, scratch, out):  # type: ignore[no-untyped-def]
+    """n_stacks, flockability, avg_flockability, degree_*, odd_birds; returns the smallest degree.
+
+    Leaves every node's degree in ``scratch.degrees``.
+    """
+    degrees = scratch.degrees
+    ends = 0
+    odd = 0
+    for v in range(n):
+        degrees[v] = _popcount(adj[v])
+        ends += degrees[v]
+        if degrees[v] == 0:
+            odd += 1
+    edges = ends // 2
+    out[COLUMN.n_stacks] = n
+    out[COLUMN.flockability] = edges
+    out[COLUMN.avg_flockability] = edges / n
+    smallest, largest, median, mean = _sorted_stats(degrees, n, scratch.sorted_values)
+    out[COLUMN.degree_min], out[COLUMN.degree_max] = smallest, largest
+    out[COLUMN.degree_median], out[COLUMN.degree_mean] = median, mean
+    out[COLUMN.odd_birds] = odd if n > 1 else 0
+    return smallest
 
 
 @numba.njit(cache=True, nogil=True)
-def _graph_features(adj, n, out, buf_a, buf_b, flow, through, parent, queue):  # type: ignore[no-untyped-def]
-    full = (np.int64(1) << n) - 1
-    edges = 0
-    for v in range(n):
-        buf_a[v] = _popcount(adj[v])
-        edges += buf_a[v]
-    edges //= 2
-    dmin, dmax, dmed, dmean = _sorted_stats(buf_a, n, buf_b)
-    odd = 0
+def _is_cut_vertex(adj, n, v):  # type: ignore[no-untyped-def]
+    """True when v's neighbours (at least two) fall apart once v is gone."""
+    neighbours = adj[v]
+    first = neighbours & -neighbours
+    return _reach(adj, first, _all_nodes(n) & ~(np.int64(1) << v)) & neighbours != neighbours
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _critical_features(adj, n, degrees, out):  # type: ignore[no-untyped-def]
+    """articulation_points, critical_nodes, critical_edges; returns the cut vertices as a bitset."""
+    cut = 0
     leaves = 0
     for v in range(n):
-        if buf_a[v] == 0:
-            odd += 1
-        elif buf_a[v] == 1:
+        if degrees[v] == 1:
             leaves |= np.int64(1) << v
-    out[F_N] = n
-    out[F_FLOCK] = edges
-    out[F_AVG_FLOCK] = edges / n
-    out[F_DEG_MIN], out[F_DEG_MAX], out[F_DEG_MED], out[F_DEG_MEAN] = dmin, dmax, dmed, dmean
-    out[F_ODD] = odd if n > 1 else 0
-    components = _components(adj, n, full)
-    out[F_COMP] = components
-    out[F_CONN] = 1 if components == 1 else 0
-
-    # Cut vertices: v (degree >= 2) whose neighbours fall apart once v is gone.
-    cut = 0
-    for v in range(n):
-        if buf_a[v] >= 2:
-            nb = adj[v]
-            first = nb & -nb
-            if _reach(adj, n, first, full & ~(np.int64(1) << v)) & nb != nb:
-                cut |= np.int64(1) << v
+        elif degrees[v] >= 2 and _is_cut_vertex(adj, n, v):
+            cut |= np.int64(1) << v
     critical = cut | leaves
-    out[F_AP] = _popcount(cut)
-    out[F_CRIT_N] = _popcount(critical)
-    critical_edges = 0
+    ends = 0
     for v in range(n):
         if (critical >> v) & 1:
-            critical_edges += _popcount(adj[v] & critical)
-    out[F_CRIT_E] = critical_edges // 2
+            ends += _popcount(adj[v] & critical)
+    out[COLUMN.articulation_points] = _popcount(cut)
+    out[COLUMN.critical_nodes] = _popcount(critical)
+    out[COLUMN.critical_edges] = ends // 2
+    return cut
 
-    # Bridges: edges whose ends share no neighbour and fall apart without the edge.
-    reduced = flow  # borrow: adjacency minus bridges
-    for v in range(n):
-        reduced[v] = adj[v]
-    bridge_u = parent  # borrow: bridge end points, one pair per bridge
-    n_bridges = 0
-    for u in range(n):
-        for v in range(u + 1, n):
-            if (adj[u] >> v) & 1 and adj[u] & adj[v] == 0:
-                reduced[u] &= ~(np.int64(1) << v)
-                reduced[v] &= ~(np.int64(1) << u)
-                if (_reach(reduced, n, np.int64(1) << u, full) >> v) & 1:
-                    reduced[u] |= np.int64(1) << v
-                    reduced[v] |= np.int64(1) << u
-                else:
-                    bridge_u[2 * n_bridges] = u
-                    bridge_u[2 * n_bridges + 1] = v
-                    n_bridges += 1
-    # Islands: label the components of the reduced graph, count bridges touching each.
-    island = buf_b
-    touching = through
-    islands = 0
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _connectivity_features(adj, n, min_degree, has_cut_vertex, scratch, out):  # type: ignore[no-untyped-def]
+    """components, is_connected, node_connectivity, diameter; returns True when G is connected."""
+    full = _all_nodes(n)
+    components = 0
     left = full
     for v in range(n):
         if (left >> v) & 1:
-            members = _reach(reduced, n, np.int64(1) << v, left)
-            left &= ~members
-            for u in range(n):
-                if (members >> u) & 1:
-                    island[u] = islands
-            touching[islands] = 0
-            islands += 1
-    for b in range(n_bridges):
-        touching[island[bridge_u[2 * b]]] += 1
-        touching[island[bridge_u[2 * b + 1]]] += 1
-    exterior = 0
-    for i in range(islands):
-        if touching[i] == 1:
-            exterior += 1
-    out[F_ISL] = islands
-    out[F_EXT] = exterior
-
+            components += 1
+            left &= ~_reach(adj, np.int64(1) << v, left)
+    out[COLUMN.components] = components
+    out[COLUMN.is_connected] = 1 if components == 1 else 0
+    if n <= 1 or components > 1:
+        out[COLUMN.node_connectivity] = 0
+    else:
+        paths = scratch.flow, scratch.through, scratch.parent, scratch.queue
+        out[COLUMN.node_connectivity] = _node_connectivity(adj, n, min_degree, has_cut_vertex, *paths)
     diameter = 0
     for v in range(n):
-        e = _eccentricity(adj, n, v, full)
-        if e > diameter:
-            diameter = e
-    out[F_DIAM] = diameter
+        diameter = max(diameter, _eccentricity(adj, v, full))
+    out[COLUMN.diameter] = diameter
+    return components == 1
 
-    if n <= 1 or components > 1:
-        out[F_KAPPA] = 0
-    else:
-        out[F_KAPPA] = _node_connectivity(adj, n, dmin, cut != 0, flow, through, parent, queue)
 
+@numba.njit(cache=True, nogil=True)
+def _remove_bridges(adj, n, bridgeless, bridge_ends):  # type: ignore[no-untyped-def]
+    """Copy G into ``bridgeless`` without its bridges, listing their ends in ``bridge_ends``; returns the count."""
+    for v in range(n):
+        bridgeless[v] = adj[v]
+    bridges = 0
+    for u in range(n):
+        for v in range(u + 1, n):
+            # Ends with a common neighbour lie on a triangle, so only other edges can be bridges.
+            if (adj[u] >> v) & 1 and adj[u] & adj[v] == 0:
+                bridgeless[u] &= ~(np.int64(1) << v)
+                bridgeless[v] &= ~(np.int64(1) << u)
+                if (_reach(bridgeless, np.int64(1) << u, _all_nodes(n)) >> v) & 1:
+                    bridgeless[u] |= np.int64(1) << v
+                    bridgeless[v] |= np.int64(1) << u
+                else:
+                    bridge_ends[2 * bridges] = u
+                    bridge_ends[2 * bridges + 1] = v
+                    bridges += 1
+    return bridges
+
+
+@numba.njit(cache=True, nogil=True)
+def _label_islands(bridgeless, n, island_of):  # type: ignore[no-untyped-def]
+    """Number the components of G without its bridges into ``island_of``; returns how many there are."""
+    islands = 0
+    left = _all_nodes(n)
+    for v in range(n):
+        if (left >> v) & 1:
+            members = _reach(bridgeless, np.int64(1) << v, left)
+            left &= ~members
+            while members != 0:
+                island_of[_lowest_bit(members)] = islands
+                members &= members - 1
+            islands += 1
+    return islands
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _island_features(adj, n, scratch, out):  # type: ignore[no-untyped-def]
+    """islands (G's components once every bridge is removed) and exterior_islands (touching one bridge)."""
+    bridges = _remove_bridges(adj, n, scratch.bridgeless, scratch.bridge_ends)
+    islands = _label_islands(scratch.bridgeless, n, scratch.island_of)
+    bridges_at = scratch.bridges_at
+    bridges_at[:islands] = 0
+    for end in range(2 * bridges):
+        bridges_at[scratch.island_of[scratch.bridge_ends[end]]] += 1
+    exterior = 0
+    for i in range(islands):
+        if bridges_at[i] == 1:
+            exterior += 1
+    out[COLUMN.islands] = islands
+    out[COLUMN.exterior_islands] = exterior
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _matrix_features(adj, n, connected, primes, inv, scratch, out, digits_row):  # type: ignore[no-untyped-def]
+    """a2_zeros into ``out``; spanning_trees and det A as Garner digits into ``digits_row``."""
     zeros = 0
     for i in range(n):
         for j in range(n):
             if adj[i] & adj[j] == 0:
                 zeros += 1
-    out[F_A2Z] = zeros
-    return components == 1
+    out[COLUMN.a2_zeros] = zeros
+    k = digits_row.shape[1]
+    matrix, residues = scratch.matrix, scratch.residues
+    # Laplacian with the last row and column deleted (Kirchhoff).
+    if connected:
+        for i in range(n - 1):
+            for j in range(n - 1):
+                matrix[i, j] = _popcount(adj[i]) if i == j else -((adj[i] >> j) & 1)
+        for q in range(k):
+            residues[q] = _det_mod(matrix, n - 1, primes[q], scratch.elimination)
+        _garner(residues, k, primes, inv, digits_row[SPANNING])
+    else:
+        digits_row[SPANNING, :] = 0
+    for i in range(n):
+        for j in range(n):
+            matrix[i, j] = (adj[i] >> j) & 1
+    for q in range(k):
+        residues[q] = _det_mod(matrix, n, primes[q], scratch.elimination)
+    _garner(residues, k, primes, inv, digits_row[DETERMINANT])
 
 
 @numba.njit(cache=True, nogil=True)
-def _card_features(cards, cell_of, n, cols, compat, out, buf_a, buf_b, buf_c):  # type: ignore[no-untyped-def]
-    rank_seen = np.zeros(14, dtype=np.int64)
-    suits = np.zeros(4, dtype=np.int64)
+def _graph_features(adj, n, primes, inv, scratch, out, digits_row):  # type: ignore[no-untyped-def]
+    """Every feature of G into ``out``, the exact integers as Garner digits into ``digits_row``."""
+    min_degree = _degree_features(adj, n, scratch, out)
+    cut = _critical_features(adj, n, scratch.degrees, out)
+    connected = _connectivity_features(adj, n, min_degree, cut != 0, scratch, out)
+    _island_features(adj, n, scratch, out)
+    _matrix_features(adj, n, connected, primes, inv, scratch, out, digits_row)
+
+
+# ---------------------------------------------------------------- cards and positions, as in features.cards
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _card_features(cards, n, scratch, out):  # type: ignore[no-untyped-def]
+    """rank_clusters … kings of these top cards (ranks A = 1 … K = 13)."""
+    rank_counts, suit_counts = scratch.rank_counts, scratch.suit_counts
+    rank_counts[:] = 0
+    suit_counts[:] = 0
     total = 0.0
     for i in range(n):
         r = cards[i] // 4 + 1
-        rank_seen[r] += 1
-        suits[cards[i] % 4] += 1
+        rank_counts[r] += 1
+        suit_counts[cards[i] % 4] += 1
         total += r
     mean = total / n
     var = 0.0
     for i in range(n):
         d = (cards[i] // 4 + 1) - mean
         var += d * d
-    out[F_RSTD] = np.sqrt(var / n)
+    out[COLUMN.rank_std] = np.sqrt(var / n)
     clusters = 0
     diversity = 0
     for r in range(1, 14):
-        if rank_seen[r] > 0:
+        if rank_counts[r] > 0:
             diversity += 1
-            if rank_seen[r - 1] == 0:
+            if rank_counts[r - 1] == 0:
                 clusters += 1
-    out[F_CLUST] = clusters
-    out[F_RDIV] = diversity
-    smax = suits.max()
-    smin = suits.min()
-    out[F_SDOM] = (smax - smin) / n
-    out[F_DSR] = smax / n
-    sdiv = 0
-    for s in range(4):
-        out[F_SUIT0 + s] = suits[s] / n
-        if suits[s] > 0:
-            sdiv += 1
-    out[F_SDIV] = sdiv
-    out[F_ACES] = rank_seen[1]
-    out[F_KINGS] = rank_seen[13]
+    out[COLUMN.rank_clusters] = clusters
+    out[COLUMN.rank_diversity] = diversity
+    largest = suit_counts.max()
+    out[COLUMN.suit_dominance] = (largest - suit_counts.min()) / n
+    out[COLUMN.dominant_suit_ratio] = largest / n
+    present = 0
+    for s in range(len(SUIT_RATIO_COLUMNS)):
+        out[SUIT_RATIO_COLUMNS[s]] = suit_counts[s] / n
+        if suit_counts[s] > 0:
+            present += 1
+    out[COLUMN.suit_diversity] = present
+    out[COLUMN.aces] = rank_counts[1]
+    out[COLUMN.kings] = rank_counts[13]
 
-    mobility2 = 0
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _position_features(cards, cell_of, n, cols, compat, scratch, out):  # type: ignore[no-untyped-def]
+    """mobility and its ratios, rc_count_*, rc_compat_*; needs flockability in ``out`` already."""
+    line_mates, line_moves = scratch.line_mates, scratch.line_moves
+    moves_twice = 0  # each legal pair is found from both of its stacks
     for i in range(n):
-        count = 0
+        mates = 0
         moves = 0
-        ri, ci = cell_of[i] // cols, cell_of[i] % cols
+        row, col = cell_of[i] // cols, cell_of[i] % cols
         for j in range(n):
-            if j != i and (cell_of[j] // cols == ri or cell_of[j] % cols == ci):
-                count += 1
+            if j != i and (cell_of[j] // cols == row or cell_of[j] % cols == col):
+                mates += 1
                 if compat[cards[i], cards[j]]:
                     moves += 1
-        buf_a[i] = count
-        buf_c[i] = moves
-        mobility2 += moves
-    out[F_RC], out[F_RC + 1], out[F_RC + 2], out[F_RC + 3] = _sorted_stats(buf_a, n, buf_b)
-    out[F_RCC], out[F_RCC + 1], out[F_RCC + 2], out[F_RCC + 3] = _sorted_stats(buf_c, n, buf_b)
-    mobility = mobility2 // 2
-    out[F_MOB] = mobility
-    out[F_MOB_CARD] = mobility / n
-    flock = out[F_FLOCK]
-    out[F_MOB_RATIO] = mobility / flock if flock > 0 else 0.0
+        line_mates[i] = mates
+        line_moves[i] = moves
+        moves_twice += moves
+    smallest, largest, median, mean = _sorted_stats(line_mates, n, scratch.sorted_values)
+    out[COLUMN.rc_count_min], out[COLUMN.rc_count_max] = smallest, largest
+    out[COLUMN.rc_count_median], out[COLUMN.rc_count_mean] = median, mean
+    smallest, largest, median, mean = _sorted_stats(line_moves, n, scratch.sorted_values)
+    out[COLUMN.rc_compat_min], out[COLUMN.rc_compat_max] = smallest, largest
+    out[COLUMN.rc_compat_median], out[COLUMN.rc_compat_mean] = median, mean
+    mobility = moves_twice // 2
+    out[COLUMN.mobility] = mobility
+    out[COLUMN.mobility_per_card] = mobility / n
+    flock = out[COLUMN.flockability]
+    out[COLUMN.mobility_flockability_ratio] = mobility / flock if flock > 0 else 0.0
+
+
+# ---------------------------------------------------------------- batches
 
 
 @numba.njit(cache=True, nogil=True)
-def batch_kernel(cells, cols, compat, primes, inv, out, digits):  # type: ignore[no-untyped-def]
+def batch_kernel(cells, cols, compat, primes, inv, scratch, out, digits):  # type: ignore[no-untyped-def]
     """Fill ``out[s]`` (float64 features) and ``digits[s]`` (mixed-radix exact integers) per state.
 
-    ``cells`` is the (N, rows*cols) int8 batch; the two exact-integer columns of
+    ``cells`` is the (N, rows*cols) int8 batch and ``scratch`` comes from
+    ``scratch_for(rows*cols, len(primes))``; the two exact-integer columns of
     ``out`` are left for the caller to fill from ``digits``.
     """
     n_states, n_cells = cells.shape
     cards = np.empty(n_cells, dtype=np.int64)
     cell_of = np.empty(n_cells, dtype=np.int64)
     adj = np.empty(n_cells, dtype=np.int64)
-    buf_a = np.empty(n_cells, dtype=np.int64)
-    buf_b = np.empty(n_cells, dtype=np.int64)
-    buf_c = np.empty(n_cells, dtype=np.int64)
-    flow = np.empty(n_cells, dtype=np.int64)
-    through = np.empty(n_cells, dtype=np.int64)
-    parent = np.empty(2 * n_cells * n_cells + 2, dtype=np.int64)
-    queue = np.empty(2 * n_cells + 2, dtype=np.int64)
-    mat = np.empty((n_cells, n_cells), dtype=np.int64)
-    work = np.empty((n_cells, n_cells), dtype=np.int64)
-    residues = np.empty(primes.shape[0], dtype=np.int64)
     for s in range(n_states):
         n = 0
         for c in range(n_cells):
@@ -586,9 +659,9 @@ def batch_kernel(cells, cols, compat, primes, inv, out, digits):  # type: ignore
                 if j != i and compat[cards[i], cards[j]]:
                     row |= np.int64(1) << j
             adj[i] = row
-        connected = _graph_features(adj, n, out[s], buf_a, buf_b, flow, through, parent, queue)
-        _card_features(cards, cell_of, n, cols, compat, out[s], buf_a, buf_b, buf_c)
-        _exact_digits(adj, n, connected, primes, inv, mat, work, residues, digits[s])
+        _graph_features(adj, n, primes, inv, scratch, out[s], digits[s])
+        _card_features(cards, n, scratch, out[s])
+        _position_features(cards, cell_of, n, cols, compat, scratch, out[s])
 
 
 def compatibility_table() -> np.ndarray:
@@ -597,18 +670,8 @@ def compatibility_table() -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _adjacency_kernel(adj, n, primes, inv, out, digits):  # type: ignore[no-untyped-def]
-    flow = np.empty(n, dtype=np.int64)
-    through = np.empty(n, dtype=np.int64)
-    parent = np.empty(2 * n + 2, dtype=np.int64)
-    queue = np.empty(2 * n + 2, dtype=np.int64)
-    buf_a = np.empty(n, dtype=np.int64)
-    buf_b = np.empty(n, dtype=np.int64)
-    mat = np.empty((n, n), dtype=np.int64)
-    work = np.empty((n, n), dtype=np.int64)
-    residues = np.empty(primes.shape[0], dtype=np.int64)
-    connected = _graph_features(adj, n, out, buf_a, buf_b, flow, through, parent, queue)
-    _exact_digits(adj, n, connected, primes, inv, mat, work, residues, digits)
+def _adjacency_kernel(adj, n, primes, inv, scratch, out, digits):  # type: ignore[no-untyped-def]
+    _graph_features(adj, n, primes, inv, scratch, out, digits)
 
 
 def graph_row(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -623,5 +686,5 @@ def graph_row(adjacency: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k = primes_needed(n)
     out = np.zeros(N_FEATURES, dtype=np.float64)
     digits = np.zeros((2, k), dtype=np.int64)
-    _adjacency_kernel(adj, n, PRIMES[:k], garner_inverses(k), out, digits)
+    _adjacency_kernel(adj, n, PRIMES[:k], garner_inverses(k), scratch_for(n, k), out, digits)
     return out, digits
