@@ -37,6 +37,7 @@ from service.settings import Settings
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 TIMEOUT_HEADER = "connect-timeout-ms"
+DRAIN_FACTOR = 4  # an oversize body is read (and dropped) up to this many times the limit
 MAX_QUOTED_CHARS = 120  # messages may quote the input; never more than this many characters of it
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 # The page talks only to this server; nothing else may load.
@@ -171,14 +172,18 @@ def _timeout_s(header: str | None) -> float | None:
 
 
 async def _body(request: Request, limit: int) -> bytes:
+    # Past the limit, read on without keeping anything (up to DRAIN_FACTOR x the limit), so that a client
+    # still sending its body reads the 429 instead of a reset connection.
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
-    body = bytearray()
+    body, size = bytearray(), 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise _too_large(len(body), limit)
+        size += len(chunk)
+        if size <= limit:
+            body += chunk
+        elif size > DRAIN_FACTOR * limit:
+            break
+    if size > limit:
+        raise _too_large(max(size, int(declared) if declared.isdigit() else 0), limit)
     return bytes(body)
 
 
