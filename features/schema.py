@@ -56,9 +56,15 @@ class Feature:
     source: str
 
 
-def _family(names: dict[str, Kind], topic: Topic, meaning: str, source: str) -> tuple[Feature, ...]:
-    """Features that share one meaning and source, and so one row of the README table."""
-    return tuple(Feature(name, kind, topic, meaning, source) for name, kind in names.items())
+#: One row of the README table: the features it names (with their kinds), its meaning and its source.
+_Row = tuple[dict[str, Kind], str, str]
+
+
+def _topic(topic: Topic, *rows: _Row) -> tuple[Feature, ...]:
+    """The features of ``rows``, all of ``topic``; a row of several features gives them one meaning."""
+    return tuple(
+        Feature(name, kind, topic, meaning, source) for names, meaning, source in rows for name, kind in names.items()
+    )
 
 
 _INT, _REAL, _BIG = Kind.INTEGER, Kind.REAL, Kind.BIG_INTEGER
@@ -71,74 +77,70 @@ def _stats(prefix: str) -> dict[str, Kind]:
     return {f"{prefix}_{stat}": kind for stat, kind in zip(_STATS, _STAT_KINDS, strict=True)}
 
 
+_ISLANDS = "components left when every bridge is removed (2-edge-connected components; an isolated node is one)"
+
+#: Every feature, in column order; the README's feature table has one row per ``_Row`` here.
 FEATURES: tuple[Feature, ...] = (
     # The compatibility graph G: one node per stack, an edge per compatible pair.
-    Feature("n_stacks", _INT, Topic.DEGREE, "n", "all"),
-    Feature("flockability", _INT, Topic.DEGREE, 'edges of G (Kahn\'s "pair count")', "Neller 2019"),
-    Feature("avg_flockability", _REAL, Topic.DEGREE, "edges / n", "Neller–Ziegler"),
-    *_family(_stats("degree"), Topic.DEGREE, "degrees in G", "Araki"),
-    Feature("odd_birds", _INT, Topic.DEGREE, "nodes of degree 0 (0 when n = 1: a lone stack is solved)", "Neller 2019"),
-    *_family(
-        {"components": _INT, "is_connected": _INT},
-        Topic.CONNECTIVITY,
-        "connected components of G; 1/0",
-        "Araki, Neller",
+    *_topic(
+        Topic.DEGREE,
+        ({"n_stacks": _INT}, "n", "all"),
+        ({"flockability": _INT}, 'edges of G (Kahn\'s "pair count")', "Neller 2019"),
+        ({"avg_flockability": _REAL}, "edges / n", "Neller–Ziegler"),
+        (_stats("degree"), "degrees in G", "Araki"),
+        ({"odd_birds": _INT}, "nodes of degree 0 (0 when n = 1: a lone stack is solved)", "Neller 2019"),
     ),
-    Feature("articulation_points", _INT, Topic.CRITICAL, "cut vertices (of any component)", "Araki"),
-    Feature("critical_nodes", _INT, Topic.CRITICAL, "articulation points ∪ degree-1 nodes", "Araki"),
-    Feature("critical_edges", _INT, Topic.CRITICAL, "edges whose two ends are both critical", "Araki"),
-    Feature(
-        "islands",
-        _INT,
+    *_topic(
+        Topic.CONNECTIVITY,
+        ({"components": _INT, "is_connected": _INT}, "connected components of G; 1/0", "Araki, Neller"),
+    ),
+    *_topic(
+        Topic.CRITICAL,
+        ({"articulation_points": _INT}, "cut vertices (of any component)", "Araki"),
+        ({"critical_nodes": _INT}, "articulation points ∪ degree-1 nodes", "Araki"),
+        ({"critical_edges": _INT}, "edges whose two ends are both critical", "Araki"),
+    ),
+    *_topic(
         Topic.ISLANDS,
-        "components left when every bridge is removed (2-edge-connected components; an isolated node is one)",
-        "Araki (our reading)",
+        ({"islands": _INT}, _ISLANDS, "Araki (our reading)"),
+        ({"exterior_islands": _INT}, "islands touching exactly one bridge", "Araki (our reading)"),
     ),
-    Feature("exterior_islands", _INT, Topic.ISLANDS, "islands touching exactly one bridge", "Araki (our reading)"),
-    Feature(
-        "node_connectivity",
-        _INT,
+    *_topic(
         Topic.CONNECTIVITY,
-        "vertex connectivity; 0 if disconnected or n ≤ 1, n−1 if complete",
-        "Araki",
-    ),
-    Feature(
-        "diameter", _INT, Topic.CONNECTIVITY, "longest finite shortest path, in edges (0 without edges)", "Neller 2019"
+        ({"node_connectivity": _INT}, "vertex connectivity; 0 if disconnected or n ≤ 1, n−1 if complete", "Araki"),
+        ({"diameter": _INT}, "longest finite shortest path, in edges (0 without edges)", "Neller 2019"),
     ),
     # Kahn's matrix features.
-    Feature("spanning_trees", _BIG, Topic.MATRICES, "Kirchhoff count, exact (1 for n = 1, 0 if disconnected)", "Kahn"),
-    Feature("adjacency_det", _BIG, Topic.MATRICES, "abs(det A), exact (0 for n = 1)", "Kahn"),
-    Feature("a2_zeros", _INT, Topic.MATRICES, "zero entries of A·A (n×n, diagonal included)", "Kahn"),
+    *_topic(
+        Topic.MATRICES,
+        ({"spanning_trees": _BIG}, "Kirchhoff count, exact (1 for n = 1, 0 if disconnected)", "Kahn"),
+        ({"adjacency_det": _BIG}, "abs(det A), exact (0 for n = 1)", "Kahn"),
+        ({"a2_zeros": _INT}, "zero entries of A·A (n×n, diagonal included)", "Kahn"),
+    ),
     # Legal moves now (positions matter).
-    Feature("mobility", _INT, Topic.POSITIONS, "unordered stack pairs that form a legal move now", "Neller 2019"),
-    Feature("mobility_per_card", _REAL, Topic.POSITIONS, "mobility / n", "Neller 2019"),
-    Feature(
-        "mobility_flockability_ratio",
-        _REAL,
+    *_topic(
         Topic.POSITIONS,
-        "mobility / flockability (0 when flockability is 0)",
-        "Neller 2019",
+        ({"mobility": _INT}, "unordered stack pairs that form a legal move now", "Neller 2019"),
+        ({"mobility_per_card": _REAL}, "mobility / n", "Neller 2019"),
+        ({"mobility_flockability_ratio": _REAL}, "mobility / flockability (0 when flockability is 0)", "Neller 2019"),
     ),
-    # Cards.
-    Feature(
-        "rank_clusters",
-        _INT,
+    *_topic(
         Topic.CARDS,
-        "maximal runs of consecutive present ranks (A–K do not wrap)",
-        "Neller 2019",
+        ({"rank_clusters": _INT}, "maximal runs of consecutive present ranks (A–K do not wrap)", "Neller 2019"),
+        ({"rank_std": _REAL}, "population std of ranks, A=1 … K=13", "Neller, Araki"),
+        ({"suit_dominance": _REAL}, "(largest − smallest suit count) / n over all 4 suits", "Neller 2019"),
+        ({"dominant_suit_ratio": _REAL}, "largest suit count / n", "Neller–Ziegler"),
+        ({"suit_diversity": _INT}, "suits present", "Neller–Ziegler"),
+        ({"rank_diversity": _INT}, "distinct ranks present", "Neller–Ziegler"),
+        ({f"suit_ratio_{suit}": _REAL for suit in "cdhs"}, "suit count / n", "Araki"),
+        ({"aces": _INT, "kings": _INT}, "count of A, of K", "Araki"),
     ),
-    Feature("rank_std", _REAL, Topic.CARDS, "population std of ranks, A=1 … K=13", "Neller, Araki"),
-    Feature(
-        "suit_dominance", _REAL, Topic.CARDS, "(largest − smallest suit count) / n over all 4 suits", "Neller 2019"
-    ),
-    Feature("dominant_suit_ratio", _REAL, Topic.CARDS, "largest suit count / n", "Neller–Ziegler"),
-    Feature("suit_diversity", _INT, Topic.CARDS, "suits present", "Neller–Ziegler"),
-    Feature("rank_diversity", _INT, Topic.CARDS, "distinct ranks present", "Neller–Ziegler"),
-    *_family({f"suit_ratio_{suit}": _REAL for suit in "cdhs"}, Topic.CARDS, "suit count / n", "Araki"),
-    *_family({"aces": _INT, "kings": _INT}, Topic.CARDS, "count of A, of K", "Araki"),
     # Rows and columns.
-    *_family(_stats("rc_count"), Topic.POSITIONS, "per stack: other stacks in its row or column", "Araki"),
-    *_family(_stats("rc_compat"), Topic.POSITIONS, "per stack: legal moves from it now", "Araki"),
+    *_topic(
+        Topic.POSITIONS,
+        (_stats("rc_count"), "per stack: other stacks in its row or column", "Araki"),
+        (_stats("rc_compat"), "per stack: legal moves from it now", "Araki"),
+    ),
 )
 
 #: Column index of each feature in a feature matrix.
