@@ -1,7 +1,8 @@
 """The served solvability classifier: an ONNX model run by onnxruntime.
 
 A model directory holds ``classifier.onnx``, ``model_card.json`` and, when the
-model has an exact path (``models.exact``), ``exact_path.json``. The ONNX
+model has an exact path (``models.exact``), ``exact_path.json``; a model trained
+on the hard remainder also has ``calibration.json`` (``models.calibration``). The ONNX
 file carries the feature schema it was trained on in its metadata, and loading
 refuses a model whose schema differs from ``features.SCHEMA_VERSION``: feeding a
 model columns it was not trained on gives confident nonsense.
@@ -21,6 +22,7 @@ from features import SCHEMA_VERSION
 from game.arrays import states_to_array
 from game.state import State
 from models import registry
+from models.calibration import Calibration, read_calibration
 from models.errors import ModelError
 from models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
 from models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
@@ -28,6 +30,7 @@ from models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
+ESTIMATE_FLOOR = 1e-3  # a calibrated estimate stays within [0.001, 0.999]
 
 
 @dataclass
@@ -42,6 +45,7 @@ class Classifier:
     session: OnnxSession = field(repr=False)
     directory: Path | None = None  # the model version directory it was loaded from
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
+    calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
 
     @property
     def ordering_path(self) -> Path | None:
@@ -65,9 +69,12 @@ class Classifier:
         answers = exact_search(cells, rows, cols, self.exact)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
-            answers.p_solvable[still_open] = self.predict_matrix(
-                cell_inputs(cells[still_open], rows, cols, self.probe_nodes)
-            )
+            p = self.predict_matrix(cell_inputs(cells[still_open], rows, cols, self.probe_nodes))
+            if self.calibration is not None:
+                # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
+                stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)
+                p = np.clip(self.calibration.apply(p, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+            answers.p_solvable[still_open] = p
         return answers
 
     def predict(self, states: Sequence[State]) -> np.ndarray:
@@ -126,6 +133,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         session=session,
         directory=directory,
         exact=read_exact_budget(directory),
+        calibration=read_calibration(directory),
     )
 
 

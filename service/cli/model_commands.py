@@ -134,6 +134,22 @@ def tune_budget_command(
     typer.echo(json.dumps({k: entry[k] for k in ("max_nodes", "algorithm", "targets", "at_budget")}, indent=2))
 
 
+@app.command("train-hard")
+def train_hard_command(
+    out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
+    model: ModelDir = None,
+    per_stack: Annotated[int, typer.Option("--per-stack", min=10, help="Random states per stack count 9-16.")] = 4000,
+    decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals of decision states.")] = 100,
+    deals: Annotated[int, typer.Option("--deals", min=1, help="Deals searched for open ones (and FFUDs).")] = 50_000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Train the learned model on the hard remainder (states the exact path leaves open); install it if no worse."""
+    from models.hard import retrain_hard
+
+    log = lambda line: typer.echo(line, err=True)  # noqa: E731
+    typer.echo(str(retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=log)))
+
+
 @app.command("retrain")
 def retrain_command(
     rows: Annotated[int, typer.Option("--rows", min=100, help="Random states to generate and train on.")] = 500_000,

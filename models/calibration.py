@@ -1,0 +1,89 @@
+"""Recalibration of the learned model's P(solvable), per stack count (issue 14).
+
+A raw score from the ONNX model is mapped through a monotone step function
+fitted by isotonic regression on a held-out split, one per stack count that
+has enough rows there (the rest share one fitted on all rows), so that p means
+what it says on every stack count. The function is stored beside the model as
+``calibration.json`` (``{"stacks": {"12": {"x": [...], "y": [...]}, ...},
+"all": {...}}``) and applied by linear interpolation between its knots.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.isotonic import IsotonicRegression
+
+from models.errors import ModelError
+from models.files import write_text_atomically
+
+CALIBRATION_FILE = "calibration.json"
+MIN_ROWS = 200  # fewer held-out rows of a stack count than this share the pooled fit
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A monotone map from raw score to calibrated P(solvable): knots ``x`` (ascending) and values ``y``."""
+
+    x: list[float]
+    y: list[float]
+
+    def __call__(self, p: np.ndarray) -> np.ndarray:
+        return np.asarray(np.interp(p, self.x, self.y), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One ``Curve`` per stack count, and ``pooled`` for the others."""
+
+    pooled: Curve
+    by_stacks: dict[int, Curve] = field(default_factory=dict)
+
+    def apply(self, p: np.ndarray, stacks: np.ndarray) -> np.ndarray:
+        """Calibrated P(solvable) of raw scores ``p`` of states with ``stacks`` stacks."""
+        out = self.pooled(p)
+        for k, curve in self.by_stacks.items():
+            rows = stacks == k
+            out[rows] = curve(p[rows])
+        return out
+
+
+def fit_calibration(p: np.ndarray, solvable: np.ndarray, stacks: np.ndarray) -> Calibration:
+    """Isotonic curves of held-out raw scores ``p`` against labels, per stack count with ``MIN_ROWS`` rows."""
+    by_stacks = {
+        int(k): _isotonic(p[stacks == k], solvable[stacks == k])
+        for k in np.unique(stacks)
+        if np.sum(stacks == k) >= MIN_ROWS and len(np.unique(solvable[stacks == k])) == 2
+    }
+    return Calibration(_isotonic(p, solvable), by_stacks)
+
+
+def read_calibration(directory: Path) -> Calibration | None:
+    """The calibration stored in ``directory``, or None when it has none; ``ModelError`` when malformed."""
+    path = directory / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Calibration(
+            Curve(**data["all"]), {int(k): Curve(**curve) for k, curve in data.get("stacks", {}).items()}
+        )
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{path}: not a calibration (JSON with 'all' and 'stacks' curves): {exc}") from exc
+
+
+def write_calibration(directory: Path, calibration: Calibration) -> Path:
+    """Write ``calibration`` as ``directory/calibration.json`` atomically."""
+    data = {
+        "all": vars(calibration.pooled),
+        "stacks": {str(k): vars(curve) for k, curve in sorted(calibration.by_stacks.items())},
+    }
+    return write_text_atomically(directory / CALIBRATION_FILE, json.dumps(data) + "\n")
+
+
+def _isotonic(p: np.ndarray, solvable: np.ndarray) -> Curve:
+    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, solvable.astype(np.float64))
+    return Curve([float(v) for v in fitted.X_thresholds_], [float(v) for v in fitted.y_thresholds_])

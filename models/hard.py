@@ -1,0 +1,342 @@
+"""The hard remainder (issue 14): states Classify's exact path leaves open, and a model trained on them.
+
+The learned model only ever sees states the budgeted search did not settle, so
+it is trained on that distribution: states of 9-16 stacks whose compatibility
+graph is connected and that the exact path's budget leaves open, labelled by
+the solver with no node budget (states it cannot settle within
+``LABEL_TIME_LIMIT_S`` are dropped and counted). Three sources, none of which
+a benchmark or tuning set uses:
+
+- ``random``: random states of each stack count 9-16 (seeds from 70,000);
+- ``decisions``: decision states of deals from 60,000 (Neller's generator);
+- ``deals``: the open deals of seeds 100,001-, the FFUDs among them as hard
+  negatives.
+
+``train_hard_model`` fits LightGBM on the feature vector (no probe: on these
+states it would always say "undecided"), recalibrates it per stack count on a
+held-out split (``models.calibration``), exports it to ONNX with a parity check
+on the held-out rows, and writes a complete model version directory.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from features import SCHEMA_VERSION, feature_matrix, feature_names
+from game import State, deal, parse_grid, random_states
+from models import plots
+from models.calibration import fit_calibration, write_calibration
+from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier
+from models.datasets import DatasetSpec, generate_chunk
+from models.errors import ModelError
+from models.exact import EXACT_FILE, ExactBudget, write_exact_budget
+from models.files import write_text_atomically
+from models.inputs import as_model_input
+from models.onnx_export import export_onnx, parity
+from models.ordering import ORDERING_FILE
+from models.training import Labelled, fit, metrics, split_indices
+from search import SOLVABLE, UNKNOWN, solve_deals, solve_many
+
+HARD_STACKS = range(9, 17)
+RANDOM_SEED = 70_000
+DECISIONS_SEED = 60_000
+DEALS_FIRST_SEED = 100_001
+LABEL_TIME_LIMIT_S = 30.0
+#: Small enough that the ONNX file stays well under 5 MB.
+HARD_PARAMS: dict[str, Any] = {
+    "learning_rate": 0.05,
+    "n_estimators": 400,
+    "num_leaves": 63,
+    "min_child_samples": 20,
+    "colsample_bytree": 0.8,
+}
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class HardSet:
+    """Open, connected states of 9-16 stacks with exact labels; ``group`` keeps a deal's states in one split."""
+
+    states: list[State]
+    solvable: np.ndarray
+    source: np.ndarray
+    group: np.ndarray
+    dropped: int = 0  # states the solver could not settle within the time limit
+
+    def take(self, index: np.ndarray) -> HardSet:
+        return HardSet([self.states[i] for i in index], self.solvable[index], self.source[index], self.group[index])
+
+
+def open_and_connected(states: Sequence[State], budget: ExactBudget) -> np.ndarray:
+    """Indices of ``states`` with 9-16 stacks and a connected graph that the exact path leaves open."""
+    if not states:
+        return np.zeros(0, dtype=np.intp)
+    stacks = np.array([s.n_stacks for s in states])
+    status = solve_many(list(states), budget.algorithm, max_nodes=budget.max_nodes).status
+    candidates = np.flatnonzero((stacks >= HARD_STACKS.start) & (np.array(status) == UNKNOWN))
+    index: np.ndarray = candidates[connected([states[i] for i in candidates.tolist()])]
+    return index
+
+
+def connected(states: Sequence[State]) -> np.ndarray:
+    """Indices of ``states`` whose compatibility graph is connected."""
+    if not states:
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(feature_matrix(list(states))[:, feature_names().index("is_connected")] > 0)
+
+
+def labelled(states: list[State], source: str, group: np.ndarray) -> HardSet:
+    """``states`` labelled by the solver without a node budget; those it cannot settle in time are dropped."""
+    answers = solve_many(states, time_limit=LABEL_TIME_LIMIT_S).status
+    known = np.array([a is not UNKNOWN for a in answers], dtype=bool)
+    keep = np.flatnonzero(known)
+    return HardSet(
+        [states[i] for i in keep],
+        np.array([answers[i] is SOLVABLE for i in keep], dtype=bool),
+        np.full(len(keep), source),
+        group[keep],
+        int((~known).sum()),
+    )
+
+
+def hard_random(per_stack: int, budget: ExactBudget) -> HardSet:
+    states = [s for k in HARD_STACKS for s in random_states(RANDOM_SEED + k, per_stack, stacks=k)]
+    index = open_and_connected(states, budget)
+    return labelled([states[i] for i in index], "random", -1 - index)
+
+
+def hard_decisions(deals: int, budget: ExactBudget) -> HardSet:
+    table = generate_chunk((DatasetSpec("decisions", DECISIONS_SEED, deals), 0, deals))
+    states = [parse_grid(g) for g in table.column("grid").to_pylist()]
+    labels = np.asarray(table.column("solvable").to_pylist(), dtype=bool)
+    seeds = np.asarray(table.column("deal").to_numpy())
+    index = open_and_connected(states, budget)
+    return HardSet([states[i] for i in index], labels[index], np.full(len(index), "decisions"), seeds[index])
+
+
+def hard_deals(count: int, budget: ExactBudget) -> HardSet:
+    seeds = np.arange(DEALS_FIRST_SEED, DEALS_FIRST_SEED + count)
+    status = solve_deals(seeds, budget.algorithm, max_nodes=budget.max_nodes).status
+    open_seeds = seeds[np.array(status) == UNKNOWN]
+    states = [deal(int(s)) for s in open_seeds]
+    index = connected(states)
+    return labelled([states[i] for i in index], "deals", open_seeds[index])
+
+
+def build_hard_set(per_stack: int, decision_deals: int, deals: int, budget: ExactBudget, log: Log) -> HardSet:
+    """The three sources together (see the module docstring)."""
+    parts = []
+    for name, make, size in (
+        ("random", hard_random, per_stack),
+        ("decisions", hard_decisions, decision_deals),
+        ("deals", hard_deals, deals),
+    ):
+        started = time.perf_counter()
+        part = make(size, budget)
+        parts.append(part)
+        log(
+            f"hard set, {name}: {len(part.states):,} open connected states ({part.solvable.mean():.1%} solvable, "
+            f"{part.dropped} unsettled in {LABEL_TIME_LIMIT_S:.0f} s dropped) in {time.perf_counter() - started:.0f} s"
+        )
+    return HardSet(
+        [s for p in parts for s in p.states],
+        np.concatenate([p.solvable for p in parts]),
+        np.concatenate([p.source for p in parts]),
+        np.concatenate([p.group for p in parts]),
+        sum(p.dropped for p in parts),
+    )
+
+
+def split_hard_set(hard: HardSet, seed: int) -> tuple[HardSet, HardSet, HardSet]:
+    """Train / calibration / test, 70/15/15 by group (a deal's states stay together)."""
+    groups = np.unique(hard.group)
+    parts = split_indices(len(groups), (0.7, 0.15, 0.15), seed)
+    train, calibrate, test = (hard.take(np.flatnonzero(np.isin(hard.group, groups[p]))) for p in parts)
+    return train, calibrate, test
+
+
+def train_hard_model(
+    hard: HardSet, out: Path, installed: Classifier, version: str, seed: int = 0, log: Log = print
+) -> dict[str, Any]:
+    """Train, recalibrate, export and check the hard-remainder model; write a model version into ``out``.
+
+    ``installed`` supplies the exact path and the ordering model the version
+    keeps, and the baseline the card compares the new model with on the test split.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    train, calibrate, test = split_hard_set(hard, seed)
+    inputs = {name: _inputs(part) for name, part in (("train", train), ("calibrate", calibrate), ("test", test))}
+    log(f"hard set split: {len(train.states):,} train, {len(calibrate.states):,} calibrate, {len(test.states):,} test")
+    model = fit(HARD_PARAMS, Labelled(inputs["train"], train.solvable.astype(np.int8), _stacks(train)), seed)
+    raw = {name: np.asarray(model.predict_proba(m))[:, 1] for name, m in inputs.items()}
+    calibration = fit_calibration(raw["calibrate"], calibrate.solvable, _stacks(calibrate))
+    calibrated = np.clip(calibration.apply(raw["test"], _stacks(test)), 1e-3, 1 - 1e-3)
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _metadata(version))
+    check = parity(model, onnx_path, inputs["test"])
+    if not check.passes():
+        raise RuntimeError(f"ONNX parity failed on the hard test split: {check}")
+    write_calibration(out, calibration)
+    y = test.solvable.astype(np.float64)
+    plots.calibration_plot(
+        {"hard test, raw": (raw["test"], y), "hard test, recalibrated": (calibrated, y)},
+        out / "plots" / "calibration.png",
+    )
+    write_exact_budget(out, installed.exact)
+    if installed.ordering_path is not None:
+        shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
+    card = {
+        "model_version": version,
+        "feature_schema": SCHEMA_VERSION,
+        "probe_nodes": 0,
+        "inputs": feature_names(),
+        "params": HARD_PARAMS,
+        "hard_set": _describe(hard, train, calibrate, test),
+        "evaluation": {
+            "hard_test": {
+                "raw": metrics(raw["test"], test.solvable.astype(np.int8)),
+                "calibrated": metrics(calibrated, test.solvable.astype(np.int8)),
+                "installed_model": metrics(installed.predict(test.states), test.solvable.astype(np.int8)),
+                "by_stacks": _by_stacks(calibrated, test),
+                "reliability": reliability(calibrated, test.solvable),
+            }
+        },
+        "parity": asdict(check),
+        "ordering": installed.card.get("ordering"),
+        "exact_path": installed.card.get("exact_path", {EXACT_FILE: installed.exact.to_json()}),
+    }
+    write_text_atomically(out / CARD_FILE, json.dumps(card, indent=2, default=_jsonable) + "\n")
+    log(f"hard test split: {json.dumps(card['evaluation']['hard_test']['calibrated'])}")
+    log(f"installed model on it: {json.dumps(card['evaluation']['hard_test']['installed_model'])}")
+    return card
+
+
+def reliability(p: np.ndarray, solvable: np.ndarray, bins: int = 10) -> list[dict[str, Any]]:
+    """Rows of a reliability table: per bin of p, the count, mean p and observed solvable share."""
+    which = np.clip((p * bins).astype(int), 0, bins - 1)
+    return [
+        {
+            "bin": f"{b / bins:.1f}-{(b + 1) / bins:.1f}",
+            "rows": int(np.sum(which == b)),
+            "mean_p": float(p[which == b].mean()),
+            "observed": float(solvable[which == b].mean()),
+        }
+        for b in range(bins)
+        if np.any(which == b)
+    ]
+
+
+def _by_stacks(p: np.ndarray, part: HardSet) -> dict[int, dict[str, float]]:
+    stacks, y = _stacks(part), part.solvable
+    out = {}
+    for k in np.unique(stacks):
+        rows = stacks == k
+        both = len(np.unique(y[rows])) == 2
+        out[int(k)] = {
+            "rows": int(rows.sum()),
+            "accuracy": float(np.mean((p[rows] >= 0.5) == y[rows])),
+            "auc": float(roc_auc_score(y[rows], p[rows])) if both else float("nan"),
+            "brier": float(brier_score_loss(y[rows], p[rows])),
+            "mean_p": float(p[rows].mean()),
+            "observed": float(y[rows].mean()),
+        }
+    return out
+
+
+def _describe(hard: HardSet, *parts: HardSet) -> dict[str, Any]:
+    sources = {
+        str(s): {"rows": int(np.sum(hard.source == s)), "solvable": float(hard.solvable[hard.source == s].mean())}
+        for s in np.unique(hard.source)
+    }
+    return {
+        "rows": len(hard.states),
+        "dropped_unsettled": hard.dropped,
+        "label_time_limit_s": LABEL_TIME_LIMIT_S,
+        "sources": sources,
+        "splits": [len(p.states) for p in parts],
+        "seeds": {"random": RANDOM_SEED, "decisions": DECISIONS_SEED, "deals": DEALS_FIRST_SEED},
+    }
+
+
+def _inputs(part: HardSet) -> np.ndarray:
+    return as_model_input(feature_matrix(part.states))
+
+
+def _stacks(part: HardSet) -> np.ndarray:
+    return np.array([s.n_stacks for s in part.states])
+
+
+def _metadata(version: str) -> dict[str, str]:
+    return {
+        "model_version": version,
+        "feature_schema": SCHEMA_VERSION,
+        "probe_nodes": "0",
+        "inputs": ",".join(feature_names()),
+        "threshold": "0.5",
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to the model card")
+
+
+def retrain_hard(
+    out: Path,
+    installed_dir: Path | None = None,
+    per_stack: int = 4000,
+    decision_deals: int = 100,
+    deals: int = 50_000,
+    gate_states: int = 5000,
+    gate_deals: int = 40,
+    seed: int = 0,
+    log: Log = print,
+) -> Path:
+    """Build the hard set, train on it, re-tune the budget, and install the version under ``out`` if it is no worse.
+
+    The new version must classify held-out random and decision states (seeds
+    no other step uses) at least as accurately as the installed model, or it
+    is refused (``ModelError``) and nothing is installed.
+    """
+    # Local: models.budget and models.retrain import this module's neighbours; keep the import graph acyclic.
+    from models import registry
+    from models.budget import tune_budget, tuning_sets
+    from models.classifier import load_classifier
+    from models.retrain import new_version
+
+    installed = load_classifier(installed_dir)
+    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log)
+    version = new_version(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    stage = registry.staging_dir(out, version)
+    train_hard_model(hard, stage, installed, version, seed, log)
+    tune_budget(stage, tuning_sets(gate_states, gate_deals, seed), log=log)
+    gate = {s.name: _accuracies(installed, load_classifier(stage), s) for s in tuning_sets(gate_states, gate_deals, 1)}
+    _add_to_card(stage, {"gate": gate})
+    worse = [name for name, row in gate.items() if row["new"] < row["installed"]]
+    log(f"held-out gate: {json.dumps(gate)}")
+    if worse:
+        raise ModelError(f"refused: the new model is less accurate than the installed one on {', '.join(worse)}")
+    return registry.install(out, stage, version)
+
+
+def _accuracies(installed: Classifier, new: Classifier, labelled: Any) -> dict[str, float]:
+    def accuracy(model: Classifier) -> float:
+        return float(np.mean((model.classify(labelled.states).p_solvable >= model.threshold) == labelled.solvable))
+
+    return {"installed": accuracy(installed), "new": accuracy(new), "rows": len(labelled.states)}
+
+
+def _add_to_card(directory: Path, entries: dict[str, Any]) -> None:
+    path = directory / CARD_FILE
+    card = json.loads(path.read_text(encoding="utf-8"))
+    write_text_atomically(path, json.dumps({**card, **entries}, indent=2, default=_jsonable) + "\n")

@@ -1,0 +1,103 @@
+"""The hard remainder: what it holds, and the model trained on it (parity, calibration, a loadable version)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from features import feature_matrix, feature_names
+from game import random_states
+from models.calibration import (
+    CALIBRATION_FILE,
+    Calibration,
+    Curve,
+    fit_calibration,
+    read_calibration,
+    write_calibration,
+)
+from models.classifier import load_classifier
+from models.errors import ModelError
+from models.exact import ExactBudget
+from models.hard import HardSet, hard_random, open_and_connected, reliability, train_hard_model
+from search import SOLVABLE, UNKNOWN, solve_many
+
+BUDGET = ExactBudget(300)
+
+
+def test_the_hard_set_holds_only_open_connected_states_of_9_to_16_stacks() -> None:
+    states = random_states(5, 600)
+    index = open_and_connected(states, BUDGET)
+    chosen = [states[i] for i in index]
+    assert chosen, "some random states must stay open at 300 nodes"
+    assert all(9 <= s.n_stacks <= 16 for s in chosen)
+    assert np.all(feature_matrix(chosen)[:, feature_names().index("is_connected")] == 1)
+    assert all(s is UNKNOWN for s in solve_many(chosen, max_nodes=BUDGET.max_nodes).status)
+    others = sorted(set(range(len(states))) - set(index.tolist()))
+    rest = solve_many([states[i] for i in others], max_nodes=BUDGET.max_nodes).status
+    stacks = np.array([states[i].n_stacks for i in others])
+    conn = feature_matrix([states[i] for i in others])[:, feature_names().index("is_connected")] == 1
+    assert not np.any((np.array(rest) == UNKNOWN) & (stacks >= 9) & conn)
+
+
+@pytest.fixture(scope="module")
+def hard() -> HardSet:
+    return hard_random(120, BUDGET)
+
+
+def test_hard_labels_are_the_solvers(hard: HardSet) -> None:
+    truth = [s is SOLVABLE for s in solve_many(hard.states).status]
+    assert hard.solvable.tolist() == truth
+
+
+def test_a_hard_model_version_loads_keeps_parity_and_answers_exactly_where_it_must(
+    hard: HardSet, tmp_path: Path
+) -> None:
+    card = train_hard_model(hard, tmp_path, load_classifier(), "hard-test", log=lambda _: None)
+    assert card["parity"]["label_agreement"] >= 0.9999 and card["parity"]["max_abs_dp"] <= 1e-4
+    assert (tmp_path / CALIBRATION_FILE).is_file()
+    model = load_classifier(tmp_path)
+    assert model.probe_nodes == 0 and model.calibration is not None
+    states = random_states(6, 300)
+    answers = model.classify(states)
+    budgeted = solve_many(states, max_nodes=model.exact.max_nodes).status
+    np.testing.assert_array_equal(answers.exact, [s is not UNKNOWN for s in budgeted])
+    learned = answers.p_solvable[~answers.exact]
+    assert np.all((learned >= 1e-3) & (learned <= 1 - 1e-3))  # an estimate never reads as certain
+    assert json.loads((tmp_path / "model_card.json").read_text())["evaluation"]["hard_test"]["reliability"]
+
+
+def test_calibration_is_monotone_per_stack_count_and_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    p = rng.random(2000)
+    stacks = rng.integers(9, 12, 2000)
+    solvable = rng.random(2000) < p**2  # overconfident raw scores
+    calibration = fit_calibration(p, solvable, stacks)
+    grid = np.linspace(0, 1, 101)
+    for k in (9, 10, 11):
+        assert np.all(np.diff(calibration.apply(grid, np.full(101, k))) >= 0)
+    write_calibration(tmp_path, calibration)
+    again = read_calibration(tmp_path)
+    assert again is not None
+    np.testing.assert_array_equal(again.apply(p, stacks), calibration.apply(p, stacks))
+    assert read_calibration(tmp_path / "nowhere") is None
+
+
+def test_a_malformed_calibration_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / CALIBRATION_FILE).write_text('{"stacks": {}}', encoding="utf-8")
+    with pytest.raises(ModelError, match="not a calibration"):
+        read_calibration(tmp_path)
+
+
+def test_stack_counts_without_a_curve_use_the_pooled_one() -> None:
+    calibration = Calibration(Curve([0.0, 1.0], [0.2, 0.8]), {12: Curve([0.0, 1.0], [0.0, 1.0])})
+    out = calibration.apply(np.array([0.5, 0.5]), np.array([12, 13]))
+    assert out.tolist() == [0.5, 0.5] and calibration.apply(np.array([1.0]), np.array([13])).tolist() == [0.8]
+
+
+def test_reliability_rows_count_every_prediction() -> None:
+    p = np.array([0.05, 0.15, 0.95, 0.97])
+    rows = reliability(p, np.array([False, False, True, True]))
+    assert sum(r["rows"] for r in rows) == 4 and rows[-1]["observed"] == 1.0
