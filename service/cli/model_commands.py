@@ -146,8 +146,7 @@ def train_hard_command(
     """Train the learned model on the hard remainder (states the exact path leaves open); install it if no worse."""
     from models.hard import retrain_hard
 
-    log = lambda line: typer.echo(line, err=True)  # noqa: E731
-    typer.echo(str(retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=log)))
+    typer.echo(str(retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log)))
 
 
 @app.command("retrain")
@@ -157,12 +156,24 @@ def retrain_command(
     out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
     decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals for the decisions set.")] = 2000,
     folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 10,
+    hard: Annotated[bool, typer.Option("--hard/--no-hard", help="Then train on the hard remainder.")] = True,
+    per_stack: Annotated[
+        int, typer.Option("--per-stack", min=10, help="Hard set: random states per stack count.")
+    ] = 15_000,
+    hard_deals: Annotated[int, typer.Option("--hard-deals", min=1, help="Hard set: deals searched.")] = 50_000,
     workers: Workers = None,
     scheduler: Scheduler = None,
 ) -> None:
-    """Regenerate data, train, evaluate, export, sweep the cutoff, and install a new model version."""
+    """Regenerate data, train, evaluate, export, sweep the cutoff, and install a new model version.
+
+    With --hard (the default) the installed version then gets its exact-path budget by measurement, and a
+    model trained on the hard remainder (boaf train-hard) replaces it when it is no less accurate.
+    """
     from jobs.retrain import RetrainConfig, retrain
     from jobs.runner import Cluster
+    from models.budget import tune_budget, tuning_sets
+    from models.errors import ModelError
+    from models.hard import retrain_hard
 
     config = RetrainConfig(
         out=out,
@@ -172,8 +183,18 @@ def retrain_command(
         cv_folds=folds,
         cluster=Cluster(workers, scheduler),
     )
-    installed = retrain(config, log=lambda line: typer.echo(line, err=True))
+    installed = retrain(config, log=_log)
+    if hard:
+        tune_budget(installed, tuning_sets(5000, 40, seed), log=_log)
+        try:
+            installed = retrain_hard(out, installed, per_stack, 150, hard_deals, seed=seed, log=_log)
+        except ModelError as exc:
+            _log(f"kept {installed.name}: {exc}")
     typer.echo(str(installed))
+
+
+def _log(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 def _write_lines(rows: list[dict[str, Any]], output: Path | None) -> None:
