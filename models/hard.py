@@ -186,10 +186,11 @@ def train_hard_model(
         raise RuntimeError(f"ONNX parity failed on the hard test split: {check}")
     write_calibration(out, calibration)
     y = test.solvable.astype(np.float64)
-    plots.calibration_plot(
-        {"hard test, raw": (raw["test"], y), "hard test, recalibrated": (calibrated, y)},
-        out / "plots" / "calibration.png",
-    )
+    curves = {"hard test, raw": (raw["test"], y), "hard test, recalibrated": (calibrated, y)}
+    plots.calibration_plot(curves, out / "plots" / "calibration.png")
+    plots.roc_plot(curves, out / "plots" / "roc.png")
+    gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
+    plots.importance_plot(feature_names(), gains, out / "plots" / "importance.png")
     write_exact_budget(out, installed.exact)
     if installed.ordering_path is not None:
         shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
