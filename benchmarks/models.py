@@ -143,7 +143,7 @@ def report(classifier: Classifier, labelled: Labelled, singles: int) -> None:
 
 
 def print_card(card: dict) -> None:
-    cv = card.get("cross_validation", {})
+    cv = card.get("cross_validation") or card.get("base_model", {}).get("cross_validation") or {}
     for name in ("paper", "ours"):
         if name in cv:
             row = cv[name]

@@ -212,6 +212,11 @@ def train_hard_model(
         },
         "parity": asdict(check),
         "ordering": installed.card.get("ordering"),
+        # The version it was built on: its training sets and cross-validation (the papers' comparisons) stay on record.
+        "base_model": {
+            key: installed.card.get(key)
+            for key in ("model_version", "datasets", "cross_validation", "params", "evaluation")
+        },
         "exact_path": installed.card.get("exact_path", {EXACT_FILE: installed.exact.to_json()}),
     }
     write_text_atomically(out / CARD_FILE, json.dumps(card, indent=2, default=_jsonable) + "\n")
