@@ -174,7 +174,7 @@ def local_step(state: State, rng: np.random.Generator) -> State:
     cells = list(state.cells)
     occupied = [i for i, c in enumerate(cells) if c is not None]
     chosen = occupied[rng.integers(len(occupied))]
-    if rng.random() < CARD_SWAP_SHARE:
+    if rng.random() < CARD_SWAP_SHARE and state.n_stacks < DECK_SIZE:  # with the whole deck out, no card is left
         used = set(state.top_cards())
         unused = [c for c in range(DECK_SIZE) if c not in used]
         cells[chosen] = unused[rng.integers(len(unused))]

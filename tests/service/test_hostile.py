@@ -175,9 +175,9 @@ def _fuzzed(request: type[Message], rng: np.random.Generator) -> bytes:
             time_limit_ms=small_time or 50,
         ),
         "GeneratePuzzleRequest": lambda: pb.GeneratePuzzleRequest(
-            cards=pick(rng, [0, 1, 3, 53, U32]),
-            rows=pick(rng, [0, 2, 27, U32]),
-            cols=pick(rng, [0, 2, U32]),
+            cards=pick(rng, [0, 1, 3, 16, 26, 52, 53, U32]),
+            rows=pick(rng, [0, 1, 2, 13, 27, 52, U32]),
+            cols=pick(rng, [0, 1, 2, 4, U32]),
             iterations=pick(rng, [1, U32]),
             energy=pick(rng, ["", "nope", "x" * 500]),
             time_limit_ms=small_time or 50,
@@ -322,6 +322,8 @@ PARAMETERS: list[tuple[str, Message, set[grpc.StatusCode]]] = [
         for v, codes in [(0, {CODE.INVALID_ARGUMENT}), (16, {CODE.OK, CODE.NOT_FOUND, CODE.DEADLINE_EXCEEDED}),
                          (17, {CODE.INVALID_ARGUMENT}), (U32, {CODE.INVALID_ARGUMENT})]
     ],
+    ("GeneratePuzzle.cards=52 on 13x4", pb.GeneratePuzzleRequest(cards=52, rows=13, cols=4, time_limit_ms=2000),
+     {CODE.OK, CODE.NOT_FOUND, CODE.DEADLINE_EXCEEDED}),
     *[
         (f"GeneratePuzzle.rows={v}", pb.GeneratePuzzleRequest(cards=4, rows=v, iterations=1, time_limit_ms=2000), codes)
         for v, codes in [(0, {CODE.OK, CODE.NOT_FOUND}), (13, {CODE.OK, CODE.NOT_FOUND, CODE.DEADLINE_EXCEEDED}),
