@@ -553,3 +553,23 @@ def test_a_52_card_state_is_classified_without_an_overflow_warning(channel: grpc
         .predictions
     )
     assert 0 <= prediction.p_solvable <= 1
+
+
+def test_a_queued_solve_counts_its_wait_in_its_time_limit() -> None:
+    server = ready_server(loopback_settings(max_concurrent_searches=1))
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = boaf_pb2_grpc.BoafStub(channel)
+            long_search = stub.Solve.future(
+                pb.SolveRequest(state=state_to_proto(deal(360528)), time_limit_ms=3000), timeout=10
+            )
+            time.sleep(0.5)  # it holds the one search slot now
+            started = time.monotonic()
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Solve(pb.SolveRequest(state=EASY, time_limit_ms=500), timeout=10)
+            assert caught.value.code() == CODE.RESOURCE_EXHAUSTED
+            assert caught.value.details().startswith("searches: 1 already running (BOAF_MAX_CONCURRENT_SEARCHES)")
+            assert time.monotonic() - started <= 0.5 + SLACK_S
+            assert long_search.result().status == pb.UNKNOWN
+    finally:
+        server.stop(0)
