@@ -45,6 +45,7 @@ ClassifierLoader = Callable[[Path | None], Classifier]
 
 def load_default_classifier(directory: Path | None) -> Classifier:
     """``models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
+    # Imported here for start-up time: the model stack loads on the loading thread, after the port is bound.
     from models.classifier import load_classifier
 
     return load_classifier(directory)

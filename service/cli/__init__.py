@@ -1,6 +1,7 @@
 """The ``boaf`` command line.
 
-Each group of commands lives in its own module and registers itself on ``app``.
+Each group of commands lives in its own module and registers itself on ``app``
+(``service.cli.app``).
 Any ``game.BoafError`` ends the command with a one-line message on stderr, never
 a traceback, and the exit status of its branch in ``EXIT_CODES``.
 """
@@ -9,9 +10,18 @@ from __future__ import annotations
 
 import sys
 
-import typer
-
 from game.errors import BoafError, Failure, InvalidInput, Stopped
+
+# Each command module adds its commands to ``service.cli.app.app`` when imported.
+from service.cli import (  # noqa: F401
+    feature_commands,
+    game_commands,
+    model_commands,
+    puzzle_commands,
+    search_commands,
+    serve_commands,
+)
+from service.cli.app import app
 
 EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
     (InvalidInput, 2),  # the same status the option parser gives a bad option
@@ -19,28 +29,6 @@ EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
     (Failure, 1),
 )
 """The exit status of each branch of ``game.errors``; the first row that matches wins, and 1 for any other."""
-
-app = typer.Typer(
-    name="boaf",
-    help="Birds of a Feather solitaire: deals, moves, exact solving and solvability.",
-    epilog="Exit status: 0 done; 1 boaf failed (a crash, a broken model); 2 bad input; "
-    "3 a budget or limit ran out, or the work was stopped.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-def _register_commands() -> None:
-    # Imported for their side effect of adding commands to ``app``.
-    from service.cli import (  # noqa: F401
-        feature_commands,
-        game_commands,
-        model_commands,
-        puzzle_commands,
-        search_commands,
-        serve_commands,
-    )
 
 
 def shield_grid_argument(arg: str) -> str:
@@ -56,7 +44,6 @@ def shield_grid_argument(arg: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``boaf`` console script."""
-    _register_commands()
     args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     try:
         app(args=args, standalone_mode=True)

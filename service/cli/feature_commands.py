@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from game.errors import InvalidState
 from game.notation import parse_seed_range
-from service.cli import app
+from service.cli.app import app
 from service.cli.options import Scheduler, Workers
 
 SHOW_FLAGS = ("--json", "--help")
@@ -54,6 +54,7 @@ def show_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON: {schema, features}.")] = False,
 ) -> None:
     """Print every feature of one state (also: 'boaf features GRID')."""
+    # Imported here for start-up time: only this command pays for numba's compiled kernels, game.
     from features import SCHEMA_VERSION, state_features
     from game import parse_state
 
@@ -78,6 +79,7 @@ def export_command(
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Input lines per chunk.")] = 10_000,
 ) -> None:
     """Write the features of every state of a file to Parquet, on Dask; rerun to resume."""
+    # Imported here for start-up time: only this command pays for Dask.
     from jobs.export import export
     from jobs.runner import Cluster
 
@@ -112,6 +114,7 @@ def sieve_command(
     ] = None,
 ) -> None:
     """Kahn's sieve over seeded 4x4 deals: OBUDs, SFUDs and 3-heuristic flags."""
+    # Imported here for start-up time: only this command pays for numba's compiled kernels.
     from features import sieve
 
     span = parse_seed_range(seeds)
@@ -134,6 +137,7 @@ def sieve_command(
 def _verify(
     result: Any, parts_dir: Path | None, workers: int | None, scheduler: str | None, max_nodes: int | None
 ) -> dict[str, Any]:
+    # Imported here for start-up time: only this command pays for Dask.
     from jobs.runner import Cluster
     from jobs.sieve import verify
 
@@ -169,6 +173,7 @@ def _print_sieve(report: dict[str, Any]) -> None:
 
 
 def _print_table(title: str, columns: list[tuple[str, str]], rows: Any) -> None:
+    # Imported here for start-up time: only this command pays for rich.
     from rich.console import Console
     from rich.table import Table
 

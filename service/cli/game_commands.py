@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from game import format_grid, parse_state, play, random_states, state_to_json
-from service.cli import app
+from game import deal, format_grid, parse_state, play, random_states, state_to_json
+from service.cli.app import app
 from service.cli.options import Cols, Rows
 
 
@@ -20,8 +20,6 @@ def deal_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON form.")] = False,
 ) -> None:
     """Print the seeded deal as one line of grid text (or JSON)."""
-    from game import deal
-
     state = deal(seed, rows, cols)
     typer.echo(json.dumps(state_to_json(state)) if as_json else format_grid(state))
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from service.cli import app
+from service.cli.app import app
 from service.cli.input import read_state_file
 from service.cli.options import Scheduler, Workers
 

@@ -12,7 +12,7 @@ from game import format_grid, parse_state
 from puzzles import DEFAULT_BUDGET, PuzzleAnalysis, analyze
 from puzzles.energy import DEFAULT_ENERGY, ENERGIES
 from puzzles.generation import GeneratedPuzzle, generate
-from service.cli import app
+from service.cli.app import app
 from service.cli.options import AsJson, Cols, Rows
 
 puzzle_app = typer.Typer(
@@ -37,6 +37,7 @@ def analyze_command(
     """States and solvable states at every depth, the halfway ratio and Browne's tension."""
     analysis = analyze(parse_state(grid), budget, samples=samples, seed=seed)
     if plot is not None:
+        # Imported here for start-up time: only this command pays for matplotlib.
         from puzzles.plot import plot_depths
 
         plot_depths(analysis, plot)

@@ -10,7 +10,7 @@ import typer
 
 from game import InvalidState
 from game.notation import parse_seed_range
-from service.cli import app
+from service.cli.app import app
 from service.cli.input import read_state_file, state_argument
 from service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
 
@@ -31,6 +31,7 @@ def solve_command(
     output_file: Annotated[Path | None, typer.Option("--output", help="Write the JSON lines here.")] = None,
 ) -> None:
     """Decide whether a state is solvable and print a solution (or why not)."""
+    # Imported here for start-up time: only this command pays for numba's compiled kernels.
     from search import algorithm_named, solve
 
     algorithm_named(algorithm)
@@ -56,6 +57,7 @@ def solve_command(
 def _solve_file(
     input_file: Path, output_file: Path | None, algorithm: str, max_nodes: int | None, time_limit: float | None
 ) -> None:
+    # Imported here for start-up time: only this command pays for numba's compiled kernels.
     from search import solve
 
     if not input_file.is_file():
@@ -83,6 +85,7 @@ def census_command(
     scheduler: Scheduler = None,
 ) -> None:
     """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
+    # Imported here for start-up time: only this command pays for Dask.
     from jobs.census import census
     from jobs.runner import Cluster
 

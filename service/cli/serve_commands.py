@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from service.cli import app
+from service.cli.app import app
 
 if TYPE_CHECKING:
     from service.http import HttpServer
@@ -45,6 +45,7 @@ def serve_command(
 
     Every other setting comes from BOAF_* environment variables (see service/settings.py).
     """
+    # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
     from service.http import HttpServer
     from service.logs import configure_logging
     from service.server import BoafServer, check_model
