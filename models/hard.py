@@ -219,7 +219,7 @@ def train_hard_model(
         },
         "exact_path": installed.card.get("exact_path", {EXACT_FILE: installed.exact.to_json()}),
     }
-    write_text_atomically(out / CARD_FILE, json.dumps(card, indent=2, default=_jsonable) + "\n")
+    write_text_atomically(out / CARD_FILE, json.dumps(_no_nan(card), indent=2, default=_jsonable) + "\n")
     log(f"hard test split: {json.dumps(card['evaluation']['hard_test']['calibrated'])}")
     log(f"installed model on it: {json.dumps(card['evaluation']['hard_test']['installed_model'])}")
     return card
@@ -240,7 +240,7 @@ def reliability(p: np.ndarray, solvable: np.ndarray, bins: int = 10) -> list[dic
     ]
 
 
-def _by_stacks(p: np.ndarray, part: HardSet) -> dict[int, dict[str, float]]:
+def _by_stacks(p: np.ndarray, part: HardSet) -> dict[int, dict[str, float | None]]:
     stacks, y = _stacks(part), part.solvable
     out = {}
     for k in np.unique(stacks):
@@ -249,7 +249,7 @@ def _by_stacks(p: np.ndarray, part: HardSet) -> dict[int, dict[str, float]]:
         out[int(k)] = {
             "rows": int(rows.sum()),
             "accuracy": float(np.mean((p[rows] >= 0.5) == y[rows])),
-            "auc": float(roc_auc_score(y[rows], p[rows])) if both else float("nan"),
+            "auc": float(roc_auc_score(y[rows], p[rows])) if both else None,
             "brier": float(brier_score_loss(y[rows], p[rows])),
             "mean_p": float(p[rows].mean()),
             "observed": float(y[rows].mean()),
@@ -288,6 +288,17 @@ def _metadata(version: str) -> dict[str, str]:
         "inputs": ",".join(feature_names()),
         "threshold": "0.5",
     }
+
+
+def _no_nan(value: Any) -> Any:
+    # A card is strict JSON (GetServerInfo sends it as a Struct): an undefined figure (NaN) is null.
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    return value
 
 
 def _jsonable(value: Any) -> Any:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game import State, deal, random_states
+from models.calibration import CALIBRATION_FILE
 from models.classifier import load_classifier
 from models.errors import ModelError
 from models.exact import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
@@ -77,8 +78,9 @@ def test_the_budget_comes_from_the_model_directory(model_dir: Path, tmp_path: Pa
     write_exact_budget(other, ExactBudget(5, "compatible"))
     assert load_classifier(other).exact == ExactBudget(5, "compatible")
     (other / EXACT_FILE).unlink()
+    assert load_classifier(other).exact == NO_EXACT_PATH
+    (other / CALIBRATION_FILE).unlink(missing_ok=True)
     classifier = load_classifier(other)
-    assert classifier.exact == NO_EXACT_PATH
     answers = classifier.classify(random_states(3, 30))
     assert not answers.exact.any() and not answers.nodes.any()
     np.testing.assert_array_equal(answers.p_solvable, classifier.predict(random_states(3, 30)))
