@@ -213,7 +213,8 @@ def train_hard_model(
         "parity": asdict(check),
         "ordering": installed.card.get("ordering"),
         # The version it was built on: its training sets and cross-validation (the papers' comparisons) stay on record.
-        "base_model": {
+        "base_model": installed.card.get("base_model")
+        or {
             key: installed.card.get(key)
             for key in ("model_version", "datasets", "cross_validation", "params", "evaluation")
         },
