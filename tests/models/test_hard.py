@@ -22,6 +22,7 @@ from models.classifier import load_classifier
 from models.errors import ModelError
 from models.exact import ExactBudget
 from models.hard import HardSet, hard_random, open_and_connected, reliability, train_hard_model
+from models.registry import default_root
 from search import SOLVABLE, UNKNOWN, solve_many
 
 BUDGET = ExactBudget(300)
@@ -101,3 +102,13 @@ def test_reliability_rows_count_every_prediction() -> None:
     p = np.array([0.05, 0.15, 0.95, 0.97])
     rows = reliability(p, np.array([False, False, True, True]))
     assert sum(r["rows"] for r in rows) == 4 and rows[-1]["observed"] == 1.0
+
+
+def test_the_committed_card_is_strict_json() -> None:
+    # GetServerInfo sends the card as a protobuf Struct, which cannot hold NaN or infinities.
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"model card holds {constant}")
+
+    text = (default_root() / "model_card.json").read_text(encoding="utf-8")
+    card = json.loads(text, parse_constant=refuse)
+    assert card["hard_set"]["rows"] > 0 and card["exact_path"]["max_nodes"] > 0
