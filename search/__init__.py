@@ -1,7 +1,8 @@
 """Exact answers for Birds of a Feather: is a state solvable, and how.
 
-``solve(state, algorithm="ordered", max_nodes=None, time_limit=None)`` answers
-one state; ``solve_many`` and ``solve_deals`` answer many in one compiled call.
+``solve(state, algorithm="ordered", max_nodes=None, time_limit=None,
+max_memory_mb=None)`` answers one state; ``solve_many`` and ``solve_deals``
+answer many in one compiled call.
 The compiled kernel lives in ``search.kernel``; ``search.reference`` is the
 plain-Python oracle it is tested against.
 """
@@ -11,6 +12,7 @@ from search.errors import InvalidBudget, InvalidOrderingModel, SearchError, Solu
 from search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
 from search.solver import (
     EXHAUSTED,
+    MEMORY,
     ODD_BIRD,
     SEPARATED_FLOCK,
     SOLVABLE,
@@ -31,6 +33,7 @@ __all__ = [
     "ALGORITHM_NAMES",
     "DEFAULT_ALGORITHM",
     "EXHAUSTED",
+    "MEMORY",
     "ODD_BIRD",
     "SEPARATED_FLOCK",
     "SOLVABLE",

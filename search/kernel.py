@@ -54,6 +54,7 @@ warnings.filterwarnings("ignore", category=NumbaWarning, module=__name__)
 warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarning)
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
+OUT_OF_MEMORY = 3  # the status of a search stopped by its memory budget (reported as unknown)
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
 CHECK_EVERY = 1024  # nodes between clock and cancel-flag checks
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
@@ -515,11 +516,19 @@ def _memo_find(table, stamp, key):
 
 
 @njit(cache=True, nogil=True)
-def _memo_add(table, stamp, key, count):
-    """Insert ``key``; returns the table (grown when over half full) and the new count."""
+def _memo_add(table, stamp, key, count, max_rows):
+    """Insert ``key``; returns the table (grown when over half full), the new count, and whether it fit.
+
+    ``max_rows`` (0 for no cap) bounds the table *and* its growth: a table of
+    ``r`` rows grows to ``2r``, and for a moment both are held, so it grows only
+    while ``3r <= max_rows``. When it is half full and may not grow, the key is
+    not stored and ``False`` is returned (the search then stops as out of memory).
+    """
     at = _memo_find(table, stamp, key)
     if at >= 0:
-        return table, count
+        return table, count, True
+    if 2 * (count + 1) > table.shape[0] and max_rows > 0 and 3 * table.shape[0] > max_rows:
+        return table, count, False
     at = -1 - at
     nw = key.shape[0]
     for w in range(nw):
@@ -528,7 +537,7 @@ def _memo_add(table, stamp, key, count):
     count += 1
     if 2 * count > table.shape[0]:
         table = _memo_grow(table, stamp)
-    return table, count
+    return table, count, True
 
 
 @njit(cache=True, nogil=True)
@@ -542,8 +551,15 @@ def _memo_grow(table, stamp):
     return grown
 
 
-def new_memo(ncells: int, capacity: int = 1 << 12) -> np.ndarray:
-    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two)."""
+def new_memo(ncells: int, capacity: int = 1 << 12, max_bytes: int = 0) -> np.ndarray:
+    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two).
+
+    With ``max_bytes > 0`` the capacity is halved until the table takes at most
+    half of it (best-n gives its memo half of the budget).
+    """
+    row_bytes = 8 * (key_words(ncells) + 1)
+    while max_bytes > 0 and capacity > 2 and 2 * capacity * row_bytes > max_bytes:
+        capacity //= 2
     return np.zeros((capacity, key_words(ncells) + 1), dtype=np.uint64)
 
 
@@ -555,6 +571,66 @@ ORDER = 2  # sort children by the subset-H estimate above the cutoff
 PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
 CANONICAL = 8  # memo keys of the canonical symmetric state
 LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
+PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
+
+
+@njit(cache=True, nogil=True)
+def _leaf_stranded(leaves, present, occupied, where, compat, line):
+    """True when some leaf of ``leaves`` can never be covered: the state (3+ stacks) is unsolvable.
+
+    ``leaves`` are the cards of degree 1 in the compatibility graph on
+    ``present``, ``occupied`` the occupied cells and ``where[card]`` a card's cell.
+
+    Proof. Take a leaf ``c`` in cell ``p`` whose one neighbour is ``d`` in cell
+    ``q``, with at least three stacks. Compatibility only ever loses cards, so
+    ``d`` stays the only card that can cover ``c`` or that ``c`` can cover.
+    (i) ``c`` never moves before the last move: ``c`` onto ``d`` leaves ``c``
+    with no neighbour and at least one other stack, an odd bird. (ii) ``d`` is
+    never covered while ``c`` is on the board: by ``c``, see (i); by any other
+    card, ``c`` is left with no neighbour beside it. (iii) So ``d`` moves only
+    by covering one of its other neighbours, one per hop, at most ``deg(d) - 1``
+    hops, each onto a cell occupied at that time. A move empties its source and
+    keeps its target occupied, so no empty cell ever fills again: every hop
+    lands on a cell occupied *now*, other than ``p`` (``c`` stays there). (iv)
+    ``c`` leaves the board only when ``d`` covers it, or at the last move when
+    ``c`` covers ``d``; both need ``d`` in a cell in line with ``p``. Hence, if
+    no walk of at most ``deg(d) - 1`` steps along rows and columns from ``q``
+    through occupied cells other than ``p`` ends in line with ``p``, no move
+    sequence reaches one stack. (With ``deg(d) == 1`` the pair is its own
+    component, which the walk of zero steps also reports.)
+    """
+    lv = leaves
+    while lv != U0:
+        c = _lowest_bit_index(lv)
+        lv &= lv - U1
+        d = _lowest_bit_index(compat[c] & present)
+        p = where[c]
+        q = where[d]
+        target = line[p]
+        if target & _bit(q) != U0:
+            continue
+        hops = _popcount(compat[d] & present) - 1
+        cells = occupied & ~_bit(p)
+        reach = _bit(q)
+        frontier = reach
+        found = False
+        for _ in range(hops):
+            grow = U0
+            f = frontier
+            while f != U0:
+                r = _lowest_bit_index(f)
+                f &= f - U1
+                grow |= line[r]
+            frontier = grow & cells & ~reach
+            if frontier & target != U0:
+                found = True
+                break
+            if frontier == U0:
+                break
+            reach |= frontier
+        if not found:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -615,6 +691,7 @@ def _generate(
     score_cache,
     tarjan_i,
     tarjan_u,
+    where,
 ):
     """Children of a node into ``src``/``dst``; returns their count.
 
@@ -631,6 +708,24 @@ def _generate(
         bad, _ = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
     if options & PRUNE_CELLS != 0 and n_stacks > 2:
         bad_cells, _ = cut_vertices(occupied, line, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    # Cards of degree 1 and 2 in G: G minus card b has as leaves the degree-1 cards
+    # that are not b's neighbours and the degree-2 cards that are.
+    deg1 = U0
+    deg2 = U0
+    if options & PRUNE_LEAF != 0 and n_stacks > 3:
+        p = present
+        while p != U0:
+            x = _lowest_bit_index(p)
+            p &= p - U1
+            k = _popcount(compat[x] & present)
+            if k == 1:
+                deg1 |= _bit(x)
+            elif k == 2:
+                deg2 |= _bit(x)
+        if deg1 | deg2 != U0:
+            for i in range(cells.shape[0]):
+                if cells[i] >= 0:
+                    where[cells[i]] = i
     o = occupied & ~bad_cells
     while o != U0:
         s = _lowest_bit_index(o)
@@ -641,8 +736,17 @@ def _generate(
         while tm != U0:
             t = _lowest_bit_index(tm)
             tm &= tm - U1
-            if ca & _bit(cells[t]) == U0:
+            b = cells[t]
+            if ca & _bit(b) == U0:
                 continue
+            if deg1 | deg2 != U0:
+                leaves = ((deg1 & ~compat[b]) | (deg2 & compat[b])) & ~_bit(b)
+                if leaves != U0:
+                    where[a] = t
+                    stranded = _leaf_stranded(leaves, present & ~_bit(b), occupied & ~_bit(s), where, compat, line)
+                    where[a] = s
+                    if stranded:
+                        continue
             src[count] = s
             dst[count] = t
             count += 1
@@ -731,7 +835,22 @@ def _toggle_move(key, s, t, a, b):
 
 @njit(cache=True, nogil=True)
 def dfs(
-    root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+    root,
+    rows,
+    cols,
+    compat,
+    line,
+    options,
+    coefs,
+    cutoff,
+    memo_min,
+    max_nodes,
+    deadline,
+    cancel,
+    memo,
+    stamp,
+    path,
+    max_bytes=0,
 ):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
 
@@ -742,9 +861,12 @@ def dfs(
     as ``(source, target)`` cells. The memo may be grown and is returned for
     reuse with a fresh ``stamp``. ``max_nodes <= 0`` and ``deadline <= 0``
     (seconds on the ``now_s`` clock) mean no budget; ``cancel[0] != 0`` stops
-    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes.
+    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes. ``max_bytes > 0``
+    caps the memo, the only structure that grows with the search (see
+    ``_memo_add``); a state that no longer fits stops the search as ``OUT_OF_MEMORY``.
     """
     ncells = rows * cols
+    max_rows = max_bytes // memo.strides[0] if max_bytes > 0 else 0
     cells = root.copy()
     occupied = U0
     present = U0
@@ -770,6 +892,7 @@ def dfs(
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
+    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     other = np.empty_like(key)
     row_mask = np.empty(rows, dtype=np.uint64)
@@ -801,6 +924,7 @@ def dfs(
         score_cache,
         tarjan_i,
         tarjan_u,
+        where,
     )
     if lookahead and n_stacks - 1 >= memo_min:
         count[0] = _drop_known(
@@ -862,6 +986,7 @@ def dfs(
                 score_cache,
                 tarjan_i,
                 tarjan_u,
+                where,
             )
             if lookahead and n_stacks - 1 >= memo_min:
                 count[depth] = _drop_known(
@@ -888,7 +1013,9 @@ def dfs(
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
                     key[:] = cur
-                memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+                memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
+                if not fits:
+                    return OUT_OF_MEMORY, nodes, 0, memo
             depth -= 1
             i = nxt[depth] - 1
             s = src[depth, i]
@@ -914,7 +1041,9 @@ def _grow_rows(a, need):
 
 
 @njit(cache=True, nogil=True)
-def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path):
+def best_n(
+    root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes=0
+):
     """Best-n DFS (Neller 2019, Algorithm 1) from ``root``; returns like ``dfs``.
 
     Cohorts of up to ``cohort`` nodes of equal heuristic value are taken from the
@@ -922,6 +1051,10 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     on S sorted by flockability (edges of their compatibility graph), the
     preferred ones on top, ties in generation order. ``memo`` is the closed set
     (every expanded state), so a state is expanded once.
+
+    ``max_bytes > 0`` is shared: the memo gets half (a hard cap, as in ``dfs``),
+    the global stack, cohort children and path records the other half, checked
+    before each expansion (so they may pass it by at most one growth step).
     """
     ncells = rows * cols
     n_root = 0
@@ -948,9 +1081,11 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
+    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     coefs = np.zeros(4)
     generate_options = options & (PRUNE_GRAPH | PRUNE_CELLS)
+    max_rows = max(max_bytes // 2 // memo.strides[0], 2) if max_bytes > 0 else 0
     q_cells[0] = root
     q_info[0, 0] = -1
     q_info[0, 1] = -1
@@ -967,7 +1102,10 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
             _plain_key(cells, key)
             if _memo_find(memo, stamp, key) >= 0:
                 continue
-            memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+            memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
+            rest = records.nbytes + s_cells.nbytes + s_info.nbytes + pq_cells.nbytes + pq_info.nbytes + order.nbytes
+            if not fits or (max_bytes > 0 and 2 * rest > max_bytes):
+                return OUT_OF_MEMORY, nodes, 0, memo
             occupied = U0
             present = U0
             n_stacks = 0
@@ -1005,6 +1143,7 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
                 score_cache,
                 tarjan_i,
                 tarjan_u,
+                where,
             )
             edges = flockability(present, compat)
             pq_cells = _grow_rows(pq_cells, pqn + count)
@@ -1095,24 +1234,57 @@ def solve_one(
     memo,
     stamp,
     path,
+    max_bytes=0,
 ):
     """One search with either kernel; returns ``(status, nodes, path_length, memo)``."""
     if kernel == BEST_N_KERNEL:
-        return best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path)
+        return best_n(
+            root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes
+        )
     return dfs(
-        root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+        root,
+        rows,
+        cols,
+        compat,
+        line,
+        options,
+        coefs,
+        cutoff,
+        memo_min,
+        max_nodes,
+        deadline,
+        cancel,
+        memo,
+        stamp,
+        path,
+        max_bytes,
     )
 
 
 @njit(cache=True, nogil=True)
 def solve_batch(
-    states, rows, cols, compat, line, kernel, options, coefs, cutoff, memo_min, cohort, max_nodes, time_limit, cancel
+    states,
+    rows,
+    cols,
+    compat,
+    line,
+    kernel,
+    options,
+    coefs,
+    cutoff,
+    memo_min,
+    cohort,
+    max_nodes,
+    time_limit,
+    cancel,
+    max_bytes=0,
 ):
     """Solve every row of ``states`` (``int8[n, rows*cols]``) in one call.
 
-    ``time_limit`` (seconds, <= 0 for none) applies to each state. Returns
-    ``(status int8[n], nodes int64[n], elapsed_ms float64[n], paths int8[n, rows*cols, 2],
-    path_lengths int64[n])``. One memo is reused for all states (fresh stamps).
+    ``time_limit`` (seconds, <= 0 for none) and ``max_bytes`` (<= 0 for none)
+    apply to each state. Returns ``(status int8[n], nodes int64[n], elapsed_ms
+    float64[n], paths int8[n, rows*cols, 2], path_lengths int64[n])``; a status
+    may be ``OUT_OF_MEMORY``. One memo is reused for all states (fresh stamps).
     """
     n = states.shape[0]
     ncells = rows * cols
@@ -1121,7 +1293,11 @@ def solve_batch(
     elapsed = np.zeros(n, dtype=np.float64)
     paths = np.zeros((n, ncells, 2), dtype=np.int8)
     lengths = np.zeros(n, dtype=np.int64)
-    memo = np.zeros((1 << 12, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
+    capacity = 1 << 12
+    row_bytes = 8 * ((ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1)
+    while max_bytes > 0 and capacity > 2 and capacity * row_bytes * 2 > max_bytes:
+        capacity //= 2
+    memo = np.zeros((capacity, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
     for i in range(n):
         start = now_s()
         deadline = start + time_limit if time_limit > 0 else 0.0
@@ -1143,6 +1319,7 @@ def solve_batch(
             memo,
             i + 1,
             paths[i],
+            max_bytes,
         )
         elapsed[i] = (now_s() - start) * 1e3
         status[i] = st

@@ -26,8 +26,15 @@ from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = "solvable", "unsolvable", "unknown"
-STATUS_NAMES = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
+STATUS_NAMES = {
+    kernel.SOLVABLE: SOLVABLE,
+    kernel.UNSOLVABLE: UNSOLVABLE,
+    kernel.UNKNOWN: UNKNOWN,
+    kernel.OUT_OF_MEMORY: UNKNOWN,
+}
 ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted"
+MEMORY = "memory"  # the reason of an unknown answer whose search reached its memory budget
+MIB = 1 << 20
 DEFAULT_COHORT = 4
 
 
@@ -64,7 +71,8 @@ class BatchResult:
     """Answers for many states of one grid, as arrays (one entry per state).
 
     ``status`` holds ``kernel.SOLVABLE``/``UNSOLVABLE``/``UNKNOWN`` codes; ``reasons``
-    the reason texts (``None`` unless unsolvable); ``elapsed_ms`` per state.
+    the reason texts (``None`` unless unsolvable, or ``memory`` for a search
+    stopped by its memory budget); ``elapsed_ms`` per state.
     """
 
     status: np.ndarray
@@ -88,20 +96,25 @@ def solve(
     cohort: int = DEFAULT_COHORT,
     ordering: OrderingModel | None = None,
     cancel: np.ndarray | None = None,
+    max_memory_mb: float | None = None,
 ) -> SolveResult:
     """Decide ``state`` exactly with the named algorithm.
 
     ``max_nodes`` caps the expanded states and ``time_limit`` the wall time in
-    seconds; when either runs out the status is ``unknown``. ``cohort`` is
+    seconds; when either runs out the status is ``unknown``. ``max_memory_mb``
+    caps the memory of the search's growing tables in MiB (the transposition
+    table never grows past it); when a state no longer fits, the status is
+    ``unknown`` with the reason ``memory``. ``cohort`` is
     best-n's n. ``cancel`` is an ``int64`` array of one element: setting
     ``cancel[0] = 1`` from another thread stops the search (``unknown``) within
     about a thousand nodes. A solvable answer is replayed before it is returned.
     """
     algo = algorithm_named(algorithm)
-    _check_budget(max_nodes, time_limit, cohort)
+    _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
     model = ordering or default_ordering()
     root = state_to_array(state)
-    memo = kernel.new_memo(root.shape[0])
+    max_bytes = _memory_bytes(max_memory_mb)
+    memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes)
     path = np.zeros((root.shape[0], 2), dtype=np.int8)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     _load_kernel()
@@ -110,10 +123,11 @@ def solve(
     status, nodes, length, _ = kernel.solve_one(
         root, state.rows, state.cols, _compat(), _line(state.rows, state.cols), algo.kernel, algo.options,
         model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
+        max_bytes,
     )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
     moves = checked_solution(state, path[:length]) if status == kernel.SOLVABLE else []
-    reason = unsolvable_reason(state) if status == kernel.UNSOLVABLE else None
+    reason = unsolvable_reason(state) if status == kernel.UNSOLVABLE else _unknown_reason(status)
     return SolveResult(STATUS_NAMES[status], moves, int(nodes), elapsed_ms, reason, algo.name)
 
 
@@ -127,22 +141,25 @@ def solve_many(
     time_limit: float | None = None,
     cohort: int = DEFAULT_COHORT,
     ordering: OrderingModel | None = None,
+    max_memory_mb: float | None = None,
 ) -> BatchResult:
     """Solve many states of one grid in one kernel call, without per-state Python work.
 
     ``states`` is a sequence of ``State`` or an ``int8`` array ``(n, rows*cols)``
-    (``rows``/``cols`` then name the grid). Budgets apply to each state. Paths
-    are returned raw (``(source, target)`` cells); ``solution_moves`` turns one
-    into checked move text.
+    (``rows``/``cols`` then name the grid). Budgets (nodes, seconds, MiB) apply
+    to each state; a state that reaches ``max_memory_mb`` is ``unknown`` with
+    the reason ``memory``. Paths are returned raw (``(source, target)`` cells);
+    ``solution_moves`` turns one into checked move text.
     """
     algo = algorithm_named(algorithm)
-    _check_budget(max_nodes, time_limit, cohort)
+    _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
     if not isinstance(states, np.ndarray):
         if states:
             rows, cols = states[0].rows, states[0].cols
         states = states_to_array(states)
     array = np.ascontiguousarray(states, dtype=np.int8).reshape(-1, rows * cols)
-    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, ordering or default_ordering())
+    model = ordering or default_ordering()
+    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, model, _memory_bytes(max_memory_mb))
 
 
 def solve_deals(
@@ -154,10 +171,14 @@ def solve_deals(
     max_nodes: int | None = None,
     time_limit: float | None = None,
     cohort: int = DEFAULT_COHORT,
+    max_memory_mb: float | None = None,
 ) -> BatchResult:
     """Solve the seeded deals (SPEC §2) of ``seeds``; the deals are dealt inside the kernel."""
     array = kernel.deal_cells(np.asarray(seeds, dtype=np.int64), rows * cols)
-    return solve_many(array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort)
+    return solve_many(
+        array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort,
+        max_memory_mb=max_memory_mb,
+    )  # fmt: skip
 
 
 def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
@@ -213,20 +234,38 @@ def _run_batch(
     time_limit: float | None,
     cohort: int,
     model: OrderingModel,
+    max_bytes: int = 0,
 ) -> BatchResult:
     status, nodes, elapsed, paths, lengths = kernel.solve_batch(
         array, rows, cols, _compat(), _line(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, np.zeros(1, dtype=np.int64),
+        max_bytes,
     )  # fmt: skip
-    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else None for i, s in enumerate(status.tolist())]
+    codes = status.tolist()
+    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else _unknown_reason(s) for i, s in enumerate(codes)]
+    status[status == kernel.OUT_OF_MEMORY] = kernel.UNKNOWN
     return BatchResult(status, nodes, elapsed, reasons, paths, lengths)
 
 
-def _check_budget(max_nodes: int | None, time_limit: float | None, cohort: int) -> None:
+def _unknown_reason(status: int) -> str | None:
+    return MEMORY if status == kernel.OUT_OF_MEMORY else None
+
+
+def _memory_bytes(max_memory_mb: float | None) -> int:
+    return int(max_memory_mb * MIB) if max_memory_mb else 0
+
+
+def _check_budget(
+    max_nodes: int | None, time_limit: float | None, cohort: int, max_memory_mb: float | None = None
+) -> None:
     if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1):
         raise InvalidBudget(f"max_nodes must be a positive integer, got {max_nodes!r}")
     if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
         raise InvalidBudget(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if max_memory_mb is not None and (
+        isinstance(max_memory_mb, bool) or not isinstance(max_memory_mb, int | float) or not max_memory_mb > 0
+    ):
+        raise InvalidBudget(f"max_memory_mb must be a positive number of MiB, got {max_memory_mb!r}")
     if isinstance(cohort, bool) or not isinstance(cohort, int) or cohort < 1:
         raise InvalidBudget(f"cohort must be a positive integer, got {cohort!r}")
 

@@ -85,6 +85,8 @@ def test_budgets_large_enough_do_not_change_the_answer() -> None:
         ({"max_nodes": 2.5}, search.InvalidBudget, "max_nodes must be a positive integer"),
         ({"time_limit": -1}, search.InvalidBudget, "time_limit must be a positive number of seconds, got -1"),
         ({"cohort": 0}, search.InvalidBudget, "cohort must be a positive integer, got 0"),
+        ({"max_memory_mb": 0}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB, got 0"),
+        ({"max_memory_mb": "1"}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB"),
     ],
 )
 def test_bad_requests(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
@@ -104,3 +106,42 @@ def test_batches_of_deals_match_single_solves() -> None:
     batch = search.solve_deals(seeds)
     assert batch.status_names() == [search.solve(deal(s)).status for s in seeds]
     assert batch.reasons == [search.solve(deal(s)).reason for s in seeds]
+
+
+@pytest.mark.parametrize("algorithm", search.ALGORITHM_NAMES)
+def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> None:
+    result = search.solve(deal(360528), algorithm, max_memory_mb=0.5)
+    assert (result.status, result.reason, result.moves) == (search.UNKNOWN, search.MEMORY, [])
+
+
+def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
+    from search import kernel
+    from search.solver import _compat, _line, default_ordering
+
+    root = kernel.deal_cells(np.array([360528], dtype=np.int64), 16)[0]
+    algo, model = search.algorithm_named("ordered"), default_ordering()
+    for budget in (100_000, 1_000_000, 3_000_000):
+        memo = kernel.new_memo(16, max_bytes=budget)
+        status, _, _, memo = kernel.dfs(
+            root, 4, 4, _compat(), _line(4, 4), algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, 0,
+            0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8), budget,
+        )  # fmt: skip
+        assert status == kernel.OUT_OF_MEMORY
+        # the table and, while it grows, its half-size predecessor fit in the budget
+        assert 1.5 * memo.nbytes <= budget < 3 * memo.nbytes
+
+
+def test_a_memory_budget_large_enough_does_not_change_answers() -> None:
+    seeds = list(range(1160, 1200))
+    plain = search.solve_deals(seeds)
+    capped = search.solve_deals(seeds, max_memory_mb=64)
+    assert capped.status_names() == plain.status_names() and capped.reasons == plain.reasons
+    assert capped.nodes.tolist() == plain.nodes.tolist()
+    one = search.solve(deal(1163), max_memory_mb=64)
+    assert (one.status, one.reason) == (search.UNSOLVABLE, search.EXHAUSTED)
+
+
+def test_batches_report_memory_as_an_unknown_reason() -> None:
+    batch = search.solve_deals([1, 360528], max_memory_mb=2)
+    assert batch.status_names() == [search.SOLVABLE, search.UNKNOWN]
+    assert batch.reasons == [None, search.MEMORY]
