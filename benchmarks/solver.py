@@ -1,9 +1,13 @@
 """Solver figures: ``python benchmarks/solver.py`` (about five minutes on one core).
 
 For each algorithm: mean / median / p99 ms and mean nodes per deal over seeds
-1–10,000; nodes and seconds for the three hardest published deals; mean nodes
-and ms on 10,000 random states (SPEC §5); and the plain-Python reference
-search on a sample, as a ratio to the kernel in the same run. ``constrained``
+1–10,000; nodes and seconds for the hard deals; mean nodes and ms on 10,000
+random states (SPEC §5); and the plain-Python reference search on a sample, as
+a ratio to the kernel in the same run. Then the pruning ablation: ``ordered``
+on the hard deals with each stranded-leaf rule taken out, as ratios to the
+run without either rule in the same process (``--ablation`` prints only that);
+and deals on other grids (5×5, and 4×13, the whole deck), seeds 1–200 with a
+time budget per deal: how many are settled, and the mean ms. ``constrained``
 (plain DFS) gets a time limit per state, since without pruning some deals take
 minutes; states that hit it are counted as unknown and timed at the limit.
 Everything runs in this one process, on one core.
@@ -18,9 +22,18 @@ import numpy as np
 
 import search
 from game import deal, random_states
+from search import kernel
 from search.reference import reference_solve
 
-HARD_DEALS = (360528, 731678, 557593)
+HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618)
+ORDERED = search.algorithm_named("ordered")
+ABLATION = {  # the rows of the ablation table, each ordered without some option bits
+    "ordered (leaf + anchor)": ORDERED,
+    "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
+    "without leaf, anchor (v1)": ORDERED.without(kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR, "ordered-v1"),
+}
+OTHER_GRIDS = ((5, 5), (4, 13))
+GRID_LIMIT_S = 1.0  # per deal on the other grids
 CONSTRAINED_LIMIT_S = 0.01  # per state: plain DFS needs minutes on some deals
 
 
@@ -71,15 +84,58 @@ def reference_ratio(count: int) -> str:
     )
 
 
+def ablation_table(repeats: int) -> list[str]:
+    """Nodes and seconds (best of ``repeats``) per hard deal and rule set, with ratios to v1 in this run."""
+    lines = ["| deal | " + " | ".join(ABLATION) + " |", "|---" * (len(ABLATION) + 1) + "|"]
+    totals = dict.fromkeys(ABLATION, 0.0)
+    for seed in HARD_DEALS:
+        cells = []
+        figures = {}
+        for name, algo in ABLATION.items():
+            runs = [search.solve(deal(seed), algo) for _ in range(repeats)]
+            best = min(r.elapsed_ms for r in runs) / 1e3
+            figures[name] = (runs[0].status, runs[0].nodes, best)
+            totals[name] += best
+        base_nodes, base_s = figures["without leaf, anchor (v1)"][1:]
+        for status, nodes, seconds in figures.values():
+            cells.append(
+                f"{status[:5]} {nodes:,} nodes, {seconds:.3f} s "
+                f"(x{base_nodes / max(nodes, 1):,.1f} nodes, x{base_s / max(seconds, 1e-6):,.1f} s)"
+            )
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    lines.append("| all six, seconds | " + " | ".join(f"{t:.3f}" for t in totals.values()) + " |")
+    return lines
+
+
+def other_grid_figures(rows: int, cols: int, seeds: range) -> str:
+    batch = search.solve_deals(seeds, rows=rows, cols=cols, time_limit=GRID_LIMIT_S)
+    settled = int((batch.status != kernel.UNKNOWN).sum())
+    return (
+        f"{rows}x{cols} deals {seeds.start}-{seeds.stop - 1} ({GRID_LIMIT_S} s each): settled {settled}/{len(seeds)}, "
+        f"mean {batch.elapsed_ms.mean():.3f} ms, median {np.median(batch.elapsed_ms):.3f} ms, "
+        f"mean nodes {batch.nodes.mean():,.0f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=10_000, help="seeds 1..N")
     parser.add_argument("--random", type=int, default=10_000, help="random states")
     parser.add_argument("--reference", type=int, default=400, help="random states for the reference (plus N/4 deals)")
     parser.add_argument("--algorithms", nargs="*", default=list(search.ALGORITHM_NAMES))
+    parser.add_argument("--ablation", action="store_true", help="print only the ablation and other-grid tables")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per ablation cell (the best is kept)")
     args = parser.parse_args()
 
     search.solve(deal(1))  # load the compiled kernel outside the timings
+    print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
+    for line in ablation_table(args.repeats):
+        print(line, flush=True)
+    print("== other grids", flush=True)
+    for rows, cols in OTHER_GRIDS:
+        print("  " + other_grid_figures(rows, cols, range(1, 201)), flush=True)
+    if args.ablation:
+        return
     for algorithm in args.algorithms:
         print(f"== {algorithm}", flush=True)
         print("  " + deal_figures(algorithm, range(1, args.deals + 1)), flush=True)

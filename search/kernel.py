@@ -572,32 +572,79 @@ PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows 
 CANONICAL = 8  # memo keys of the canonical symmetric state
 LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
 PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
+PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _walk_reaches(start, hops, cells, target, line, least):
+    """True when a walk of ``least`` (0 or 1) to ``hops`` steps along rows and columns, from
+    cell ``start`` through the cells of the mask ``cells``, ends in the mask ``target``.
+
+    A card that moves empties its cell for good, so its walks never come back:
+    breadth-first layers over unvisited cells decide it.
+    """
+    reach = _bit(start)
+    if least == 0 and reach & target != U0:
+        return True
+    frontier = reach
+    for _ in range(hops):
+        grow = U0
+        f = frontier
+        while f != U0:
+            r = _lowest_bit_index(f)
+            f &= f - U1
+            grow |= line[r]
+        frontier = grow & cells & ~reach
+        if frontier & target != U0:
+            return True
+        if frontier == U0:
+            return False
+        reach |= frontier
+    return False
 
 
 @njit(cache=True, nogil=True)
-def _leaf_stranded(leaves, present, occupied, where, compat, line):
+def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
     """True when some leaf of ``leaves`` can never be covered: the state (3+ stacks) is unsolvable.
 
     ``leaves`` are the cards of degree 1 in the compatibility graph on
     ``present``, ``occupied`` the occupied cells and ``where[card]`` a card's cell.
 
-    Proof. Take a leaf ``c`` in cell ``p`` whose one neighbour is ``d`` in cell
-    ``q``, with at least three stacks. Compatibility only ever loses cards, so
-    ``d`` stays the only card that can cover ``c`` or that ``c`` can cover.
-    (i) ``c`` never moves before the last move: ``c`` onto ``d`` leaves ``c``
-    with no neighbour and at least one other stack, an odd bird. (ii) ``d`` is
-    never covered while ``c`` is on the board: by ``c``, see (i); by any other
-    card, ``c`` is left with no neighbour beside it. (iii) So ``d`` moves only
-    by covering one of its other neighbours, one per hop, at most ``deg(d) - 1``
-    hops, each onto a cell occupied at that time. A move empties its source and
-    keeps its target occupied, so no empty cell ever fills again: every hop
-    lands on a cell occupied *now*, other than ``p`` (``c`` stays there). (iv)
-    ``c`` leaves the board only when ``d`` covers it, or at the last move when
-    ``c`` covers ``d``; both need ``d`` in a cell in line with ``p``. Hence, if
-    no walk of at most ``deg(d) - 1`` steps along rows and columns from ``q``
-    through occupied cells other than ``p`` ends in line with ``p``, no move
-    sequence reaches one stack. (With ``deg(d) == 1`` the pair is its own
-    component, which the walk of zero steps also reports.)
+    Proof (``PRUNE_LEAF``). Take a leaf ``c`` in cell ``p`` whose one neighbour
+    is ``d`` in cell ``q``, with at least three stacks. Cards only ever leave
+    the graph, so ``d`` stays the only card that can cover ``c`` or that ``c``
+    can cover. (i) ``c`` never moves before the last move: ``c`` onto ``d``
+    leaves ``c`` with no neighbour and another stack on the board, an odd bird.
+    (ii) ``d`` is never covered while ``c`` is on the board: by ``c``, see (i);
+    by another card, ``c`` is left without a neighbour. (iii) So ``d`` moves
+    only by covering one of its other neighbours, one per hop, at most
+    ``deg(d) - 1`` hops, each onto a cell occupied at that time. A move empties
+    its source and keeps its target occupied, so no empty cell ever fills
+    again: every hop lands on a cell occupied *now*, other than ``p`` (``c``
+    stays there). (iv) ``c`` leaves the board only when ``d`` covers it, or at
+    the last move when ``c`` covers ``d``; both need ``d`` in a cell in line
+    with ``p``. Hence, if no walk of at most ``deg(d) - 1`` steps along rows and
+    columns from ``q`` through occupied cells other than ``p`` ends in line
+    with ``p``, no move sequence reaches one stack. (With ``deg(d) == 1`` the
+    pair is its own component, which the walk of zero steps also reports.)
+
+    Proof (``anchor``, the ``PRUNE_ANCHOR`` option). Let moreover ``q`` be out of
+    line with ``p`` and ``deg(d) == 2``, with ``e`` the other neighbour of ``d``.
+    By (iii) ``d`` hops once, onto ``e``, and then ``c`` and ``d`` only have
+    each other: the board must then hold just ``c`` and ``d``. So ``e`` is not
+    covered before: by ``d`` it is that last hop, and by any other card ``x``,
+    ``x`` stays on the board with ``c`` and ``d`` cut off from it. ``e`` covers
+    neither ``d`` (that strands ``c``) nor ``c`` (not a neighbour), so ``e`` moves
+    only by covering its other neighbours, at most ``deg(e) - 1`` hops onto
+    cells occupied now other than ``p`` and ``q`` (``c`` and ``d`` never move
+    before). When ``d`` covers it, ``e`` must be in line with ``q`` and, for the
+    final move, with ``p``. Hence, if no walk of at most ``deg(e) - 1`` steps
+    from ``e``'s cell through occupied cells other than ``p`` and ``q`` ends in a
+    cell in line with both ``p`` and ``q``, the state is unsolvable. With a
+    fourth card ``x`` still on the board the walk needs at least one step: the
+    last card to go besides ``c``, ``d`` and ``e`` can only be covered by ``e``
+    (``c`` and ``d`` cover nothing else, and ``x`` covering ``e`` is ruled out
+    above), and that hop ends where ``d`` covers ``e``.
     """
     lv = leaves
     while lv != U0:
@@ -606,30 +653,18 @@ def _leaf_stranded(leaves, present, occupied, where, compat, line):
         d = _lowest_bit_index(compat[c] & present)
         p = where[c]
         q = where[d]
-        target = line[p]
-        if target & _bit(q) != U0:
+        if line[p] & _bit(q) != U0:
             continue
-        hops = _popcount(compat[d] & present) - 1
-        cells = occupied & ~_bit(p)
-        reach = _bit(q)
-        frontier = reach
-        found = False
-        for _ in range(hops):
-            grow = U0
-            f = frontier
-            while f != U0:
-                r = _lowest_bit_index(f)
-                f &= f - U1
-                grow |= line[r]
-            frontier = grow & cells & ~reach
-            if frontier & target != U0:
-                found = True
-                break
-            if frontier == U0:
-                break
-            reach |= frontier
-        if not found:
+        others = compat[d] & present & ~_bit(c)
+        if not _walk_reaches(q, _popcount(others), occupied & ~_bit(p), line[p], line, 0):
             return True
+        if anchor and _popcount(others) == 1:
+            e = _lowest_bit_index(others)
+            cells = occupied & ~_bit(p) & ~_bit(q)
+            hops = _popcount(compat[e] & present) - 1
+            least = 1 if _popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
+            if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
+                return True
     return False
 
 
@@ -712,6 +747,7 @@ def _generate(
     # that are not b's neighbours and the degree-2 cards that are.
     deg1 = U0
     deg2 = U0
+    anchor = options & PRUNE_ANCHOR != 0
     if options & PRUNE_LEAF != 0 and n_stacks > 3:
         p = present
         while p != U0:
@@ -743,7 +779,9 @@ def _generate(
                 leaves = ((deg1 & ~compat[b]) | (deg2 & compat[b])) & ~_bit(b)
                 if leaves != U0:
                     where[a] = t
-                    stranded = _leaf_stranded(leaves, present & ~_bit(b), occupied & ~_bit(s), where, compat, line)
+                    stranded = _leaf_stranded(
+                        leaves, present & ~_bit(b), occupied & ~_bit(s), where, compat, line, anchor
+                    )
                     where[a] = s
                     if stranded:
                         continue

@@ -89,7 +89,7 @@ class BatchResult:
 
 def solve(
     state: State,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     max_nodes: int | None = None,
     time_limit: float | None = None,
@@ -133,7 +133,7 @@ def solve(
 
 def solve_many(
     states: Sequence[State] | np.ndarray,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     rows: int = 4,
     cols: int = 4,
@@ -164,7 +164,7 @@ def solve_many(
 
 def solve_deals(
     seeds: Sequence[int] | np.ndarray,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     rows: int = 4,
     cols: int = 4,
@@ -284,7 +284,7 @@ def _load_kernel() -> None:
     one = np.array([0], dtype=np.int8)
     kernel.solve_one(
         one, 1, 1, _compat(), _line(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
-        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8),
+        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0,
     )  # fmt: skip
 
 
