@@ -28,9 +28,12 @@ from search.reference import reference_solve
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618)
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
-    "ordered (leaf + anchor)": ORDERED,
+    "ordered (leaf + anchor + sleep)": ORDERED,
+    "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
     "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
-    "without leaf, anchor (v1)": ORDERED.without(kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR, "ordered-v1"),
+    "without leaf, anchor, sleep (v1)": ORDERED.without(
+        kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.SLEEP, "ordered-v1"
+    ),
 }
 OTHER_GRIDS = ((5, 5), (4, 13))
 GRID_LIMIT_S = 1.0  # per deal on the other grids
@@ -96,7 +99,7 @@ def ablation_table(repeats: int) -> list[str]:
             best = min(r.elapsed_ms for r in runs) / 1e3
             figures[name] = (runs[0].status, runs[0].nodes, best)
             totals[name] += best
-        base_nodes, base_s = figures["without leaf, anchor (v1)"][1:]
+        base_nodes, base_s = figures["without leaf, anchor, sleep (v1)"][1:]
         for status, nodes, seconds in figures.values():
             cells.append(
                 f"{status[:5]} {nodes:,} nodes, {seconds:.3f} s "

@@ -17,6 +17,12 @@ Every algorithm is exact; they differ in pruning, child order and node count.
   anchor rule) that neighbour has one other neighbour, which can no longer
   reach a cell in line with both (proofs in ``kernel._leaf_stranded``; these
   two rules decide deals 360528 and 731678 at the root's children).
+
+``compatible`` and ``ordered`` use sleep sets: two moves on four distinct cells
+commute, so after searching ``m`` and then ``x`` from a state, the children of
+``x`` need not try ``m`` again (proof with the memo in ``kernel._fall_asleep``).
+Every child skipped that way would have been found in the memo, so
+``compatible`` still expands exactly the reference's nodes.
 - ``best-n``: Neller's best-n DFS, cohorts of ``n`` (default 4) nodes of equal
   flockability, children ordered by flockability.
 
@@ -55,11 +61,16 @@ ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("constrained", kernel.DFS_KERNEL, 0),
-        Algorithm("compatible", kernel.DFS_KERNEL, kernel.PRUNE_GRAPH),
+        Algorithm("compatible", kernel.DFS_KERNEL, kernel.PRUNE_GRAPH | kernel.SLEEP),
         Algorithm(
             "ordered",
             kernel.DFS_KERNEL,
-            kernel.PRUNE_GRAPH | kernel.ORDER | kernel.PRUNE_CELLS | kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR,
+            kernel.PRUNE_GRAPH
+            | kernel.ORDER
+            | kernel.PRUNE_CELLS
+            | kernel.PRUNE_LEAF
+            | kernel.PRUNE_ANCHOR
+            | kernel.SLEEP,
             memo_min=4,
         ),
         Algorithm("best-n", kernel.BEST_N_KERNEL, kernel.PRUNE_GRAPH),

@@ -573,6 +573,7 @@ CANONICAL = 8  # memo keys of the canonical symmetric state
 LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
 PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
 PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
+SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -727,8 +728,12 @@ def _generate(
     tarjan_i,
     tarjan_u,
     where,
+    sleep,
 ):
     """Children of a node into ``src``/``dst``; returns their count.
+
+    ``sleep[cell]`` is the mask of target cells of the moves out of ``cell`` that
+    are asleep (see ``dfs``): those are not generated.
 
     Generation order: sources row-major, then targets row-major (as
     ``State.legal_moves``). Pruning tests are made once per distinct target
@@ -767,7 +772,7 @@ def _generate(
         s = _lowest_bit_index(o)
         o &= o - U1
         a = cells[s]
-        tm = line[s] & occupied
+        tm = line[s] & occupied & ~sleep[s]
         ca = compat[a] & ~bad
         while tm != U0:
             t = _lowest_bit_index(tm)
@@ -872,6 +877,37 @@ def _toggle_move(key, s, t, a, b):
 
 
 @njit(cache=True, nogil=True)
+def _fall_asleep(asleep, searched, s, t, child):
+    """The sleep set of the child reached by the move ``s -> t``, as target masks per source cell.
+
+    It holds the moves asleep at the parent or already searched from it that
+    touch neither ``s`` nor ``t``.
+
+    Proof that sleeping moves are never needed, together with the memo. Two
+    moves on four distinct cells commute: each leaves the other's two cells
+    as they were, so each stays legal after the other and both orders reach
+    the same state. Claim: while the search runs, every state it has finished
+    is unsolvable, and every move asleep at a state ``u`` leads from ``u`` to an
+    unsolvable state. By induction over the search: a state is finished
+    when each child was found solvable (then the search stops), pruned (each
+    rule is a proof of unsolvability), found in the memo (which only holds
+    finished states), searched and finished, or asleep, so it is unsolvable.
+    A move ``m`` asleep at the child ``u·x`` of ``u`` was searched from ``u``
+    before ``x`` or asleep at ``u``; either way ``u·m`` is unsolvable, and
+    ``u·x·m = u·m·x`` is one of its children, hence unsolvable too. So the memo
+    only ever holds unsolvable states and a skipped child is never the way to
+    a solution: the search finds the same answer and the same solution,
+    skipping only children that would fail (memo hits, or small states that
+    are not memoised and would be searched again), so it expands no more nodes.
+    """
+    drop = ~(_bit(s) | _bit(t))
+    for c in range(child.shape[0]):
+        child[c] = (asleep[c] | searched[c]) & drop
+    child[s] = U0
+    child[t] = U0
+
+
+@njit(cache=True, nogil=True)
 def dfs(
     root,
     rows,
@@ -925,6 +961,10 @@ def dfs(
     count = np.zeros(n_stacks, dtype=np.int64)
     nxt = np.zeros(n_stacks, dtype=np.int64)
     moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
+    # sleep[d, cell]: targets of the moves out of ``cell`` asleep at depth d; done[d, cell]: searched there
+    sleep = np.zeros((n_stacks, ncells), dtype=np.uint64)
+    done = np.zeros((n_stacks, ncells), dtype=np.uint64)
+    sleeping = options & SLEEP != 0
     work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
@@ -963,6 +1003,7 @@ def dfs(
         tarjan_i,
         tarjan_u,
         where,
+        sleep[0],
     )
     if lookahead and n_stacks - 1 >= memo_min:
         count[0] = _drop_known(
@@ -974,6 +1015,8 @@ def dfs(
             nxt[depth] += 1
             s = src[depth, i]
             t = dst[depth, i]
+            if sleeping and i > 0:
+                done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
             a = cells[s]
             b = cells[t]
             cells[t] = a
@@ -1004,6 +1047,9 @@ def dfs(
                     continue
             if max_nodes > 0 and nodes >= max_nodes:
                 return UNKNOWN, nodes, 0, memo
+            if sleeping:
+                _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
+                done[depth + 1, :] = U0
             depth += 1
             nodes += 1
             nxt[depth] = 0
@@ -1025,6 +1071,7 @@ def dfs(
                 tarjan_i,
                 tarjan_u,
                 where,
+                sleep[depth],
             )
             if lookahead and n_stacks - 1 >= memo_min:
                 count[depth] = _drop_known(
@@ -1122,6 +1169,7 @@ def best_n(
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     coefs = np.zeros(4)
+    no_sleep = np.zeros(ncells, dtype=np.uint64)
     generate_options = options & (PRUNE_GRAPH | PRUNE_CELLS)
     max_rows = max(max_bytes // 2 // memo.strides[0], 2) if max_bytes > 0 else 0
     q_cells[0] = root
@@ -1182,6 +1230,7 @@ def best_n(
                 tarjan_i,
                 tarjan_u,
                 where,
+                no_sleep,
             )
             edges = flockability(present, compat)
             pq_cells = _grow_rows(pq_cells, pqn + count)
