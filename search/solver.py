@@ -24,6 +24,7 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
+from search.threads import Budget, solve_split
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = "solvable", "unsolvable", "unknown"
 STATUS_NAMES = {
@@ -97,6 +98,7 @@ def solve(
     ordering: OrderingModel | None = None,
     cancel: np.ndarray | None = None,
     max_memory_mb: float | None = None,
+    threads: int = 1,
 ) -> SolveResult:
     """Decide ``state`` exactly with the named algorithm.
 
@@ -107,10 +109,15 @@ def solve(
     ``unknown`` with the reason ``memory``. ``cohort`` is
     best-n's n. ``cancel`` is an ``int64`` array of one element: setting
     ``cancel[0] = 1`` from another thread stops the search (``unknown``) within
-    about a thousand nodes. A solvable answer is replayed before it is returned.
+    about a thousand nodes. ``threads > 1`` searches the root's children side
+    by side (``search.threads``): the status does not depend on it, the
+    solution and node count may, and ``max_nodes`` then applies to each child.
+    A solvable answer is replayed before it is returned.
     """
     algo = algorithm_named(algorithm)
     _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InvalidBudget(f"threads must be a positive integer, got {threads!r}")
     model = ordering or default_ordering()
     root = state_to_array(state)
     max_bytes = _memory_bytes(max_memory_mb)
@@ -120,11 +127,17 @@ def solve(
     _load_kernel()
     start = time.perf_counter()
     deadline = kernel.now_s() + time_limit if time_limit else 0.0
-    status, nodes, length, _ = kernel.solve_one(
-        root, state.rows, state.cols, _compat(), _line(state.rows, state.cols), algo.kernel, algo.options,
-        model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
-        max_bytes,
-    )  # fmt: skip
+    if threads > 1 and state.n_stacks > 1:
+        budget = Budget(max_nodes or 0, deadline, max_bytes)
+        tables = (_compat(), _line(state.rows, state.cols))
+        status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
+        length = path.shape[0]
+    else:
+        status, nodes, length, _ = kernel.solve_one(
+            root, state.rows, state.cols, _compat(), _line(state.rows, state.cols), algo.kernel, algo.options,
+            model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
+            max_bytes,
+        )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
     moves = checked_solution(state, path[:length]) if status == kernel.SOLVABLE else []
     reason = unsolvable_reason(state) if status == kernel.UNSOLVABLE else _unknown_reason(status)

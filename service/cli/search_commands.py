@@ -28,6 +28,7 @@ def solve_command(
     max_memory_mb: Annotated[
         float | None, typer.Option("--max-memory-mb", help="Stop as unknown (memory) past this many MiB per search.")
     ] = None,
+    threads: Annotated[int, typer.Option("--threads", min=1, help="Search the root's children on N threads.")] = 1,
     as_json: AsJson = False,
     input_file: Annotated[Path | None, typer.Option("--input", help="One grid (or JSON line) per line.")] = None,
     output_file: Annotated[Path | None, typer.Option("--output", help="Write the JSON lines here.")] = None,
@@ -44,7 +45,9 @@ def solve_command(
     if output_file is not None:
         raise InvalidState("--output needs --input")
     state = state_argument(grid, seed, rows, cols)
-    result = solve(state, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb)
+    result = solve(
+        state, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb, threads=threads
+    )
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return

@@ -90,6 +90,7 @@ def test_budgets_large_enough_do_not_change_the_answer() -> None:
         ({"cohort": 0}, search.InvalidBudget, "cohort must be a positive integer, got 0"),
         ({"max_memory_mb": 0}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB, got 0"),
         ({"max_memory_mb": "1"}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB"),
+        ({"threads": 0}, search.InvalidBudget, "threads must be a positive integer, got 0"),
     ],
 )
 def test_bad_requests(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
@@ -148,3 +149,16 @@ def test_batches_report_memory_as_an_unknown_reason() -> None:
     batch = search.solve_deals([1, HARD], max_memory_mb=2)
     assert batch.status_names() == [search.SOLVABLE, search.UNKNOWN]
     assert batch.reasons == [None, search.MEMORY]
+
+
+@pytest.mark.parametrize("algorithm", ["ordered"])
+def test_threads_do_not_change_the_answer(algorithm: str, golden: list[tuple[bool, int]]) -> None:
+    # (the split is the same for every algorithm; compatible and best-n lose their shared table there and are slow)
+    from game import random_states
+
+    sample = random_states(2026, 100)
+    for i, (state, (label, _)) in enumerate(zip(sample, golden[:100], strict=True)):
+        result = search.solve(state, algorithm, threads=2 + i % 2)
+        assert (result.status == search.SOLVABLE) == label  # a solution is replayed inside solve
+    for seed in (1, 1163, 360528, 557593):
+        assert search.solve(deal(seed), algorithm, threads=2).status == search.solve(deal(seed), algorithm).status
