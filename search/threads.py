@@ -51,6 +51,8 @@ def solve_split(
     ``tables`` the kernel's compatibility and line tables. ``path`` holds the
     solution's ``(source, target)`` cells (empty unless solvable).
     """
+    if kernel.root_prunable(state_to_array(state), state.rows, state.cols, tables[0], tables[1], algo.options):
+        return kernel.UNSOLVABLE, 0, np.zeros((0, 2), dtype=np.int8)  # as one thread answers it: no node expanded
     moves = list(state.legal_moves())
     roots = [state_to_array(state.apply(move)) for move in moves]
     share = budget.max_bytes // threads if budget.max_bytes > 0 else 0

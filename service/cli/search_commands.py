@@ -40,7 +40,7 @@ def solve_command(
     if input_file is not None:
         if grid is not None or seed is not None:
             raise InvalidState("give either --input or a state (GRID or --seed), not both")
-        _solve_file(input_file, output_file, algorithm, max_nodes, time_limit, max_memory_mb)
+        _solve_file(input_file, output_file, algorithm, max_nodes, time_limit, max_memory_mb, threads)
         return
     if output_file is not None:
         raise InvalidState("--output needs --input")
@@ -65,6 +65,7 @@ def _solve_file(
     max_nodes: int | None,
     time_limit: float | None,
     max_memory_mb: float | None,
+    threads: int = 1,
 ) -> None:
     from search import solve
 
@@ -73,7 +74,9 @@ def _solve_file(
     states = [state for _, state in read_state_file(input_file)]  # every line is checked before solving
     lines = (
         json.dumps(
-            solve(s, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb).to_json()
+            solve(
+                s, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb, threads=threads
+            ).to_json()
         )
         for s in states
     )
