@@ -1,12 +1,19 @@
 """Solver figures: ``python benchmarks/solver.py`` (about five minutes on one core).
 
 For each algorithm: mean / median / p99 ms and mean nodes per deal over seeds
-1–10,000; nodes and seconds for the three hardest published deals; mean nodes
-and ms on 10,000 random states (SPEC §5); and the plain-Python reference
-search on a sample, as a ratio to the kernel in the same run. ``constrained``
-(plain DFS) gets a time limit per state, since without pruning some deals take
-minutes; states that hit it are counted as unknown and timed at the limit.
-Everything runs in this one process, on one core.
+1–10,000; nodes and seconds for the hard deals; mean nodes and ms on 10,000
+random states (SPEC §5); and the plain-Python reference search on a sample, as
+a ratio to the kernel in the same run. ``constrained`` (plain DFS) gets a
+time limit per state, since without pruning some deals take minutes; states
+that hit it are counted as unknown and timed at the limit.
+
+First (``--ablation`` prints only these): ``ordered`` on the hard deals with
+its stranded-leaf rules and sleep sets taken out, as ratios to the run
+without any of them (v1) in the same process; the hard deals on 1 and 2
+threads; the transposition table of one hard search (bytes per stored state);
+and deals on other grids (5×5, and 4×13, the whole deck), seeds 1–200 with a
+time budget per deal: how many are settled, and the mean ms.
+Everything runs in this one process, on one core (threads aside).
 """
 
 from __future__ import annotations
@@ -18,9 +25,21 @@ import numpy as np
 
 import search
 from game import deal, random_states
+from search import kernel
 from search.reference import reference_solve
 
-HARD_DEALS = (360528, 731678, 557593)
+HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618)
+ORDERED = search.algorithm_named("ordered")
+ABLATION = {  # the rows of the ablation table, each ordered without some option bits
+    "ordered (leaf + anchor + sleep)": ORDERED,
+    "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
+    "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
+    "without leaf, anchor, sleep (v1)": ORDERED.without(
+        kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.SLEEP, "ordered-v1"
+    ),
+}
+OTHER_GRIDS = ((5, 5), (4, 13))
+GRID_LIMIT_S = 1.0  # per deal on the other grids
 CONSTRAINED_LIMIT_S = 0.01  # per state: plain DFS needs minutes on some deals
 
 
@@ -71,15 +90,99 @@ def reference_ratio(count: int) -> str:
     )
 
 
+def ablation_table(repeats: int) -> list[str]:
+    """Nodes and seconds (best of ``repeats``) per hard deal and rule set, with ratios to v1 in this run."""
+    lines = ["| deal | " + " | ".join(ABLATION) + " |", "|---" * (len(ABLATION) + 1) + "|"]
+    totals = dict.fromkeys(ABLATION, 0.0)
+    for seed in HARD_DEALS:
+        cells = []
+        figures = {}
+        for name, algo in ABLATION.items():
+            runs = [search.solve(deal(seed), algo) for _ in range(repeats)]
+            best = min(r.elapsed_ms for r in runs) / 1e3
+            figures[name] = (runs[0].status, runs[0].nodes, best)
+            totals[name] += best
+        base_nodes, base_s = figures["without leaf, anchor, sleep (v1)"][1:]
+        for status, nodes, seconds in figures.values():
+            ratio = f"x{base_s / seconds:,.1f}" if seconds >= 1e-3 else "under 1 ms"
+            cells.append(
+                f"{status[:5]} {nodes:,} nodes, {seconds:.3f} s (x{base_nodes / max(nodes, 1):,.1f} nodes, {ratio})"
+            )
+        lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    lines.append("| all six, seconds | " + " | ".join(f"{t:.3f}" for t in totals.values()) + " |")
+    return lines
+
+
+def memory_figures(seed: int) -> str:
+    """The transposition table of one ordered search: MiB, stored states and bytes per stored state."""
+    from search.ordering import default_ordering
+    from search.solver import _compat, _line
+
+    model = default_ordering()
+    root = kernel.deal_cells(np.array([seed], dtype=np.int64), 16)[0]
+    memo = kernel.new_memo(16)
+    _, nodes, _, memo = kernel.dfs(
+        root, 4, 4, _compat(), _line(4, 4), ORDERED.options, model.kernel_coefs(), model.cutoff, ORDERED.memo_min,
+        0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8), 0,
+    )  # fmt: skip
+    stored = int((memo[:, -1] == 1).sum())
+    return (
+        f"deal {seed}: {nodes:,} nodes, table {memo.nbytes / 2**20:,.1f} MiB for {stored:,} stored states "
+        f"({memo.nbytes / max(stored, 1):.0f} bytes per stored state, {memo.nbytes / max(nodes, 1):.0f} per node)"
+    )
+
+
+def thread_table(repeats: int) -> list[str]:
+    """Seconds (best of ``repeats``) of ordered on the hard deals with 1 and 2 threads, in this process."""
+    lines = ["| deal | 1 thread | 2 threads | speed-up |", "|---|---|---|---|"]
+    for seed in HARD_DEALS:
+        figures = []
+        for threads in (1, 2):
+            runs = [search.solve(deal(seed), threads=threads) for _ in range(repeats)]
+            assert len({r.status for r in runs}) == 1
+            figures.append((runs[0].status, runs[0].nodes, min(r.elapsed_ms for r in runs) / 1e3))
+        one, two = figures
+        lines.append(
+            f"| {seed} | {one[0][:5]} {one[1]:,} nodes, {one[2]:.3f} s | {two[0][:5]} {two[1]:,} nodes, "
+            f"{two[2]:.3f} s | x{one[2] / max(two[2], 1e-6):.2f} |"
+        )
+    return lines
+
+
+def other_grid_figures(rows: int, cols: int, seeds: range) -> str:
+    batch = search.solve_deals(seeds, rows=rows, cols=cols, time_limit=GRID_LIMIT_S)
+    settled = sum(status is not search.UNKNOWN for status in batch.status)
+    return (
+        f"{rows}x{cols} deals {seeds.start}-{seeds.stop - 1} ({GRID_LIMIT_S} s each): settled {settled}/{len(seeds)}, "
+        f"mean {batch.elapsed_ms.mean():.3f} ms, median {np.median(batch.elapsed_ms):.3f} ms, "
+        f"mean nodes {batch.nodes.mean():,.0f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=10_000, help="seeds 1..N")
     parser.add_argument("--random", type=int, default=10_000, help="random states")
     parser.add_argument("--reference", type=int, default=400, help="random states for the reference (plus N/4 deals)")
     parser.add_argument("--algorithms", nargs="*", default=list(search.ALGORITHM_NAMES))
+    parser.add_argument("--ablation", action="store_true", help="print only the ablation, thread, memory and grid rows")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per ablation cell (the best is kept)")
     args = parser.parse_args()
 
     search.solve(deal(1))  # load the compiled kernel outside the timings
+    print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
+    for line in ablation_table(args.repeats):
+        print(line, flush=True)
+    print("== threads: ordered, root children split over threads (same process)", flush=True)
+    for line in thread_table(args.repeats):
+        print(line, flush=True)
+    print("== memory (ordered)", flush=True)
+    print("  " + memory_figures(-4965), flush=True)
+    print("== other grids", flush=True)
+    for rows, cols in OTHER_GRIDS:
+        print("  " + other_grid_figures(rows, cols, range(1, 201)), flush=True)
+    if args.ablation:
+        return
     for algorithm in args.algorithms:
         print(f"== {algorithm}", flush=True)
         print("  " + deal_figures(algorithm, range(1, args.deals + 1)), flush=True)

@@ -1,11 +1,11 @@
 """Exact answers for Birds of a Feather: is a state solvable, and how.
 
-``solve(state, algorithm="ordered", max_nodes=None, time_limit=None)`` answers
-one state; ``solve_many`` and ``solve_deals`` answer many in one compiled call;
-every answer's status is a ``Status``. The compiled kernel lives in
-``search.kernel`` (its tables and clock, which other compiled code shares, are
-public as ``compat_table``, ``line_table`` and ``now_s``); ``search.reference``
-is the plain-Python oracle it is tested against.
+``solve(state, algorithm="ordered", max_nodes=None, time_limit=None,
+max_memory_mb=None, threads=1)`` answers one state; ``solve_many`` and
+``solve_deals`` answer many in one compiled call; every answer's status is a
+``Status``. The compiled kernel lives in ``search.kernel`` (its tables and clock,
+which other compiled code shares, are public as ``compat_table``, ``line_table``
+and ``now_s``); ``search.reference`` is the plain-Python oracle it is tested against.
 """
 
 from search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
@@ -13,6 +13,7 @@ from search.errors import InvalidBudget, InvalidOrderingModel, SearchError, Solu
 from search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
 from search.solver import (
     EXHAUSTED,
+    MEMORY,
     ODD_BIRD,
     SEPARATED_FLOCK,
     SOLVABLE,
@@ -30,7 +31,7 @@ from search.solver import (
 )
 from search.tables import compat_table, line_table, now_s
 
-SOLVER_VERSION = "2026.11.1"
+SOLVER_VERSION = "2026.11.2"
 """The version of the exact answers, bumped with every change to the answers' path
 (kernel, pruning, reductions, ordering). Dataset manifests and resume fingerprints
 carry it, so cached answers from another solver are not reused."""
@@ -40,6 +41,7 @@ __all__ = [
     "ALGORITHM_NAMES",
     "DEFAULT_ALGORITHM",
     "EXHAUSTED",
+    "MEMORY",
     "ODD_BIRD",
     "SEPARATED_FLOCK",
     "SOLVABLE",

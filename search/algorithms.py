@@ -12,7 +12,17 @@ Every algorithm is exact; they differ in pruning, child order and node count.
   It also drops children whose occupied cells no longer link up by rows and
   columns (cells only ever empty, so such a grid can never merge), and does not
   memoise states of fewer than 4 stacks (searching those again is cheaper
-  than a cache miss).
+  than a cache miss). And it drops children where a card of degree 1 is
+  stranded: its one neighbour can no longer come into line with it, or (the
+  anchor rule) that neighbour has one other neighbour, which can no longer
+  reach a cell in line with both (proofs in ``kernel._leaf_stranded``; these
+  two rules decide deals 360528 and 731678 at the root's children).
+
+``compatible`` and ``ordered`` use sleep sets: two moves on four distinct cells
+commute, so after searching ``m`` and then ``x`` from a state, the children of
+``x`` need not try ``m`` again (proof with the memo in ``kernel._fall_asleep``).
+Every child skipped that way would have been found in the memo, so
+``compatible`` still expands exactly the reference's nodes.
 - ``best-n``: Neller's best-n DFS, cohorts of ``n`` (default 4) nodes of equal
   flockability, children ordered by flockability.
 
@@ -42,16 +52,25 @@ class Algorithm:
         """True when a disconnected compatibility graph ends the search at once."""
         return self.options & kernel.PRUNE_GRAPH != 0
 
+    def without(self, options: int, name: str) -> Algorithm:
+        """The same algorithm without the option bits ``options``, called ``name`` (for ablations)."""
+        return Algorithm(name, self.kernel, self.options & ~options, self.memo_min)
+
 
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("constrained", kernel.DFS_KERNEL, 0),
-        Algorithm("compatible", kernel.DFS_KERNEL, kernel.PRUNE_GRAPH),
+        Algorithm("compatible", kernel.DFS_KERNEL, kernel.PRUNE_GRAPH | kernel.SLEEP),
         Algorithm(
             "ordered",
             kernel.DFS_KERNEL,
-            kernel.PRUNE_GRAPH | kernel.ORDER | kernel.PRUNE_CELLS,
+            kernel.PRUNE_GRAPH
+            | kernel.ORDER
+            | kernel.PRUNE_CELLS
+            | kernel.PRUNE_LEAF
+            | kernel.PRUNE_ANCHOR
+            | kernel.SLEEP,
             memo_min=4,
         ),
         Algorithm("best-n", kernel.BEST_N_KERNEL, kernel.PRUNE_GRAPH),
@@ -61,8 +80,14 @@ ALGORITHM_NAMES = tuple(ALGORITHMS)
 DEFAULT_ALGORITHM = "ordered"
 
 
-def algorithm_named(name: str) -> Algorithm:
-    """The algorithm called ``name``; raises ``UnknownAlgorithm`` listing the known names."""
+def algorithm_named(name: str | Algorithm) -> Algorithm:
+    """The algorithm called ``name``; raises ``UnknownAlgorithm`` listing the known names.
+
+    An ``Algorithm`` is returned as it is (benchmarks use variants, such as
+    ``ordered`` without one pruning rule, through the same entry points).
+    """
+    if isinstance(name, Algorithm):
+        return name
     try:
         return ALGORITHMS[name]
     except KeyError:

@@ -25,6 +25,15 @@ more in key building than it saves; ``LOOKAHEAD`` (looking all children up in
 the memo at once, to overlap cache misses) doubled the mean time per deal,
 since most deals are solved long before most children are visited.
 
+Solver v2 (issue 13) option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
+measured in the same process by ``benchmarks/solver.py --ablation``:
+``PRUNE_LEAF`` and ``PRUNE_ANCHOR`` (stranded leaves, ``_leaf_stranded``) decide
+360528 and 731678 at the root's children (3.8M / 3.6M nodes before) and
+cut 557593 from 1.1M nodes to 18, 174024 12.7x, -115618 3.2x; ``SLEEP`` (sleep
+sets, ``_fall_asleep``) changes no node count of a memoised state and saves
+1.3-1.6x of the time on -4965 and -115618 by not probing commuted children.
+Six hard deals: 23.0 s -> 3.3 s. A memory budget (``max_bytes``) caps the memo.
+
 A move ``x`` onto ``y`` removes card ``y`` from the compatibility graph and
 keeps ``x``. So a child's graph is the parent's minus the target card, and
 everything graph-based (pruning, ordering features, flockability) is computed
@@ -54,6 +63,7 @@ warnings.filterwarnings("ignore", category=NumbaWarning, module=__name__)
 warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarning)
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
+OUT_OF_MEMORY = 3  # the status of a search stopped by its memory budget (reported as unknown)
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
 CHECK_EVERY = 1024  # nodes between clock checks (the cancel flag, a plain load, is read at every node)
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
@@ -515,11 +525,19 @@ def _memo_find(table, stamp, key):
 
 
 @njit(cache=True, nogil=True)
-def _memo_add(table, stamp, key, count):
-    """Insert ``key``; returns the table (grown when over half full) and the new count."""
+def _memo_add(table, stamp, key, count, max_rows):
+    """Insert ``key``; returns the table (grown when over half full), the new count, and whether it fit.
+
+    ``max_rows`` (0 for no cap) bounds the table *and* its growth: a table of
+    ``r`` rows grows to ``2r``, and for a moment both are held, so it grows only
+    while ``3r <= max_rows``. When it is half full and may not grow, the key is
+    not stored and ``False`` is returned (the search then stops as out of memory).
+    """
     at = _memo_find(table, stamp, key)
     if at >= 0:
-        return table, count
+        return table, count, True
+    if 2 * (count + 1) > table.shape[0] and max_rows > 0 and 3 * table.shape[0] > max_rows:
+        return table, count, False
     at = -1 - at
     nw = key.shape[0]
     for w in range(nw):
@@ -528,7 +546,7 @@ def _memo_add(table, stamp, key, count):
     count += 1
     if 2 * count > table.shape[0]:
         table = _memo_grow(table, stamp)
-    return table, count
+    return table, count, True
 
 
 @njit(cache=True, nogil=True)
@@ -542,8 +560,15 @@ def _memo_grow(table, stamp):
     return grown
 
 
-def new_memo(ncells: int, capacity: int = 1 << 12) -> np.ndarray:
-    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two)."""
+def new_memo(ncells: int, capacity: int = 1 << 12, max_bytes: int = 0) -> np.ndarray:
+    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two).
+
+    With ``max_bytes > 0`` the capacity is halved until the table takes at most
+    half of it (best-n gives its memo half of the budget).
+    """
+    row_bytes = 8 * (key_words(ncells) + 1)
+    while max_bytes > 0 and capacity > 2 and 2 * capacity * row_bytes > max_bytes:
+        capacity //= 2
     return np.zeros((capacity, key_words(ncells) + 1), dtype=np.uint64)
 
 
@@ -555,6 +580,102 @@ ORDER = 2  # sort children by the subset-H estimate above the cutoff
 PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
 CANONICAL = 8  # memo keys of the canonical symmetric state
 LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
+PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
+PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
+SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _walk_reaches(start, hops, cells, target, line, least):
+    """True when a walk of ``least`` (0 or 1) to ``hops`` steps along rows and columns, from
+    cell ``start`` through the cells of the mask ``cells``, ends in the mask ``target``.
+
+    A card that moves empties its cell for good, so its walks never come back:
+    breadth-first layers over unvisited cells decide it.
+    """
+    reach = _bit(start)
+    if least == 0 and reach & target != U0:
+        return True
+    frontier = reach
+    for _ in range(hops):
+        grow = U0
+        f = frontier
+        while f != U0:
+            r = _lowest_bit_index(f)
+            f &= f - U1
+            grow |= line[r]
+        frontier = grow & cells & ~reach
+        if frontier & target != U0:
+            return True
+        if frontier == U0:
+            return False
+        reach |= frontier
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
+    """True when some leaf of ``leaves`` can never be covered: the state (3+ stacks) is unsolvable.
+
+    ``leaves`` are the cards of degree 1 in the compatibility graph on
+    ``present``, ``occupied`` the occupied cells and ``where[card]`` a card's cell.
+
+    Proof (``PRUNE_LEAF``). Take a leaf ``c`` in cell ``p`` whose one neighbour
+    is ``d`` in cell ``q``, with at least three stacks. Cards only ever leave
+    the graph, so ``d`` stays the only card that can cover ``c`` or that ``c``
+    can cover. (i) ``c`` never moves before the last move: ``c`` onto ``d``
+    leaves ``c`` with no neighbour and another stack on the board, an odd bird.
+    (ii) ``d`` is never covered while ``c`` is on the board: by ``c``, see (i);
+    by another card, ``c`` is left without a neighbour. (iii) So ``d`` moves
+    only by covering one of its other neighbours, one per hop, at most
+    ``deg(d) - 1`` hops, each onto a cell occupied at that time. A move empties
+    its source and keeps its target occupied, so no empty cell ever fills
+    again: every hop lands on a cell occupied *now*, other than ``p`` (``c``
+    stays there). (iv) ``c`` leaves the board only when ``d`` covers it, or at
+    the last move when ``c`` covers ``d``; both need ``d`` in a cell in line
+    with ``p``. Hence, if no walk of at most ``deg(d) - 1`` steps along rows and
+    columns from ``q`` through occupied cells other than ``p`` ends in line
+    with ``p``, no move sequence reaches one stack. (With ``deg(d) == 1`` the
+    pair is its own component, which the walk of zero steps also reports.)
+
+    Proof (``anchor``, the ``PRUNE_ANCHOR`` option). Let moreover ``q`` be out of
+    line with ``p`` and ``deg(d) == 2``, with ``e`` the other neighbour of ``d``.
+    By (iii) ``d`` hops once, onto ``e``, and then ``c`` and ``d`` only have
+    each other: the board must then hold just ``c`` and ``d``. So ``e`` is not
+    covered before: by ``d`` it is that last hop, and by any other card ``x``,
+    ``x`` stays on the board with ``c`` and ``d`` cut off from it. ``e`` covers
+    neither ``d`` (that strands ``c``) nor ``c`` (not a neighbour), so ``e`` moves
+    only by covering its other neighbours, at most ``deg(e) - 1`` hops onto
+    cells occupied now other than ``p`` and ``q`` (``c`` and ``d`` never move
+    before). When ``d`` covers it, ``e`` must be in line with ``q`` and, for the
+    final move, with ``p``. Hence, if no walk of at most ``deg(e) - 1`` steps
+    from ``e``'s cell through occupied cells other than ``p`` and ``q`` ends in a
+    cell in line with both ``p`` and ``q``, the state is unsolvable. With a
+    fourth card ``x`` still on the board the walk needs at least one step: the
+    last card to go besides ``c``, ``d`` and ``e`` can only be covered by ``e``
+    (``c`` and ``d`` cover nothing else, and ``x`` covering ``e`` is ruled out
+    above), and that hop ends where ``d`` covers ``e``.
+    """
+    lv = leaves
+    while lv != U0:
+        c = _lowest_bit_index(lv)
+        lv &= lv - U1
+        d = _lowest_bit_index(compat[c] & present)
+        p = where[c]
+        q = where[d]
+        if line[p] & _bit(q) != U0:
+            continue
+        others = compat[d] & present & ~_bit(c)
+        if not _walk_reaches(q, _popcount(others), occupied & ~_bit(p), line[p], line, 0):
+            return True
+        if anchor and _popcount(others) == 1:
+            e = _lowest_bit_index(others)
+            cells = occupied & ~_bit(p) & ~_bit(q)
+            hops = _popcount(compat[e] & present) - 1
+            least = 1 if _popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
+            if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
+                return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -615,8 +736,13 @@ def _generate(
     score_cache,
     tarjan_i,
     tarjan_u,
+    where,
+    sleep,
 ):
     """Children of a node into ``src``/``dst``; returns their count.
+
+    ``sleep[cell]`` is the mask of target cells of the moves out of ``cell`` that
+    are asleep (see ``dfs``): those are not generated.
 
     Generation order: sources row-major, then targets row-major (as
     ``State.legal_moves``). Pruning tests are made once per distinct target
@@ -631,18 +757,48 @@ def _generate(
         bad, _ = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
     if options & PRUNE_CELLS != 0 and n_stacks > 2:
         bad_cells, _ = cut_vertices(occupied, line, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    # Cards of degree 1 and 2 in G: G minus card b has as leaves the degree-1 cards
+    # that are not b's neighbours and the degree-2 cards that are.
+    deg1 = U0
+    deg2 = U0
+    anchor = options & PRUNE_ANCHOR != 0
+    if options & PRUNE_LEAF != 0 and n_stacks > 3:
+        p = present
+        while p != U0:
+            x = _lowest_bit_index(p)
+            p &= p - U1
+            k = _popcount(compat[x] & present)
+            if k == 1:
+                deg1 |= _bit(x)
+            elif k == 2:
+                deg2 |= _bit(x)
+        if deg1 | deg2 != U0:
+            for i in range(cells.shape[0]):
+                if cells[i] >= 0:
+                    where[cells[i]] = i
     o = occupied & ~bad_cells
     while o != U0:
         s = _lowest_bit_index(o)
         o &= o - U1
         a = cells[s]
-        tm = line[s] & occupied
+        tm = line[s] & occupied & ~sleep[s]
         ca = compat[a] & ~bad
         while tm != U0:
             t = _lowest_bit_index(tm)
             tm &= tm - U1
-            if ca & _bit(cells[t]) == U0:
+            b = cells[t]
+            if ca & _bit(b) == U0:
                 continue
+            if deg1 | deg2 != U0:
+                leaves = ((deg1 & ~compat[b]) | (deg2 & compat[b])) & ~_bit(b)
+                if leaves != U0:
+                    where[a] = t
+                    stranded = _leaf_stranded(
+                        leaves, present & ~_bit(b), occupied & ~_bit(s), where, compat, line, anchor
+                    )
+                    where[a] = s
+                    if stranded:
+                        continue
             src[count] = s
             dst[count] = t
             count += 1
@@ -730,8 +886,54 @@ def _toggle_move(key, s, t, a, b):
 
 
 @njit(cache=True, nogil=True)
+def _fall_asleep(asleep, searched, s, t, child):
+    """The sleep set of the child reached by the move ``s -> t``, as target masks per source cell.
+
+    It holds the moves asleep at the parent or already searched from it that
+    touch neither ``s`` nor ``t``.
+
+    Proof that sleeping moves are never needed, together with the memo. Two
+    moves on four distinct cells commute: each leaves the other's two cells
+    as they were, so each stays legal after the other and both orders reach
+    the same state. Claim: while the search runs, every state it has finished
+    is unsolvable, and every move asleep at a state ``u`` leads from ``u`` to an
+    unsolvable state. By induction over the search: a state is finished
+    when each child was found solvable (then the search stops), pruned (each
+    rule is a proof of unsolvability), found in the memo (which only holds
+    finished states), searched and finished, or asleep, so it is unsolvable.
+    A move ``m`` asleep at the child ``u·x`` of ``u`` was searched from ``u``
+    before ``x`` or asleep at ``u``; either way ``u·m`` is unsolvable, and
+    ``u·x·m = u·m·x`` is one of its children, hence unsolvable too. So the memo
+    only ever holds unsolvable states and a skipped child is never the way to
+    a solution: the search finds the same answer and the same solution,
+    skipping only children that would fail (memo hits, or small states that
+    are not memoised and would be searched again), so it expands no more nodes.
+    """
+    drop = ~(_bit(s) | _bit(t))
+    for c in range(child.shape[0]):
+        child[c] = (asleep[c] | searched[c]) & drop
+    child[s] = U0
+    child[t] = U0
+
+
+@njit(cache=True, nogil=True)
 def dfs(
-    root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+    root,
+    rows,
+    cols,
+    compat,
+    line,
+    options,
+    coefs,
+    cutoff,
+    memo_min,
+    max_nodes,
+    deadline,
+    cancel,
+    memo,
+    stamp,
+    path,
+    max_bytes=0,
 ):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
 
@@ -742,9 +944,12 @@ def dfs(
     as ``(source, target)`` cells. The memo may be grown and is returned for
     reuse with a fresh ``stamp``. ``max_nodes <= 0`` and ``deadline <= 0``
     (seconds on the ``now_s`` clock) mean no budget; ``cancel[0] != 0`` stops
-    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes.
+    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes. ``max_bytes > 0``
+    caps the memo, the only structure that grows with the search (see
+    ``_memo_add``); a state that no longer fits stops the search as ``OUT_OF_MEMORY``.
     """
     ncells = rows * cols
+    max_rows = max_bytes // memo.strides[0] if max_bytes > 0 else 0
     cells = root.copy()
     occupied = U0
     present = U0
@@ -765,11 +970,16 @@ def dfs(
     count = np.zeros(n_stacks, dtype=np.int64)
     nxt = np.zeros(n_stacks, dtype=np.int64)
     moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
+    # sleep[d, cell]: targets of the moves out of ``cell`` asleep at depth d; done[d, cell]: searched there
+    sleep = np.zeros((n_stacks, ncells), dtype=np.uint64)
+    done = np.zeros((n_stacks, ncells), dtype=np.uint64)
+    sleeping = options & SLEEP != 0
     work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
+    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     other = np.empty_like(key)
     row_mask = np.empty(rows, dtype=np.uint64)
@@ -801,6 +1011,8 @@ def dfs(
         score_cache,
         tarjan_i,
         tarjan_u,
+        where,
+        sleep[0],
     )
     if lookahead and n_stacks - 1 >= memo_min:
         count[0] = _drop_known(
@@ -812,6 +1024,8 @@ def dfs(
             nxt[depth] += 1
             s = src[depth, i]
             t = dst[depth, i]
+            if sleeping and i > 0:
+                done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
             a = cells[s]
             b = cells[t]
             cells[t] = a
@@ -842,6 +1056,9 @@ def dfs(
                     continue
             if max_nodes > 0 and nodes >= max_nodes:
                 return UNKNOWN, nodes, 0, memo
+            if sleeping:
+                _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
+                done[depth + 1, :] = U0
             depth += 1
             nodes += 1
             nxt[depth] = 0
@@ -862,6 +1079,8 @@ def dfs(
                 score_cache,
                 tarjan_i,
                 tarjan_u,
+                where,
+                sleep[depth],
             )
             if lookahead and n_stacks - 1 >= memo_min:
                 count[depth] = _drop_known(
@@ -888,7 +1107,9 @@ def dfs(
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
                     key[:] = cur
-                memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+                memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
+                if not fits:
+                    return OUT_OF_MEMORY, nodes, 0, memo
             depth -= 1
             i = nxt[depth] - 1
             s = src[depth, i]
@@ -914,7 +1135,9 @@ def _grow_rows(a, need):
 
 
 @njit(cache=True, nogil=True)
-def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path):
+def best_n(
+    root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes=0
+):
     """Best-n DFS (Neller 2019, Algorithm 1) from ``root``; returns like ``dfs``.
 
     Cohorts of up to ``cohort`` nodes of equal heuristic value are taken from the
@@ -922,6 +1145,10 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     on S sorted by flockability (edges of their compatibility graph), the
     preferred ones on top, ties in generation order. ``memo`` is the closed set
     (every expanded state), so a state is expanded once.
+
+    ``max_bytes > 0`` is shared: the memo gets half (a hard cap, as in ``dfs``),
+    the global stack, cohort children and path records the other half, checked
+    before each expansion (so they may pass it by at most one growth step).
     """
     ncells = rows * cols
     n_root = 0
@@ -948,9 +1175,12 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
+    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     coefs = np.zeros(4)
+    no_sleep = np.zeros(ncells, dtype=np.uint64)
     generate_options = options & (PRUNE_GRAPH | PRUNE_CELLS)
+    max_rows = max(max_bytes // 2 // memo.strides[0], 2) if max_bytes > 0 else 0
     q_cells[0] = root
     q_info[0, 0] = -1
     q_info[0, 1] = -1
@@ -967,7 +1197,10 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
             _plain_key(cells, key)
             if _memo_find(memo, stamp, key) >= 0:
                 continue
-            memo, memo_count = _memo_add(memo, stamp, key, memo_count)
+            memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
+            rest = records.nbytes + s_cells.nbytes + s_info.nbytes + pq_cells.nbytes + pq_info.nbytes + order.nbytes
+            if not fits or (max_bytes > 0 and 2 * rest > max_bytes):
+                return OUT_OF_MEMORY, nodes, 0, memo
             occupied = U0
             present = U0
             n_stacks = 0
@@ -1005,6 +1238,8 @@ def best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline,
                 score_cache,
                 tarjan_i,
                 tarjan_u,
+                where,
+                no_sleep,
             )
             edges = flockability(present, compat)
             pq_cells = _grow_rows(pq_cells, pqn + count)
@@ -1095,24 +1330,57 @@ def solve_one(
     memo,
     stamp,
     path,
+    max_bytes=0,
 ):
     """One search with either kernel; returns ``(status, nodes, path_length, memo)``."""
     if kernel == BEST_N_KERNEL:
-        return best_n(root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path)
+        return best_n(
+            root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes
+        )
     return dfs(
-        root, rows, cols, compat, line, options, coefs, cutoff, memo_min, max_nodes, deadline, cancel, memo, stamp, path
+        root,
+        rows,
+        cols,
+        compat,
+        line,
+        options,
+        coefs,
+        cutoff,
+        memo_min,
+        max_nodes,
+        deadline,
+        cancel,
+        memo,
+        stamp,
+        path,
+        max_bytes,
     )
 
 
 @njit(cache=True, nogil=True)
 def solve_batch(
-    states, rows, cols, compat, line, kernel, options, coefs, cutoff, memo_min, cohort, max_nodes, time_limit, cancel
+    states,
+    rows,
+    cols,
+    compat,
+    line,
+    kernel,
+    options,
+    coefs,
+    cutoff,
+    memo_min,
+    cohort,
+    max_nodes,
+    time_limit,
+    cancel,
+    max_bytes=0,
 ):
     """Solve every row of ``states`` (``int8[n, rows*cols]``) in one call.
 
-    ``time_limit`` (seconds, <= 0 for none) applies to each state. Returns
-    ``(status int8[n], nodes int64[n], elapsed_ms float64[n], paths int8[n, rows*cols, 2],
-    path_lengths int64[n])``. One memo is reused for all states (fresh stamps).
+    ``time_limit`` (seconds, <= 0 for none) and ``max_bytes`` (<= 0 for none)
+    apply to each state. Returns ``(status int8[n], nodes int64[n], elapsed_ms
+    float64[n], paths int8[n, rows*cols, 2], path_lengths int64[n])``; a status
+    may be ``OUT_OF_MEMORY``. One memo is reused for all states (fresh stamps).
     """
     n = states.shape[0]
     ncells = rows * cols
@@ -1121,7 +1389,11 @@ def solve_batch(
     elapsed = np.zeros(n, dtype=np.float64)
     paths = np.zeros((n, ncells, 2), dtype=np.int8)
     lengths = np.zeros(n, dtype=np.int64)
-    memo = np.zeros((1 << 12, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
+    capacity = 1 << 12
+    row_bytes = 8 * ((ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1)
+    while max_bytes > 0 and capacity > 2 and capacity * row_bytes * 2 > max_bytes:
+        capacity //= 2
+    memo = np.zeros((capacity, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
     for i in range(n):
         start = now_s()
         deadline = start + time_limit if time_limit > 0 else 0.0
@@ -1143,6 +1415,7 @@ def solve_batch(
             memo,
             i + 1,
             paths[i],
+            max_bytes,
         )
         elapsed[i] = (now_s() - start) * 1e3
         status[i] = st

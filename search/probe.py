@@ -16,7 +16,7 @@ from search.errors import InvalidBudget
 from search.ordering import default_ordering
 from search.tables import compat_table, line_table
 
-_OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5}
+_OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5, kernel.OUT_OF_MEMORY: 0.5}
 
 
 def probe(

@@ -27,6 +27,7 @@ from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
 from search.tables import compat_table, line_table, now_s
+from search.threads import Budget, solve_split
 
 
 class Status(StrEnum):
@@ -34,12 +35,19 @@ class Status(StrEnum):
 
     SOLVABLE = "solvable"
     UNSOLVABLE = "unsolvable"
-    UNKNOWN = "unknown"  # a node budget or time limit ran out, or the search was cancelled
+    UNKNOWN = "unknown"  # a node, time or memory budget ran out, or the search was cancelled
 
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = Status.SOLVABLE, Status.UNSOLVABLE, Status.UNKNOWN
-_KERNEL_STATUS = {kernel.SOLVABLE: SOLVABLE, kernel.UNSOLVABLE: UNSOLVABLE, kernel.UNKNOWN: UNKNOWN}
+_KERNEL_STATUS = {
+    kernel.SOLVABLE: SOLVABLE,
+    kernel.UNSOLVABLE: UNSOLVABLE,
+    kernel.UNKNOWN: UNKNOWN,
+    kernel.OUT_OF_MEMORY: UNKNOWN,
+}
 ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted"
+MEMORY = "memory"  # the reason of an unknown answer whose search reached its memory budget
+MIB = 1 << 20
 DEFAULT_COHORT = 4
 
 
@@ -76,8 +84,9 @@ class BatchResult:
     """Answers for many states of one grid (one entry per state).
 
     ``status`` holds each state's ``Status``; ``reasons`` the reason texts
-    (``None`` unless unsolvable); ``nodes`` and ``elapsed_ms`` (milliseconds)
-    are arrays, as are ``paths`` and ``path_lengths`` (see ``solution_moves``).
+    (``None`` unless unsolvable, or ``memory`` for a search stopped by its memory
+    budget); ``nodes`` and ``elapsed_ms`` (milliseconds) are arrays, as are
+    ``paths`` and ``path_lengths`` (see ``solution_moves``).
     """
 
     status: tuple[Status, ...]
@@ -94,46 +103,63 @@ class BatchResult:
 
 def solve(
     state: State,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     max_nodes: int | None = None,
     time_limit: float | None = None,
     cohort: int = DEFAULT_COHORT,
     ordering: OrderingModel | None = None,
     cancel: np.ndarray | None = None,
+    max_memory_mb: float | None = None,
+    threads: int = 1,
 ) -> SolveResult:
     """Decide ``state`` exactly with the named algorithm.
 
     ``max_nodes`` caps the expanded states and ``time_limit`` the wall time in
-    seconds; when either runs out the status is ``unknown``. ``cohort`` is
+    seconds; when either runs out the status is ``unknown``. ``max_memory_mb``
+    caps the memory of the search's growing tables in MiB (the transposition
+    table never grows past it); when a state no longer fits, the status is
+    ``unknown`` with the reason ``memory``. ``cohort`` is
     best-n's n. ``cancel`` is an ``int64`` array of one element: setting
     ``cancel[0] = 1`` from another thread stops the search (``unknown``) at its
-    next node. A solvable answer is replayed before it is returned.
+    next node. ``threads > 1`` searches the root's children side by side
+    (``search.threads``): the status does not depend on it, the solution and
+    node count may, and ``max_nodes`` then applies to each child. A solvable
+    answer is replayed before it is returned.
     """
     algo = algorithm_named(algorithm)
-    _check_budget(max_nodes, time_limit, cohort)
+    _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
+    check_positive_int(threads, "threads", error=InvalidBudget)
     model = ordering or default_ordering()
     root = state_to_array(state)
-    memo = kernel.new_memo(root.shape[0])
+    max_bytes = _memory_bytes(max_memory_mb)
+    memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes)
     path = np.zeros((root.shape[0], 2), dtype=np.int8)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     _load_kernel()
     start = time.perf_counter()
     deadline = now_s() + time_limit if time_limit else 0.0
-    status, nodes, length, _ = kernel.solve_one(
-        root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols), algo.kernel, algo.options,
-        model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag, memo, 1, path,
-    )  # fmt: skip
+    if threads > 1 and state.n_stacks > 1:
+        budget = Budget(max_nodes or 0, deadline, max_bytes)
+        tables = (compat_table(), line_table(state.rows, state.cols))
+        status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
+        length = path.shape[0]
+    else:
+        status, nodes, length, _ = kernel.solve_one(
+            root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols), algo.kernel,
+            algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag,
+            memo, 1, path, max_bytes,
+        )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
     moves = checked_solution(state, path[:length]) if answer is SOLVABLE else []
-    reason = unsolvable_reason(state) if answer is UNSOLVABLE else None
+    reason = unsolvable_reason(state) if answer is UNSOLVABLE else _unknown_reason(int(status))
     return SolveResult(answer, moves, int(nodes), elapsed_ms, reason, algo.name)
 
 
 def solve_many(
     states: Sequence[State] | np.ndarray,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     rows: int = 4,
     cols: int = 4,
@@ -142,39 +168,47 @@ def solve_many(
     cohort: int = DEFAULT_COHORT,
     ordering: OrderingModel | None = None,
     cancel: np.ndarray | None = None,
+    max_memory_mb: float | None = None,
 ) -> BatchResult:
     """Solve many states of one grid in one kernel call, without per-state Python work.
 
     ``states`` is a sequence of ``State`` or an ``int8`` array ``(n, rows*cols)``
-    (``rows``/``cols`` then name the grid). Budgets apply to each state. Paths
-    are returned raw (``(source, target)`` cells); ``solution_moves`` turns one
-    into checked move text. ``cancel`` is ``solve``'s: once set, the state under
-    way and every later one come back ``unknown``.
+    (``rows``/``cols`` then name the grid). Budgets (nodes, seconds, MiB) apply
+    to each state; a state that reaches ``max_memory_mb`` is ``unknown`` with
+    the reason ``memory``. Paths are returned raw (``(source, target)`` cells);
+    ``solution_moves`` turns one into checked move text. ``cancel`` is
+    ``solve``'s: once set, the state under way and every later one come back
+    ``unknown``.
     """
     algo = algorithm_named(algorithm)
-    _check_budget(max_nodes, time_limit, cohort)
+    _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
     if not isinstance(states, np.ndarray):
         if states:
             rows, cols = states[0].rows, states[0].cols
         states = states_to_array(states)
     array = np.ascontiguousarray(states, dtype=np.int8).reshape(-1, rows * cols)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
-    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, ordering or default_ordering(), flag)
+    model = ordering or default_ordering()
+    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, model, flag, _memory_bytes(max_memory_mb))
 
 
 def solve_deals(
     seeds: Sequence[int] | np.ndarray,
-    algorithm: str = DEFAULT_ALGORITHM,
+    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
     *,
     rows: int = 4,
     cols: int = 4,
     max_nodes: int | None = None,
     time_limit: float | None = None,
     cohort: int = DEFAULT_COHORT,
+    max_memory_mb: float | None = None,
 ) -> BatchResult:
     """Solve the seeded deals (SPEC §2) of ``seeds``; the deals are dealt inside the kernel."""
     array = kernel.deal_cells(np.asarray(seeds, dtype=np.int64), rows * cols)
-    return solve_many(array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort)
+    return solve_many(
+        array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort,
+        max_memory_mb=max_memory_mb,
+    )  # fmt: skip
 
 
 def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
@@ -231,21 +265,37 @@ def _run_batch(
     cohort: int,
     model: OrderingModel,
     cancel: np.ndarray,
+    max_bytes: int = 0,
 ) -> BatchResult:
     status, nodes, elapsed, paths, lengths = kernel.solve_batch(
         array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
-        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel,
+        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel, max_bytes,
     )  # fmt: skip
-    answers = tuple(_KERNEL_STATUS[s] for s in status.tolist())
-    reasons = [cells_reason(array[i]) if s is UNSOLVABLE else None for i, s in enumerate(answers)]
+    codes = status.tolist()
+    answers = tuple(_KERNEL_STATUS[s] for s in codes)
+    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else _unknown_reason(s) for i, s in enumerate(codes)]
     return BatchResult(answers, nodes, elapsed, reasons, paths, lengths)
 
 
-def _check_budget(max_nodes: int | None, time_limit: float | None, cohort: int) -> None:
+def _unknown_reason(status: int) -> str | None:
+    return MEMORY if status == kernel.OUT_OF_MEMORY else None
+
+
+def _memory_bytes(max_memory_mb: float | None) -> int:
+    return int(max_memory_mb * MIB) if max_memory_mb else 0
+
+
+def _check_budget(
+    max_nodes: int | None, time_limit: float | None, cohort: int, max_memory_mb: float | None = None
+) -> None:
     if max_nodes is not None:
         check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
         raise InvalidBudget(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if max_memory_mb is not None and (
+        isinstance(max_memory_mb, bool) or not isinstance(max_memory_mb, int | float) or not max_memory_mb > 0
+    ):
+        raise InvalidBudget(f"max_memory_mb must be a positive number of MiB, got {max_memory_mb!r}")
     check_positive_int(cohort, "cohort", error=InvalidBudget)
 
 
@@ -263,5 +313,5 @@ def _load_kernel() -> None:
     one = np.array([0], dtype=np.int8)
     kernel.solve_one(
         one, 1, 1, compat_table(), line_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
-        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8),
+        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0,
     )  # fmt: skip

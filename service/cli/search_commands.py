@@ -26,6 +26,10 @@ def solve_command(
     ),
     max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop as unknown after this many nodes.")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop as unknown after S seconds.")] = None,
+    max_memory_mb: Annotated[
+        float | None, typer.Option("--max-memory-mb", help="Stop as unknown (memory) past this many MiB per search.")
+    ] = None,
+    threads: Annotated[int, typer.Option("--threads", min=1, help="Search the root's children on N threads.")] = 1,
     as_json: AsJson = False,
     input_file: Annotated[Path | None, typer.Option("--input", help="One grid (or JSON line) per line.")] = None,
     output_file: Annotated[Path | None, typer.Option("--output", help="Write the JSON lines here.")] = None,
@@ -38,12 +42,14 @@ def solve_command(
     if input_file is not None:
         if grid is not None or seed is not None:
             raise InvalidState("give either --input or a state (GRID or --seed), not both")
-        _solve_file(input_file, output_file, algorithm, max_nodes, time_limit)
+        _solve_file(input_file, output_file, algorithm, max_nodes, time_limit, max_memory_mb, threads)
         return
     if output_file is not None:
         raise InvalidState("--output needs --input")
     state = state_argument(grid, seed, rows, cols)
-    result = solve(state, algorithm, max_nodes=max_nodes, time_limit=time_limit)
+    result = solve(
+        state, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb, threads=threads
+    )
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return
@@ -55,7 +61,13 @@ def solve_command(
 
 
 def _solve_file(
-    input_file: Path, output_file: Path | None, algorithm: str, max_nodes: int | None, time_limit: float | None
+    input_file: Path,
+    output_file: Path | None,
+    algorithm: str,
+    max_nodes: int | None,
+    time_limit: float | None,
+    max_memory_mb: float | None,
+    threads: int = 1,
 ) -> None:
     # Imported here for start-up time: only this command pays for numba's compiled kernels.
     from search import solve
@@ -63,7 +75,14 @@ def _solve_file(
     if not input_file.is_file():
         raise InvalidState(f"input file {input_file} does not exist")
     states = [state for _, state in read_state_file(input_file)]  # every line is checked before solving
-    lines = (json.dumps(solve(s, algorithm, max_nodes=max_nodes, time_limit=time_limit).to_json()) for s in states)
+    lines = (
+        json.dumps(
+            solve(
+                s, algorithm, max_nodes=max_nodes, time_limit=time_limit, max_memory_mb=max_memory_mb, threads=threads
+            ).to_json()
+        )
+        for s in states
+    )
     if output_file is None:
         for line in lines:
             typer.echo(line)

@@ -63,13 +63,16 @@ def test_a_node_budget_gives_unknown(algorithm: str) -> None:
     assert result.nodes <= 50
 
 
+HARD = -4965  # 2.4M nodes, no card of degree 1 (the stranded-leaf rules decide 360528 at once)
+
+
 def test_a_time_limit_gives_unknown() -> None:
-    result = search.solve(deal(360528), time_limit=0.001)
+    result = search.solve(deal(HARD), time_limit=0.001)
     assert result.status == search.UNKNOWN
 
 
 def test_a_raised_cancel_flag_gives_unknown() -> None:
-    result = search.solve(deal(360528), cancel=np.ones(1, dtype=np.int64))
+    result = search.solve(deal(HARD), cancel=np.ones(1, dtype=np.int64))
     assert result.status == search.UNKNOWN
 
 
@@ -85,6 +88,9 @@ def test_budgets_large_enough_do_not_change_the_answer() -> None:
         ({"max_nodes": 2.5}, search.InvalidBudget, "max_nodes must be a positive integer"),
         ({"time_limit": -1}, search.InvalidBudget, "time_limit must be a positive number of seconds, got -1"),
         ({"cohort": 0}, search.InvalidBudget, "cohort must be a positive integer, got 0"),
+        ({"max_memory_mb": 0}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB, got 0"),
+        ({"max_memory_mb": "1"}, search.InvalidBudget, "max_memory_mb must be a positive number of MiB"),
+        ({"threads": 0}, search.InvalidBudget, "threads must be a positive integer, got 0"),
     ],
 )
 def test_bad_requests(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
@@ -112,3 +118,56 @@ def test_single_and_batch_answers_share_one_status_vocabulary() -> None:
     result = search.solve(deal(1))
     assert result.status is search.Status.SOLVABLE and f"{result.status}" == "solvable"
     assert type(result.to_json()["status"]) is str and type(batch.status_names()[0]) is str
+
+
+@pytest.mark.parametrize("algorithm", search.ALGORITHM_NAMES)
+def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> None:
+    result = search.solve(deal(HARD), algorithm, max_memory_mb=0.5)
+    assert (result.status, result.reason, result.moves) == (search.UNKNOWN, search.MEMORY, [])
+
+
+def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
+    from search import kernel
+    from search.solver import default_ordering
+    from search.tables import compat_table, line_table
+
+    root = kernel.deal_cells(np.array([HARD], dtype=np.int64), 16)[0]
+    algo, model = search.algorithm_named("ordered"), default_ordering()
+    for budget in (100_000, 1_000_000, 3_000_000):
+        memo = kernel.new_memo(16, max_bytes=budget)
+        status, _, _, memo = kernel.dfs(
+            root, 4, 4, compat_table(), line_table(4, 4), algo.options, model.kernel_coefs(), model.cutoff,
+            algo.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8), budget,
+        )  # fmt: skip
+        assert status == kernel.OUT_OF_MEMORY
+        # the table and, while it grows, its half-size predecessor fit in the budget
+        assert 1.5 * memo.nbytes <= budget < 3 * memo.nbytes
+
+
+def test_a_memory_budget_large_enough_does_not_change_answers() -> None:
+    seeds = list(range(1160, 1200))
+    plain = search.solve_deals(seeds)
+    capped = search.solve_deals(seeds, max_memory_mb=64)
+    assert capped.status_names() == plain.status_names() and capped.reasons == plain.reasons
+    assert capped.nodes.tolist() == plain.nodes.tolist()
+    one = search.solve(deal(1163), max_memory_mb=64)
+    assert (one.status, one.reason) == (search.UNSOLVABLE, search.EXHAUSTED)
+
+
+def test_batches_report_memory_as_an_unknown_reason() -> None:
+    batch = search.solve_deals([1, HARD], max_memory_mb=2)
+    assert batch.status_names() == [search.SOLVABLE, search.UNKNOWN]
+    assert batch.reasons == [None, search.MEMORY]
+
+
+@pytest.mark.parametrize("algorithm", ["ordered"])
+def test_threads_do_not_change_the_answer(algorithm: str, golden: list[tuple[bool, int]]) -> None:
+    # (the split is the same for every algorithm; compatible and best-n lose their shared table there and are slow)
+    from game import random_states
+
+    sample = random_states(2026, 100)
+    for i, (state, (label, _)) in enumerate(zip(sample, golden[:100], strict=True)):
+        result = search.solve(state, algorithm, threads=2 + i % 2)
+        assert (result.status == search.SOLVABLE) == label  # a solution is replayed inside solve
+    for seed in (1, 1163, 360528, 557593):
+        assert search.solve(deal(seed), algorithm, threads=2).status == search.solve(deal(seed), algorithm).status

@@ -1,0 +1,103 @@
+"""The stranded-leaf rules (``PRUNE_LEAF``, ``PRUNE_ANCHOR``) never change an answer.
+
+The leaf rule alone and both rules against the reference search on 5,000
+random states (the golden file; ``test_agreement`` holds ``ordered`` to it
+too); both rules against the unsolvable deals 0–20,000 as Compatible DFS (node
+for node the reference) finds them; every external label (``test_external``);
+the live reference on small grids (``test_agreement``); and the rule itself
+against the reference wherever it calls a random state stranded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import search
+from game import State, format_grid, parse_grid, random_states
+from game.arrays import state_to_array
+from search import kernel
+from search.reference import is_connected, reference_solve
+
+DEALS = Path(__file__).resolve().parent.parent / "data" / "search" / "unsolvable_deals_0_20000.txt"
+ORDERED = search.algorithm_named("ordered")
+VARIANTS = {"ordered": ORDERED, "leaf only": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-leaf")}
+
+
+def unsolvable_deals() -> dict[int, str]:
+    rows = [line.split() for line in DEALS.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    return {int(seed): reason for seed, reason in rows}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_rules_agree_with_the_reference_on_5000_random_states(variant: str, golden: list[tuple[bool, int]]) -> None:
+    sample: list[State] = random_states(2026, 5_000)
+    batch = search.solve_many(sample, VARIANTS[variant])
+    assert [s == search.SOLVABLE for s in batch.status_names()] == [label for label, _ in golden]
+
+
+def test_the_rules_agree_on_every_deal_from_0_to_20000() -> None:
+    batch = search.solve_deals(np.arange(0, 20_001), ORDERED)
+    found = {seed: batch.reasons[seed] for seed in range(20_001) if batch.status[seed] is search.UNSOLVABLE}
+    assert found == unsolvable_deals()
+    assert search.UNKNOWN not in batch.status
+
+
+def test_a_stranded_leaf_is_unsolvable_by_the_reference_search() -> None:
+    # Random states of 3 to 10 stacks whose graph is connected and whose cells link up:
+    # whenever a rule calls one stranded, the plain reference search must find it unsolvable.
+    hits = {False: 0, True: 0}
+    for rows, cols in ((3, 3), (3, 4), (4, 4)):
+        line = kernel.line_table(rows, cols)
+        for state in random_states(7, 3_000, rows, cols):
+            cells = state_to_array(state)
+            occupied = np.uint64(sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0))
+            if not 3 <= state.n_stacks <= 10 or not is_connected(state.top_cards()):
+                continue
+            if not kernel._cells_linked(occupied, line):
+                continue
+            for anchor in (False, True):
+                if stranded(cells, rows, cols, anchor):
+                    hits[anchor] += 1
+                    assert not reference_solve(state).solvable, format_grid(state)
+    assert hits[False] >= 50 and hits[True] >= 150  # the rules do bite where the old ones do not
+
+
+@pytest.mark.parametrize(
+    ("grid", "leaf", "anchor"),
+    [
+        # JH's one neighbour 4H (out of JH's line) has one hop, onto 4D or 9S, and neither is in JH's line
+        ("8D -- 9S/-- 4D 4H/JH -- --", True, True),
+        # AC's one neighbour 2H is out of its line and has one other neighbour, JH: JH must end at the top
+        # right or bottom left and make a last hop; from the bottom left its two hops pass through AC or 2H
+        ("AC QD 8D/9D -- 8S/JH JD 2H", False, True),
+        # deal 360528: QH-QS-5S in the same position (Neller 2019 on why the deal is hard)
+        ("5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D", False, True),
+        # deal 1: no card of degree 1
+        ("JD 2D 9H JC/5D 7H 7C 5H/KD KC 9S 5S/AD QC KH 3H", False, False),
+    ],
+)
+def test_stranded_leaves_on_constructed_states(grid: str, leaf: bool, anchor: bool) -> None:
+    state = parse_grid(grid)
+    cells = state_to_array(state)
+    assert (stranded(cells, state.rows, state.cols, False), stranded(cells, state.rows, state.cols, True)) == (
+        leaf,
+        anchor,
+    )
+
+
+def stranded(cells: np.ndarray, rows: int, cols: int, anchor: bool) -> bool:
+    """``kernel._leaf_stranded`` on one state."""
+    compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
+    cards = [int(c) for c in cells.tolist() if c >= 0]
+    present = sum(1 << c for c in cards)
+    occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
+    where = np.zeros(52, dtype=np.int64)
+    for i, c in enumerate(cells.tolist()):
+        if c >= 0:
+            where[c] = i
+    leaves = sum(1 << c for c in cards if bin(int(compat[c]) & present).count("1") == 1)
+    args = (np.uint64(leaves), np.uint64(present), np.uint64(occupied), where, compat, line, anchor)
+    return bool(kernel._leaf_stranded(*args))
