@@ -323,11 +323,11 @@ class DataPlane:
     def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
         """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
 
-        An ``unknown`` result says which limit ended it: ``max_nodes`` (the request's, or the node cap of
-        ``BOAF_SEARCH_MEMORY_MB``), ``time_limit`` or ``cancelled``. Waits for one of the
-        ``BOAF_MAX_CONCURRENT_SEARCHES`` slots within the time limit, then is ``Busy``.
+        An ``unknown`` result says which limit ended it: ``max_nodes``, ``memory`` (the search's
+        transposition table reached ``BOAF_SEARCH_MEMORY_MB``), ``time_limit`` or ``cancelled``. Waits
+        for one of the ``BOAF_MAX_CONCURRENT_SEARCHES`` slots within the time limit, then is ``Busy``.
         """
-        max_nodes = min(budget.max_nodes, self.settings.search_node_cap(state.rows * state.cols))
+        max_nodes = budget.max_nodes
         with (
             self._slot(self._search_slots, budget, "searches", "BOAF_MAX_CONCURRENT_SEARCHES"),
             self._alarm.armed(cancel, budget.deadline),
@@ -337,6 +337,7 @@ class DataPlane:
                 algorithm,
                 max_nodes=max_nodes,
                 time_limit=max(budget.seconds_left(), 1e-3),
+                max_memory_mb=self.settings.search_memory_mb,
                 cancel=cancel.array,
                 ordering=self.ordering,
             )
@@ -454,6 +455,8 @@ def _warm_up_puzzles() -> None:
 def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:
     if cancel.is_set() and not cancel.expired:
         return "cancelled"
+    if result.reason == search.MEMORY:
+        return "memory"
     if result.nodes >= max_nodes:
         return "max_nodes"
     return "time_limit"

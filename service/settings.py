@@ -105,10 +105,11 @@ class Settings:
         ),
     )
     search_memory_mb: int = field(
-        default=512,
+        default=384,
         metadata=_doc(
-            "Memory cap of one exact search, in MiB (Solve, and each search of a puzzle call): its node budget "
-            "is cut to what its transposition table can hold in this much (search_node_cap)."
+            "Memory cap of one exact search, in MiB. Solve passes it to the solver (max_memory_mb: past it the "
+            "answer is unknown, reason memory); each search of a puzzle call gets the nodes that fit in it "
+            "(search_node_cap)."
         ),
     )
     puzzle_max_samples: int = field(
@@ -158,8 +159,9 @@ class Settings:
 
         ``searches``: every Solve slot holding a search at its cap. ``puzzles``: every
         puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
-        at its cap. ``batches``: every worker thread parsing a message of the largest
-        size (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte). ``base``: the process
+        at its cap. ``batches``: every worker thread, of the gRPC side and of the HTTP side
+        (each has ``max_workers``), parsing a message of the largest size
+        (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte). ``base``: the process
         with the model and the compiled kernels (``BASE_MEMORY_MB``).
         """
         parts = {
@@ -167,9 +169,14 @@ class Settings:
             "searches": self.max_concurrent_searches * self.search_memory_mb,
             "puzzles": self.max_concurrent_puzzles
             * (-(-self.puzzle_max_states * PUZZLE_BYTES_PER_STATE // MIB) + self.search_memory_mb),
-            "batches": -(-self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE // MIB),
+            "batches": -(-self.sides * self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE // MIB),
         }
         return {**parts, "total": sum(parts.values())}
+
+    @property
+    def sides(self) -> int:
+        """How many front ends serve calls (gRPC, HTTP), each with its own ``max_workers`` threads."""
+        return int(self.grpc_enabled) + int(self.http_enabled)
 
     @property
     def tls_enabled(self) -> bool:

@@ -467,7 +467,7 @@ def test_a_burst_past_the_concurrency_limit_shows_its_rejections_in_the_metrics(
     try:
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = boaf_pb2_grpc.BoafStub(channel)
-            hard = pb.SolveRequest(state=state_to_proto(deal(360528)), time_limit_ms=400)
+            hard = pb.SolveRequest(state=state_to_proto(deal(-4965)), time_limit_ms=400)  # seconds to decide
             with ThreadPoolExecutor(12) as pool:
                 outcomes = list(pool.map(lambda _: _code_of(lambda: stub.Solve(hard, timeout=10)), range(12)))
             rejected = outcomes.count(CODE.RESOURCE_EXHAUSTED)
@@ -561,7 +561,8 @@ def test_a_queued_solve_counts_its_wait_in_its_time_limit() -> None:
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = boaf_pb2_grpc.BoafStub(channel)
             long_search = stub.Solve.future(
-                pb.SolveRequest(state=state_to_proto(deal(360528)), time_limit_ms=3000), timeout=10
+                pb.SolveRequest(state=state_to_proto(deal(360528)), algorithm=pb.CONSTRAINED, time_limit_ms=3000),
+                timeout=10,
             )
             time.sleep(0.5)  # it holds the one search slot now
             started = time.monotonic()

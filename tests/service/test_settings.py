@@ -97,7 +97,7 @@ def test_every_variable_is_documented() -> None:
         ({"BOAF_LOG_LEVEL": "LOUD"}, "BOAF_LOG_LEVEL='LOUD'"),
         ({"BOAF_SHUTDOWN_GRACE_S": "-1"}, "BOAF_SHUTDOWN_GRACE_S=-1.0: must be at least 0"),
         ({"BOAF_MAX_CONCURRENT_SEARCHES": "0"}, "BOAF_MAX_CONCURRENT_SEARCHES=0: must be at least 1"),
-        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,949 MiB"),
+        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,053 MiB"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], match: str) -> None:
