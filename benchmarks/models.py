@@ -183,7 +183,8 @@ def main() -> None:
     classifier = load_classifier(directory)
     print(
         f"model {classifier.version}: exact path {classifier.exact.algorithm} DFS, {classifier.exact.max_nodes:,} "
-        f"nodes per state; learned model with a {classifier.probe_nodes}-node probe"
+        f"nodes per state; learned model with "
+        f"{f'a {classifier.probe_nodes}-node probe' if classifier.probe_nodes else 'no probe'}"
     )
     print_card(json.loads((directory / CARD_FILE).read_text(encoding="utf-8")))
     decisions = decisions_set(DECISIONS_SEED, args.decision_deals)
