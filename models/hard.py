@@ -33,9 +33,10 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from features import SCHEMA_VERSION, feature_matrix, feature_names
 from game import State, deal, parse_grid, random_states
-from models import plots
+from models import plots, registry
+from models.budget import tune_budget, tuning_sets
 from models.calibration import fit_calibration, write_calibration
-from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier
+from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
 from models.datasets import DatasetSpec, generate_chunk
 from models.errors import ModelError
 from models.exact import EXACT_FILE, ExactBudget, write_exact_budget
@@ -43,6 +44,7 @@ from models.files import write_text_atomically
 from models.inputs import as_model_input
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE
+from models.retrain import new_version
 from models.training import Labelled, fit, metrics, split_indices
 from search import SOLVABLE, UNKNOWN, solve_deals, solve_many
 
@@ -325,12 +327,6 @@ def retrain_hard(
     no other step uses) at least as accurately as the installed model, or it
     is refused (``ModelError``) and nothing is installed.
     """
-    # Local: models.budget and models.retrain import this module's neighbours; keep the import graph acyclic.
-    from models import registry
-    from models.budget import tune_budget, tuning_sets
-    from models.classifier import load_classifier
-    from models.retrain import new_version
-
     installed = load_classifier(installed_dir)
     hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log)
     version = new_version(seed)

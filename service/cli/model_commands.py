@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from game import InvalidState, parse_state
 from service.cli.app import app
 from service.cli.input import read_state_file
 from service.cli.options import Scheduler, Workers
@@ -34,7 +35,7 @@ def classify_command(
     Exact (p 1 or 0, "exact": true) where a search within the model's node budget settles the state;
     otherwise the ONNX classifier's estimate. "nodes" is what that search expanded.
     """
-    from game import InvalidState, parse_state
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.classifier import load_classifier
 
     if (grid is None) == (input_file is None):
@@ -75,6 +76,7 @@ def dataset_generate_command(
     scheduler: Scheduler = None,
 ) -> None:
     """Generate a labelled dataset on Dask (resumable) and print its manifest."""
+    # Imported here for start-up time: only this command pays for Dask, onnxruntime, LightGBM and matplotlib.
     from jobs.dataset import generate_dataset
     from jobs.runner import Cluster
     from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
@@ -94,6 +96,7 @@ def train_command(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Train, evaluate on a held-out 10%, export ONNX with a parity check, and write a model card."""
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.retrain import train_classifier
 
     card = train_classifier(data, out, tuned=not paper, seed=seed, log=lambda line: typer.echo(line, err=True))
@@ -107,6 +110,7 @@ def tune_cutoff_command(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Fit the subset-H ordering model and sweep the ordering cutoff 2…16; write ordering.json and the plot."""
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.retrain import labelled_random_states, tune_cutoff
 
     fit_rows = labelled_random_states(states, seed)
@@ -126,6 +130,7 @@ def tune_budget_command(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Choose Classify's exact-path node budget by measuring it against the latency targets; save it with the model."""
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.budget import CANDIDATES, tune_budget, tuning_sets
 
     candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
@@ -144,6 +149,7 @@ def train_hard_command(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Train the learned model on the hard remainder (states the exact path leaves open); install it if no worse."""
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.hard import retrain_hard
 
     typer.echo(str(retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log)))
@@ -169,6 +175,7 @@ def retrain_command(
     With --hard (the default) the installed version then gets its exact-path budget by measurement, and a
     model trained on the hard remainder (boaf train-hard) replaces it when it is no less accurate.
     """
+    # Imported here for start-up time: only this command pays for Dask, onnxruntime, LightGBM and matplotlib.
     from jobs.retrain import RetrainConfig, retrain
     from jobs.runner import Cluster
     from models.budget import tune_budget, tuning_sets

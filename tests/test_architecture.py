@@ -1,0 +1,193 @@
+"""The import graph: arrows point one way, no module cycle, local imports only for start-up time.
+
+The README's rule is ``service, jobs → models, search, features, puzzles → game``.
+``ALLOWED`` spells it out per package; every import counts, including the ones
+inside functions, which is where cycles used to hide.
+
+Policy for function-local imports: they exist only to keep start-up fast (a heavy
+library such as lightgbm, matplotlib or dask that most commands never need), and
+each carries a comment on its line or the line above that says ``start-up``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("game", "features", "search", "models", "puzzles", "jobs", "service")
+ALLOWED: dict[str, frozenset[str]] = {
+    "game": frozenset(),
+    "features": frozenset({"game"}),
+    "search": frozenset({"game"}),
+    "puzzles": frozenset({"game", "features", "search"}),
+    "models": frozenset({"game", "features", "search"}),
+    "jobs": frozenset({"game", "features", "search", "models", "puzzles"}),
+    "service": frozenset({"game", "features", "search", "models", "puzzles", "jobs"}),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module, dotted
+    target: str  # imported module, dotted (resolved to a module file of ours)
+    line: int
+    local: bool  # inside a function
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_files() -> dict[str, Path]:
+    files = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "generated" not in path.parts:
+                files[module_name(path)] = path
+    return files
+
+
+MODULES = module_files()
+
+
+def resolve(name: str) -> str | None:
+    """The module of ours that ``name`` names (``pkg.mod.attr`` resolves to ``pkg.mod``), or None."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str, path: Path) -> Iterator[Import]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    for node, local in _walk(tree, local=False):
+        for target in _targets(node, module, is_package):
+            resolved = resolve(target)
+            if resolved is not None and resolved != module:
+                yield Import(module, resolved, node.lineno, local)
+
+
+def _walk(node: ast.AST, local: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child, local
+        inner = local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        yield from _walk(child, inner)
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        anchor = module.split(".") if is_package else module.split(".")[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, base] if base else anchor)
+    # ``from pkg import name``: the module ``pkg.name`` when it is one, else ``pkg`` itself.
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+
+
+ALL_IMPORTS = [imp for module, path in MODULES.items() for imp in imports_of(module, path)]
+
+
+def package_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_walk_sees_local_imports() -> None:
+    tree = ast.parse("import game\ndef f():\n    from search import solver\n")
+    found = [(type(node).__name__, local) for node, local in _walk(tree, local=False)]
+    assert found == [("Import", False), ("ImportFrom", True)]
+
+
+def test_arrows_point_one_way() -> None:
+    wrong = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in ALL_IMPORTS
+        if package_of(imp.target) != package_of(imp.source)
+        and package_of(imp.target) not in ALLOWED[package_of(imp.source)]
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_allowed_table_has_no_cycle() -> None:
+    order = sorted(ALLOWED, key=lambda package: len(_reachable(package)))
+    for package in order:
+        assert package not in _reachable(package), f"{package} reaches itself"
+
+
+def _reachable(package: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(ALLOWED[package])
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(ALLOWED[current])
+    return seen
+
+
+def test_no_module_import_cycle() -> None:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for imp in ALL_IMPORTS:
+        graph[imp.source].add(imp.target)
+    cycle = _find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle as a list of modules (first == last), or None; iterative depth-first search."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        state[start] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                path = [name for name, _ in stack]
+                return [*path[path.index(child) :], child]
+            elif not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(sorted(graph[child]))))
+    return None
+
+
+def test_find_cycle_finds_one() -> None:
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def local_imports() -> list[tuple[str, int, int]]:
+    """Every function-local import in our packages: (module, line of the import, line of its function)."""
+    found = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Import | ast.ImportFrom):
+                        found.append((module, node.lineno, function.lineno))
+    return sorted(set(found))
+
+
+def test_local_imports_say_they_are_for_start_up() -> None:
+    """A comment between the function's ``def`` and the import (or on its line) says ``start-up``."""
+    unexplained = []
+    for module, line, def_line in local_imports():
+        lines = MODULES[module].read_text().splitlines()[def_line - 1 : line]
+        comments = [text.partition("#")[2].lower() for text in lines if "#" in text]
+        if not any("start-up" in comment for comment in comments):
+            unexplained.append(f"{module}:{line} {lines[-1].strip()}")
+    assert not unexplained, "\n".join(unexplained)
