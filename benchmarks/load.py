@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import hostile
@@ -133,11 +134,15 @@ def _process_main(args: tuple[str, list[str], int, float, int]) -> Outcome:
 
 def run_scenario(address: str, scenarios: list[str], clients: int, seconds: float, processes: int) -> Outcome:
     """Run ``clients`` concurrent callers of ``scenarios`` for ``seconds``; returns what they measured."""
+    return _fan_out(_process_main, address, scenarios, clients, seconds, processes)
+
+
+def _fan_out(main: Any, target: str, scenarios: Any, clients: int, seconds: float, processes: int) -> Outcome:
+    """Share ``clients`` between up to ``processes`` spawned processes running ``main``; merge what they measured."""
     processes = max(1, min(processes, clients))
     shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
-    jobs = [(address, scenarios, n, seconds, i) for i, n in enumerate(shares)]
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        parts = pool.map(_process_main, jobs)
+        parts = pool.map(main, [(target, scenarios, n, seconds, i) for i, n in enumerate(shares)])
     merged = Outcome()
     for part in parts:
         merged.latencies += part.latencies
@@ -206,17 +211,7 @@ def _http_process_main(args: tuple[str, str, int, float, int]) -> Outcome:
 
 def run_http_scenario(base: str, scenario: str, clients: int, seconds: float, processes: int) -> Outcome:
     """``run_scenario`` over HTTP/JSON: ``clients`` keep-alive connections to ``base`` (host:port)."""
-    processes = max(1, min(processes, clients))
-    shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
-    with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        parts = pool.map(_http_process_main, [(base, scenario, n, seconds, i) for i, n in enumerate(shares)])
-    merged = Outcome()
-    for part in parts:
-        merged.latencies += part.latencies
-        merged.states += part.states
-        for code, n in part.errors.items():
-            merged.errors[code] = merged.errors.get(code, 0) + n
-    return merged
+    return _fan_out(_http_process_main, base, scenario, clients, seconds, processes)
 
 
 # ---------------------------------------------------------------- server

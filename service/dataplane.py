@@ -114,6 +114,10 @@ class SolveBudget:
         """Seconds until ``deadline``; 0 once past."""
         return max(self.deadline - time.perf_counter(), 0.0)
 
+    def search_seconds(self) -> float:
+        """The time limit to hand a search or walk now: ``seconds_left``, at least 1 ms (a limit of 0 means none)."""
+        return max(self.seconds_left(), 1e-3)
+
 
 class CancelFlag:
     """Stops a running search from another thread: ``set()`` and the kernel returns at its next node.
@@ -290,7 +294,7 @@ class DataPlane:
         moments) as long as its time limit allows, then gets ``Busy``.
         """
         with self._slot(self._puzzle_slots, budget, "puzzles", "BOAF_MAX_CONCURRENT_PUZZLES"):
-            yield max(budget.seconds_left(), 1e-3)
+            yield budget.search_seconds()
 
     @contextmanager
     def _slot(self, slots: threading.BoundedSemaphore, budget: SolveBudget, what: str, variable: str) -> Iterator[None]:
@@ -336,7 +340,7 @@ class DataPlane:
                 state,
                 algorithm,
                 max_nodes=max_nodes,
-                time_limit=max(budget.seconds_left(), 1e-3),
+                time_limit=budget.search_seconds(),
                 max_memory_mb=self.settings.search_memory_mb,
                 cancel=cancel.array,
                 ordering=self.ordering,
