@@ -2,8 +2,10 @@
 
 For each algorithm: mean / median / p99 ms and mean nodes per deal over seeds
 1–10,000; nodes and seconds for the hard deals; mean nodes and ms on 10,000
-random states (SPEC §5); and the plain-Python reference search on a sample, as
-a ratio to the kernel in the same run. ``constrained`` (plain DFS) gets a
+random states (SPEC §5); the mean nodes by stack count of Compatible DFS,
+Ordered DFS and Island Merge on the same random states (Araki's Figure 5;
+``--by-stacks`` prints only that table); and the plain-Python reference search
+on a sample, as a ratio to the kernel in the same run. ``constrained`` (plain DFS) gets a
 time limit per state, since without pruning some deals take minutes; states
 that hit it are counted as unknown and timed at the limit.
 
@@ -14,6 +16,7 @@ threads; the transposition table of one hard search (bytes per stored state);
 and deals on other grids (5×5, and 4×13, the whole deck), seeds 1–200 with a
 time budget per deal: how many are settled, and the mean ms.
 Everything runs in this one process, on one core (threads aside).
+``--rows-only`` prints only the per-algorithm rows (``--algorithms`` chooses them).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ ABLATION = {  # the rows of the ablation table, each ordered without some option
 OTHER_GRIDS = ((5, 5), (4, 13))
 GRID_LIMIT_S = 1.0  # per deal on the other grids
 CONSTRAINED_LIMIT_S = 0.01  # per state: plain DFS needs minutes on some deals
+HARD_LIMIT_S = {"constrained": 20.0, "island-merge": 20.0}  # per hard deal: neither has the stranded-leaf rules
+BY_STACKS = ("compatible", "ordered", "island-merge")
 
 
 def deal_figures(algorithm: str, seeds: range) -> str:
@@ -56,7 +61,7 @@ def deal_figures(algorithm: str, seeds: range) -> str:
 
 
 def hard_figures(algorithm: str) -> list[str]:
-    limit = 20.0 if algorithm == "constrained" else None
+    limit = HARD_LIMIT_S.get(algorithm)
     lines = []
     for seed in HARD_DEALS:
         result = search.solve(deal(seed), algorithm, time_limit=limit)
@@ -149,6 +154,42 @@ def thread_table(repeats: int) -> list[str]:
     return lines
 
 
+def by_stacks_table(count: int) -> list[str]:
+    """Mean nodes per random state by stack count, one column per algorithm of ``BY_STACKS`` (same states)."""
+    states = random_states(5, count)
+    stacks = np.array([s.n_stacks for s in states])
+    batches = {name: search.solve_many(states, name) for name in BY_STACKS}
+    lines = ["| stacks | states | " + " | ".join(BY_STACKS) + " |", "|---" * (len(BY_STACKS) + 2) + "|"]
+    for k in range(2, int(stacks.max()) + 1):
+        chosen = stacks == k
+        if chosen.any():
+            means = " | ".join(f"{batches[name].nodes[chosen].mean():,.1f}" for name in BY_STACKS)
+            lines.append(f"| {k} | {int(chosen.sum()):,} | {means} |")
+    totals = " | ".join(f"{batches[name].nodes.mean():,.1f}" for name in BY_STACKS)
+    lines.append(f"| all | {count:,} | {totals} |")
+    return lines
+
+
+def print_v2_tables(repeats: int) -> None:
+    print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
+    for line in ablation_table(repeats):
+        print(line, flush=True)
+    print("== threads: ordered, root children split over threads (same process)", flush=True)
+    for line in thread_table(repeats):
+        print(line, flush=True)
+    print("== memory (ordered)", flush=True)
+    print("  " + memory_figures(-4965), flush=True)
+    print("== other grids", flush=True)
+    for rows, cols in OTHER_GRIDS:
+        print("  " + other_grid_figures(rows, cols, range(1, 201)), flush=True)
+
+
+def print_by_stacks(count: int) -> None:
+    print(f"== mean nodes by stack count, {count:,} random states (Araki's Figure 5)", flush=True)
+    for line in by_stacks_table(count):
+        print(line, flush=True)
+
+
 def other_grid_figures(rows: int, cols: int, seeds: range) -> str:
     batch = search.solve_deals(seeds, rows=rows, cols=cols, time_limit=GRID_LIMIT_S)
     settled = sum(status is not search.UNKNOWN for status in batch.status)
@@ -166,21 +207,19 @@ def main() -> None:
     parser.add_argument("--reference", type=int, default=400, help="random states for the reference (plus N/4 deals)")
     parser.add_argument("--algorithms", nargs="*", default=list(search.ALGORITHM_NAMES))
     parser.add_argument("--ablation", action="store_true", help="print only the ablation, thread, memory and grid rows")
+    parser.add_argument(
+        "--rows-only", action="store_true", help="print only the per-algorithm rows (with --algorithms)"
+    )
+    parser.add_argument("--by-stacks", action="store_true", help="print only the nodes by stack count (Figure 5)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per ablation cell (the best is kept)")
     args = parser.parse_args()
 
     search.solve(deal(1))  # load the compiled kernel outside the timings
-    print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
-    for line in ablation_table(args.repeats):
-        print(line, flush=True)
-    print("== threads: ordered, root children split over threads (same process)", flush=True)
-    for line in thread_table(args.repeats):
-        print(line, flush=True)
-    print("== memory (ordered)", flush=True)
-    print("  " + memory_figures(-4965), flush=True)
-    print("== other grids", flush=True)
-    for rows, cols in OTHER_GRIDS:
-        print("  " + other_grid_figures(rows, cols, range(1, 201)), flush=True)
+    if args.by_stacks:
+        print_by_stacks(args.random)
+        return
+    if not args.rows_only:
+        print_v2_tables(args.repeats)
     if args.ablation:
         return
     for algorithm in args.algorithms:
@@ -189,6 +228,9 @@ def main() -> None:
         for line in hard_figures(algorithm):
             print("  " + line, flush=True)
         print("  " + random_figures(algorithm, args.random), flush=True)
+    if args.rows_only:
+        return
+    print_by_stacks(args.random)
     print("== reference", flush=True)
     print("  " + reference_ratio(args.reference), flush=True)
 

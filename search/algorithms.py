@@ -25,6 +25,13 @@ Every child skipped that way would have been found in the memo, so
 ``compatible`` still expands exactly the reference's nodes.
 - ``best-n``: Neller's best-n DFS, cohorts of ``n`` (default 4) nodes of equal
   flockability, children ordered by flockability.
+- ``island-merge``: Araki's Island Merge on Compatible DFS. At a bridge of G
+  whose two sides (islands) each hold two cards or more, one side is
+  collapsed to its bridge card before any move on the other (both choices are
+  searched); sides of a single card are merged into their neighbour. The memo
+  key carries the island under way. Proof of exactness in
+  ``kernel._island_split``: in any solution, the moves on the side brought
+  down first commute to the front.
 
 ``constrained`` and ``compatible`` expand exactly the nodes the reference search
 expands, in the same order; the tests hold them to that.
@@ -74,6 +81,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             memo_min=4,
         ),
         Algorithm("best-n", kernel.BEST_N_KERNEL, kernel.PRUNE_GRAPH),
+        Algorithm("island-merge", kernel.DFS_KERNEL, kernel.PRUNE_GRAPH | kernel.ISLANDS),
     )
 }
 ALGORITHM_NAMES = tuple(ALGORITHMS)

@@ -583,6 +583,7 @@ LOOKAHEAD = 16  # look children up in the memo together, when generated (overlap
 PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
 PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
 SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
+ISLANDS = 256  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -916,6 +917,145 @@ def _fall_asleep(asleep, searched, s, t, child):
     child[t] = U0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _reach(start, members, links):
+    """The cards of ``members`` reached from card ``start`` (in ``members``) through ``links[card]`` masks."""
+    reach = _bit(start)
+    frontier = reach
+    while frontier != U0:
+        grow = U0
+        f = frontier
+        while f != U0:
+            c = _lowest_bit_index(f)
+            f &= f - U1
+            grow |= links[c]
+        frontier = grow & members & ~reach
+        reach |= frontier
+    return reach
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _island_tag(a, b):
+    # the memo word of "collapse the side of a (bridge a-b) first"; 0 is "no island under way"
+    return np.uint64(a + 1) | (np.uint64(b + 1) << U6)
+
+
+@njit(cache=True, nogil=True)
+def _island_split(present, compat, tag, tarjan_i, tarjan_u):
+    """The island a node of Island Merge works on: ``(mode, a, b, side)``.
+
+    With ``tag`` non-zero (mode 1) the node is collapsing the side ``side`` of
+    the bridge ``a``-``b`` that holds ``a``: only moves between two cards of
+    ``side`` are searched. With ``tag`` 0, mode 2 names a bridge ``a``-``b`` of
+    G whose two sides (``side`` holding ``a``, the rest holding ``b``) both have
+    two cards or more, the most even such bridge; mode 0 means there is none.
+    Single-card sides are left alone: that is Araki's merging of a single-stack
+    exterior island into its neighbour (it needs no collapse of its own).
+
+    Proof that Island Merge is exact. Write ``R(S, a-b)`` for "``S`` has a
+    solution that starts with moves inside the side ``A`` of ``a`` (the
+    component of ``a`` in G minus ``b``) and brings ``A`` down to ``a`` alone",
+    and ``R(S, 0)`` for "``S`` is solvable". The memo stores ``(S, tag)``
+    only when ``R`` is false, and the search computes ``R`` by these rules:
+
+    (1) Bridge split. Let ``a``-``b`` be a bridge of a connected G with sides
+    ``A`` and ``B``, both of two cards or more. In a solution, take the first
+    move joining a card of ``A`` and one of ``B``; the bridge is their only
+    edge, so it is ``a`` onto ``b`` or ``b`` onto ``a``, and there is such a
+    move (the last card of one side to go is covered from the other). If ``a``
+    covers ``b``, the cards of ``B`` other than ``b`` would be left with no
+    edge to the rest, a disconnected G, so ``B`` was already down to ``b``;
+    likewise ``A`` down to ``a`` when ``b`` covers ``a``. Before that move
+    every move is inside ``A`` or inside ``B``. A move inside ``A`` changes only
+    cells topped by cards of ``A``, and a move is legal when its two top cards
+    are compatible and their cells in line, so moves inside ``A`` and inside
+    ``B`` commute: putting the moves inside the side that is brought down
+    first at the front (in their order) gives a solution too. Hence
+    ``R(S, 0) = R(S, a-b) or R(S, b-a)``.
+
+    (2) Collapse step. With ``|A| >= 2`` a solution counted by ``R(S, a-b)``
+    starts with a move inside ``A``, say covering ``y``; the rest is a solution
+    of the child counted by ``R(child, a-b)``, with side ``A - y`` (``A - y`` is
+    connected, or G is disconnected and the child is pruned), and once
+    ``A - y`` is ``a`` alone the condition is empty: the child's tag is 0. The
+    converse is concatenation. So ``R(S, a-b)`` is the "or" over the moves
+    inside ``A`` of the children's ``R``.
+
+    By (1) and (2), a node of mode 2 searches every move inside ``A`` (children
+    tagged ``a-b``) and every move inside ``B`` (tagged ``b-a``); the bridge
+    move itself disconnects G and is pruned. A node of mode 0 is a Compatible
+    DFS node. Pruned children have ``R`` false (``R(S, t)`` implies ``S``
+    solvable). By induction over the search, every ``(S, tag)`` finished
+    without a solution has ``R`` false, so the memo is exact and the answer at
+    the root (tag 0) is the solvability of the root. A state known unsolvable
+    (tag 0 in the memo) also has every ``R`` false, so a tagged child is
+    looked up under both keys.
+    """
+    if tag != U0:
+        a = np.int64(tag & U63) - 1
+        b = np.int64((tag >> U6) & U63) - 1
+        return 1, a, b, _reach(a, present & ~_bit(b), compat)
+    cuts, connected = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    best = 1
+    mode, sa, sb, side = 0, 0, 0, U0
+    n = _popcount(present)
+    us = cuts
+    while us != U0 and connected:
+        u = _lowest_bit_index(us)
+        us &= us - U1
+        vs = compat[u] & cuts & present
+        while vs != U0:
+            v = _lowest_bit_index(vs)
+            vs &= vs - U1
+            if v < u:
+                continue
+            comp = _reach(u, present & ~_bit(v), compat)
+            if compat[v] & comp != _bit(u):
+                continue  # another edge joins the two sides: u-v is no bridge
+            k = _popcount(comp)
+            small = min(k, n - k)
+            if small > best:
+                best = small
+                mode, sa, sb, side = 2, u, v, comp
+    return mode, sa, sb, side
+
+
+@njit(cache=True, nogil=True)
+def _keep_inside(cells, side, src, dst, count):
+    """Keep the children whose two cards are both in ``side``; returns the new count."""
+    kept = 0
+    for i in range(count):
+        if side & _bit(cells[src[i]]) != U0 and side & _bit(cells[dst[i]]) != U0:
+            src[kept] = src[i]
+            dst[kept] = dst[i]
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _enter_island(cells, present, compat, tag, island, island_side, depth, src, dst, count, tarjan_i, tarjan_u):
+    """Record the island of the node at ``depth`` and keep only its children that stay inside it; returns the count."""
+    mode, a, b, side = _island_split(present, compat, tag[depth], tarjan_i, tarjan_u)
+    island[depth, 0] = mode
+    island[depth, 1] = a
+    island[depth, 2] = b
+    island_side[depth] = side
+    if mode == 1:
+        return _keep_inside(cells, side, src, dst, count)
+    return count
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _child_tag(mode, a, b, side, present, y):
+    """The tag of the child whose move covers card ``y`` (see ``_island_split``)."""
+    if mode == 0:
+        return U0
+    if side & _bit(y) != U0:
+        return U0 if _popcount(side & ~_bit(y)) == 1 else _island_tag(a, b)
+    rest = present & ~side & ~_bit(y)
+    return U0 if _popcount(rest) == 1 else _island_tag(b, a)
+
+
 @njit(cache=True, nogil=True)
 def dfs(
     root,
@@ -949,6 +1089,13 @@ def dfs(
     ``_memo_add``); a state that no longer fits stops the search as ``OUT_OF_MEMORY``.
     """
     ncells = rows * cols
+    islands = options & ISLANDS != 0
+    if islands and memo.shape[1] < (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 2:
+        # Island Merge keys carry one more word, the island under way (``_island_split``)
+        rows_kept = memo.shape[0]
+        while max_bytes > 0 and rows_kept > 2 and 2 * rows_kept * 8 * (memo.shape[1] + 1) > max_bytes:
+            rows_kept //= 2  # as ``new_memo``: the wider table still takes at most half the budget
+        memo = np.zeros((rows_kept, memo.shape[1] + 1), dtype=np.uint64)
     max_rows = max_bytes // memo.strides[0] if max_bytes > 0 else 0
     cells = root.copy()
     occupied = U0
@@ -991,6 +1138,10 @@ def dfs(
     scratch = (row_mask, col_mask, row_order, col_order, other)
     cur = np.empty_like(key)  # the plain key of the current state, kept up to date move by move
     _plain_key(cells, cur)
+    nw = key.shape[0]
+    tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
+    island = np.zeros((n_stacks + 1, 3), dtype=np.int64)  # its mode, a, b (see ``_island_split``)
+    island_side = np.zeros(n_stacks + 1, dtype=np.uint64)
     memo_count = 0
     nodes = 1
     depth = 0
@@ -1014,6 +1165,10 @@ def dfs(
         where,
         sleep[0],
     )
+    if islands:
+        count[0] = _enter_island(
+            cells, present, compat, tag, island, island_side, 0, src[0], dst[0], count[0], tarjan_i, tarjan_u
+        )
     if lookahead and n_stacks - 1 >= memo_min:
         count[0] = _drop_known(
             cells, rows, cols, src[0], dst[0], count[0], memo, stamp, canonical, child_keys, key, scratch
@@ -1041,12 +1196,22 @@ def dfs(
                     path[d, 0] = src[d, nxt[d] - 1]
                     path[d, 1] = dst[d, nxt[d] - 1]
                 return SOLVABLE, nodes, depth + 1, memo
+            if islands:
+                tag[depth + 1] = _child_tag(
+                    island[depth, 0], island[depth, 1], island[depth, 2], island_side[depth], present, b
+                )
             if n_stacks >= memo_min and not lookahead:
                 if canonical:
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
                     key[:] = cur
-                if _memo_find(memo, stamp, key) >= 0:
+                known = False
+                if islands:
+                    key[nw - 1] = tag[depth + 1]
+                    if tag[depth + 1] != U0 and _memo_find(memo, stamp, key) >= 0:
+                        known = True
+                    key[nw - 1] = U0
+                if known or _memo_find(memo, stamp, key) >= 0:
                     _toggle_move(cur, s, t, a, b)
                     cells[s] = a
                     cells[t] = b
@@ -1082,6 +1247,21 @@ def dfs(
                 where,
                 sleep[depth],
             )
+            if islands:
+                count[depth] = _enter_island(
+                    cells,
+                    present,
+                    compat,
+                    tag,
+                    island,
+                    island_side,
+                    depth,
+                    src[depth],
+                    dst[depth],
+                    count[depth],
+                    tarjan_i,
+                    tarjan_u,
+                )
             if lookahead and n_stacks - 1 >= memo_min:
                 count[depth] = _drop_known(
                     cells,
@@ -1107,6 +1287,8 @@ def dfs(
                     _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
                 else:
                     key[:] = cur
+                if islands:
+                    key[nw - 1] = tag[depth]
                 memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
                 if not fits:
                     return OUT_OF_MEMORY, nodes, 0, memo

@@ -18,7 +18,7 @@ from search.reference import reference_solve
 EXACT_ORDER = {"constrained": False, "compatible": True}  # algorithm -> the reference's prune_disconnected
 
 
-@pytest.mark.parametrize("algorithm", ["compatible", "ordered", "best-n"])
+@pytest.mark.parametrize("algorithm", ["compatible", "ordered", "best-n", "island-merge"])
 def test_every_algorithm_agrees_with_the_reference_on_5000_random_states(
     algorithm: str, golden_states: list[State], golden: list[tuple[bool, int]]
 ) -> None:
