@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -192,23 +192,25 @@ def solve_many(
     return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, model, flag, _memory_bytes(max_memory_mb))
 
 
+class BatchOptions(TypedDict, total=False):
+    """``solve_many``'s keyword arguments, which ``solve_deals`` passes on."""
+
+    rows: int
+    cols: int
+    max_nodes: int | None
+    time_limit: float | None
+    cohort: int
+    ordering: OrderingModel | None
+    cancel: np.ndarray | None
+    max_memory_mb: float | None
+
+
 def solve_deals(
-    seeds: Sequence[int] | np.ndarray,
-    algorithm: str | Algorithm = DEFAULT_ALGORITHM,
-    *,
-    rows: int = 4,
-    cols: int = 4,
-    max_nodes: int | None = None,
-    time_limit: float | None = None,
-    cohort: int = DEFAULT_COHORT,
-    max_memory_mb: float | None = None,
+    seeds: Sequence[int] | np.ndarray, algorithm: str | Algorithm = DEFAULT_ALGORITHM, **options: Unpack[BatchOptions]
 ) -> BatchResult:
-    """Solve the seeded deals (SPEC §2) of ``seeds``; the deals are dealt inside the kernel."""
-    array = kernel.deal_cells(np.asarray(seeds, dtype=np.int64), rows * cols)
-    return solve_many(
-        array, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, time_limit=time_limit, cohort=cohort,
-        max_memory_mb=max_memory_mb,
-    )  # fmt: skip
+    """Solve the seeded deals (SPEC §2) of ``seeds``, dealt inside the kernel, as ``solve_many`` (same options)."""
+    cells = options.get("rows", 4) * options.get("cols", 4)
+    return solve_many(kernel.deal_cells(np.asarray(seeds, dtype=np.int64), cells), algorithm, **options)
 
 
 def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
