@@ -53,20 +53,22 @@ class Classifier:
         path = self.directory / "ordering.json" if self.directory else None
         return path if path is not None and path.is_file() else None
 
-    def classify(self, states: Sequence[State]) -> Predictions:
+    def classify(self, states: Sequence[State], cancel: np.ndarray | None = None) -> Predictions:
         """Classify's answer for each state: exact where the budgeted search settles it, learned elsewhere.
 
         States of several grid shapes are answered shape by shape (one compiled search call each).
+        ``cancel`` (``search.solve``'s flag), once set, ends the exact path: the states it has
+        not settled get the learned estimate.
         """
         answers = Predictions.empty(len(states))
         for (rows, cols), index in states_by_shape(states).items():
-            answers.put(index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols))
+            answers.put(index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols, cancel))
         return answers
 
-    def classify_cells(self, cells: np.ndarray, rows: int, cols: int) -> Predictions:
+    def classify_cells(self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray | None = None) -> Predictions:
         """``classify`` for a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``)."""
         cells = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
-        answers = exact_search(cells, rows, cols, self.exact)
+        answers = exact_search(cells, rows, cols, self.exact, cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
             p = self.predict_matrix(cell_inputs(cells[still_open], rows, cols, self.probe_nodes))

@@ -69,16 +69,20 @@ class Predictions:
         self.p_solvable[index], self.exact[index], self.nodes[index] = part.p_solvable, part.exact, part.nodes
 
 
-def exact_search(cells: np.ndarray, rows: int, cols: int, budget: ExactBudget) -> Predictions:
+def exact_search(
+    cells: np.ndarray, rows: int, cols: int, budget: ExactBudget, cancel: np.ndarray | None = None
+) -> Predictions:
     """The exact path alone, for a batch on one grid: settled states get p 1 or 0 and ``exact``.
 
     ``cells`` is an ``int8`` array ``(n, rows*cols)`` (``game.arrays``). The
-    whole batch is one compiled call; open states come back with p 0.5.
+    whole batch is one compiled call; open states come back with p 0.5. Once
+    ``cancel[0]`` is set (``search.solve``'s flag) the searches stop and every
+    state not yet settled stays open.
     """
     n = int(cells.shape[0])
     if budget.max_nodes == 0 or n == 0:
         return Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
-    batch = solve_many(cells, budget.algorithm, rows=rows, cols=cols, max_nodes=budget.max_nodes)
+    batch = solve_many(cells, budget.algorithm, rows=rows, cols=cols, max_nodes=budget.max_nodes, cancel=cancel)
     status = np.array(batch.status_names())
     exact = status != UNKNOWN.value
     p = np.where(exact, (status == SOLVABLE.value).astype(np.float64), 0.5)

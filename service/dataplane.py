@@ -50,9 +50,11 @@ class Classifier(Protocol):
     @property
     def ordering_path(self) -> Path | None: ...
 
-    def classify(self, states: Sequence[State]) -> Predictions: ...
+    def classify(self, states: Sequence[State], cancel: np.ndarray | None = None) -> Predictions: ...
 
-    def classify_cells(self, cells: np.ndarray, rows: int, cols: int) -> Predictions: ...
+    def classify_cells(
+        self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray | None = None
+    ) -> Predictions: ...
 
 
 @dataclass(frozen=True)
@@ -214,14 +216,19 @@ class DataPlane:
                 f"states: a batch of {n_states} states exceeds the limit of {limit} (BOAF_MAX_BATCH_SIZE)"
             )
 
-    def classify(self, states: Batch) -> Classification:
-        """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it."""
+    def classify(self, states: Batch, budget: SolveBudget, cancel: CancelFlag) -> Classification:
+        """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it.
+
+        The exact path stops at ``budget``'s deadline (the server's solve time limit or the client's
+        deadline, from arrival) or when ``cancel`` is set; states it has not settled get the estimate.
+        """
         model = self.classifier
         try:
-            if isinstance(states, StateArray):
-                answers = model.classify_cells(states.cells, states.rows, states.cols)
-            else:
-                answers = model.classify(states)
+            with self._alarm.armed(cancel, budget.deadline):
+                if isinstance(states, StateArray):
+                    answers = model.classify_cells(states.cells, states.rows, states.cols, cancel.array)
+                else:
+                    answers = model.classify(states, cancel.array)
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
         return Classification(answers.p_solvable, model.threshold, model.version, answers.exact, answers.nodes)
@@ -433,11 +440,11 @@ class DataPlane:
         """
         started = time.perf_counter()
         states = [deal(seed) for seed in WARM_UP_SEEDS]
-        p_solvable = self.classify(states).p_solvable
+        budget = SolveBudget(self.settings.solve_max_nodes, self.settings.solve_time_limit_ms / 1000)
+        p_solvable = self.classify(states, budget, CancelFlag()).p_solvable
         if p_solvable.shape != (len(states),) or not np.all((p_solvable >= 0) & (p_solvable <= 1)):
             raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
         self.features(states)
-        budget = SolveBudget(self.settings.solve_max_nodes, self.settings.solve_time_limit_ms / 1000)
         result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
         if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")

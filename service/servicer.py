@@ -96,7 +96,8 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
     @rpc
     def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
         plane, states = self._ready_batch(request.states, "Classify")
-        return converters.classify_response(plane.classify(states))
+        budget = plane.solve_budget(0, 0, context.time_remaining())
+        return converters.classify_response(plane.classify(states, budget, _cancel_flag(context)))
 
     @rpc
     def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:

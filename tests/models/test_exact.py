@@ -105,3 +105,16 @@ def test_a_malformed_exact_path_is_refused_by_name(tmp_path: Path, text: str, ma
     (tmp_path / EXACT_FILE).write_text(text, encoding="utf-8")
     with pytest.raises(ModelError, match=match):
         read_exact_budget(tmp_path)
+
+
+def test_a_cancelled_exact_path_leaves_the_states_to_the_model() -> None:
+    # The service sets the flag at the call's deadline: the searches stop (each within a node or two)
+    # and the states they did not settle get the learned estimate, never a made-up exact answer.
+    classifier = load_classifier()
+    states = [deal(seed) for seed in range(1, 41)]
+    free = classifier.classify(states)
+    stopped = classifier.classify(states, cancel=np.ones(1, dtype=np.int64))
+    assert stopped.exact.sum() < free.exact.sum() and int(stopped.nodes.max()) <= 2
+    assert np.array_equal(stopped.p_solvable[stopped.exact], free.p_solvable[stopped.exact])
+    open_ = ~stopped.exact
+    assert np.all((stopped.p_solvable[open_] > 0) & (stopped.p_solvable[open_] < 1))
