@@ -31,6 +31,7 @@ ALGORITHMS: dict[pb.Algorithm, str] = {
     pb.COMPATIBLE: "compatible",
     pb.CONSTRAINED: "constrained",
     pb.BEST_N: "best-n",
+    pb.ISLAND_MERGE: "island-merge",
 }
 DEFAULT_ALGORITHM = pb.ORDERED
 SOLVE_STATUSES: dict[search.Status, pb.SolveStatus] = {

@@ -71,6 +71,7 @@ def test_a_bad_state_in_an_otherwise_fast_batch_is_named(cells: list[str], match
 def test_unspecified_algorithm_is_ordered() -> None:
     assert algorithm_from_proto(pb.ALGORITHM_UNSPECIFIED) == "ordered"
     assert algorithm_from_proto(pb.BEST_N) == "best-n"
+    assert algorithm_from_proto(pb.ISLAND_MERGE) == "island-merge"
 
 
 def test_unset_puzzle_options_are_the_defaults() -> None:

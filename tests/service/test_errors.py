@@ -212,7 +212,7 @@ SOLVE_CASES: list[tuple[str, pb.SolveRequest, grpc.StatusCode, str]] = [
         "unknown algorithm",
         pb.SolveRequest(state=GOOD, algorithm=9),  # type: ignore[arg-type]  # what an older or newer client may send
         INVALID,
-        "algorithm: 9 is not one of ORDERED, COMPATIBLE, CONSTRAINED, BEST_N",
+        "algorithm: 9 is not one of ORDERED, COMPATIBLE, CONSTRAINED, BEST_N, ISLAND_MERGE",
     ),
     (
         "node budget past the server's limit",

@@ -64,7 +64,7 @@ def test_solve_returns_a_solution_that_replays_to_one_stack(stub: boaf_pb2_grpc.
     assert response.elapsed_ms >= 0
 
 
-@pytest.mark.parametrize("algorithm", [pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N])
+@pytest.mark.parametrize("algorithm", [pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N, pb.ISLAND_MERGE])
 def test_every_algorithm_agrees_on_an_unsolvable_deal(stub: boaf_pb2_grpc.BoafStub, algorithm: pb.Algorithm) -> None:
     request = pb.SolveRequest(state=state_to_proto(deal(UNSOLVABLE_DEAL)), algorithm=algorithm)
     response = stub.Solve(request, timeout=60)
@@ -131,5 +131,5 @@ def test_server_info_reports_versions_schema_model_and_limits(stub: boaf_pb2_grp
     assert info.limits.max_concurrent_rpcs == TEST_LIMITS["max_concurrent_rpcs"]
     assert info.limits.solve_max_nodes == TEST_LIMITS["solve_max_nodes"]
     assert info.limits.solve_time_limit_ms == TEST_LIMITS["solve_time_limit_ms"]
-    assert set(info.algorithms) == {pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N}
+    assert set(info.algorithms) == {pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N, pb.ISLAND_MERGE}
     assert info.default_algorithm == pb.ORDERED

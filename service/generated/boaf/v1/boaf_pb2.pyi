@@ -17,6 +17,7 @@ class Algorithm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     COMPATIBLE: _ClassVar[Algorithm]
     CONSTRAINED: _ClassVar[Algorithm]
     BEST_N: _ClassVar[Algorithm]
+    ISLAND_MERGE: _ClassVar[Algorithm]
 
 class SolveStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -29,6 +30,7 @@ ORDERED: Algorithm
 COMPATIBLE: Algorithm
 CONSTRAINED: Algorithm
 BEST_N: Algorithm
+ISLAND_MERGE: Algorithm
 SOLVE_STATUS_UNSPECIFIED: SolveStatus
 SOLVABLE: SolveStatus
 UNSOLVABLE: SolveStatus
