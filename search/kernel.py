@@ -11,20 +11,25 @@ Representation (any grid with ``rows * cols <= 52``):
 - ``present``: ``uint64`` mask of the cards on the board (bit ``card``).
 - ``compat[card]``: ``uint64`` mask of the cards compatible with ``card``.
 - ``line[cell]``: ``uint64`` mask of the other cells in its row or column.
-- The memo key of a state is exact, never a hash: 6 bits per cell (card + 1,
-  0 for empty), 10 cells per ``uint64`` word, ``ceil(ncells / 10)`` words
-  (one more with ``ISLANDS``: the island under way, see ``_island_split``).
-  The table is open addressing over those full keys, with the stamp of the
-  solve that wrote a slot, so one table serves a whole batch without clearing.
-  With the ``CANONICAL`` option the key is that of the canonical member of the
-  state's symmetry class (rows and columns sorted, and the transpose on square
-  grids, see ``_canonical_key``).
+- The memo key of a state is exact, never a hash. On grids of at most 16
+  cells it is one ``uint64`` (``_narrow_key``): the occupied-cell mask, then a
+  4-bit label (the card's cell at the root) for each occupied cell's top card
+  (a 4x4 state of up to 12 stacks; one of more stacks, after the first moves,
+  has the rank of its labels instead, ``_ranked_key``). The table is open addressing over those words, 0 marking a free
+  slot, at most three quarters full: 8 bytes a slot, 11-21 bytes a stored
+  state. Elsewhere (and for best-n and Island Merge) the key is 6 bits per
+  cell (card + 1, 0 for empty), 10 cells per ``uint64`` word, ``ceil(ncells /
+  10)`` words (one more with ``ISLANDS``: the island under way, see
+  ``_island_split``), plus the stamp of the solve that wrote a slot, so one
+  table serves a whole batch without clearing.
 
-Measured and left off by default (both stay as option bits): ``CANONICAL`` cuts
-the nodes of the hardest deals by only ~6% (360528: 3.82M -> 3.59M) and costs
-more in key building than it saves; ``LOOKAHEAD`` (looking all children up in
-the memo at once, to overlap cache misses) doubled the mean time per deal,
-since most deals are solved long before most children are visited.
+Measured and deleted (issue 13): a ``CANONICAL`` option (memo keys of the
+canonical member of the state's symmetry class: rows and columns sorted by
+their card sets, and the transpose on square grids) cut the nodes of the
+hardest deals by only ~6% (360528: 3.82M -> 3.59M) and cost more in key
+building than it saved; a ``LOOKAHEAD`` option (looking all children up in the
+memo at once, to overlap cache misses) doubled the mean time per deal, since
+most deals are solved long before most children are visited.
 
 Solver v2 (issue 13) option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
 measured in the same process by ``benchmarks/solver.py --ablation``:
@@ -71,8 +76,10 @@ warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarni
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
 OUT_OF_MEMORY = 3  # the status of a search stopped by its memory budget (reported as unknown)
+TABLE_FULL = 4  # a search sharing a fixed table stopped to let it grow (``dfs``, ``search.threads``)
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
 CHECK_EVERY = 1024  # nodes between clock checks (the cancel flag, a plain load, is read at every node)
+ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by flockability alone (see ``_generate``)
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 CELLS_PER_WORD = 10
 MAX_CHILDREN_PER_CELL = 51
@@ -124,11 +131,6 @@ def line_table(rows: int, cols: int) -> np.ndarray:
             if i != j and (i // cols == j // cols or i % cols == j % cols):
                 table[i] |= np.uint64(1) << np.uint64(j)
     return table
-
-
-def key_words(ncells: int) -> int:
-    """Number of ``uint64`` words in the exact key of a state of ``ncells`` cells."""
-    return (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD
 
 
 # ---------------------------------------------------------------- clock
@@ -427,10 +429,27 @@ def flockability(present, compat):
 
 # ---------------------------------------------------------------- keys and memo
 
+NARROW_CELLS = 16  # grids of at most this many cells get one-word memo entries (``_narrow_key``)
+NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)
+WIDE_ROWS = 1 << 10  # first capacity of a wide table
+U15 = np.uint64(15)
+
+
+@njit(cache=True, nogil=True)
+def key_words(ncells: int) -> int:
+    """Number of ``uint64`` words in the wide exact key of a state of ``ncells`` cells."""
+    return (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD
+
+
+@njit(cache=True, nogil=True)
+def narrow_max_stacks(ncells: int) -> int:
+    """The most stacks a state of ``ncells <= NARROW_CELLS`` cells may have to get a one-word key."""
+    return (64 - ncells) // 4
+
 
 @njit(cache=True, nogil=True)
 def _plain_key(cells, key):
-    """The exact key of ``cells``: 6 bits per cell (card + 1), ten cells per word."""
+    """The wide exact key of ``cells``: 6 bits per cell (card + 1), ten cells per word."""
     for w in range(key.shape[0]):
         key[w] = U0
     for i in range(cells.shape[0]):
@@ -439,62 +458,139 @@ def _plain_key(cells, key):
 
 
 @njit(cache=True, nogil=True)
-def _sort_by_mask(masks, order):
-    # insertion sort of indices by mask; stable, and masks of non-empty lines never tie
-    n = masks.shape[0]
-    for i in range(n):
-        order[i] = i
-    for i in range(1, n):
-        j = i
-        while j > 0 and masks[order[j - 1]] > masks[order[j]]:
-            order[j - 1], order[j] = order[j], order[j - 1]
-            j -= 1
+def root_labels(root, labels):
+    """Write into ``labels`` (``int64[52]``) each card's cell at ``root``, -1 for cards not on it.
 
-
-@njit(cache=True, nogil=True)
-def _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other):
-    """The exact key of the canonical member of the state's symmetry class.
-
-    Permuting rows or columns maps legal moves to legal moves, so every state in
-    the class has the same answer. A row's card set does not change when
-    columns are permuted and differs between any two non-empty rows (cards are
-    unique), so sorting rows by it and columns by theirs gives one
-    representative per class. On square grids the transpose is also a
-    symmetry; the smaller of the two keys is kept.
+    These are the 4-bit labels of one-word keys (``_narrow_key``): a search that
+    starts below another root (a thread's share of a split search) is given
+    that root's labels, so that every search of a shared table keys alike.
     """
-    for r in range(rows):
-        row_mask[r] = U0
-    for c in range(cols):
-        col_mask[c] = U0
-    for i in range(rows * cols):
-        v = cells[i]
-        if v >= 0:
-            row_mask[i // cols] |= _bit(v)
-            col_mask[i % cols] |= _bit(v)
-    _sort_by_mask(row_mask, row_order)
-    _sort_by_mask(col_mask, col_order)
-    _pack_ordered(cells, cols, row_order, col_order, False, key)
-    if rows == cols:
-        _pack_ordered(cells, cols, col_order, row_order, True, other)
-        for w in range(key.shape[0] - 1, -1, -1):
-            if other[w] != key[w]:
-                if other[w] < key[w]:
-                    for x in range(key.shape[0]):
-                        key[x] = other[x]
-                break
+    for c in range(52):
+        labels[c] = -1
+    for i in range(root.shape[0]):
+        if root[i] >= 0:
+            labels[root[i]] = i
 
 
 @njit(cache=True, nogil=True)
-def _pack_ordered(cells, cols, outer, inner, transpose, key):
-    for w in range(key.shape[0]):
-        key[w] = U0
-    i = 0
-    for a in range(outer.shape[0]):
-        for b in range(inner.shape[0]):
-            cell = inner[b] * cols + outer[a] if transpose else outer[a] * cols + inner[b]
-            v = np.uint64(cells[cell] + 1)
-            key[i // CELLS_PER_WORD] |= v << np.uint64(6 * (i % CELLS_PER_WORD))
-            i += 1
+def _packed_labels(cells, labels):
+    """The labels of the top cards of ``cells``, occupied cells in order, 4 bits each from bit 0."""
+    packed = U0
+    shift = 0
+    for i in range(cells.shape[0]):
+        if cells[i] >= 0:
+            packed |= np.uint64(labels[cells[i]]) << np.uint64(shift)
+            shift += 4
+    return packed
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _packed_child(packed, occupied, s, t, label):
+    """``packed`` (of a state with occupied cells ``occupied``) after the move ``s -> t`` of the card ``label``.
+
+    The nibble of ``t`` (its rank among the occupied cells) takes the label,
+    and the nibble of ``s`` is cut out, the ones above it moving down.
+    """
+    rt = np.uint64(4 * _popcount(occupied & (_bit(t) - U1)))
+    packed = (packed & ~(U15 << rt)) | (np.uint64(label) << rt)
+    rs = 4 * _popcount(occupied & (_bit(s) - U1))
+    low = packed & ((U1 << np.uint64(rs)) - U1)
+    high = packed >> np.uint64(rs + 4) if rs + 4 < 64 else U0
+    return low | (high << np.uint64(rs))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _narrow_key(packed, occupied, ncells):
+    """The one-word exact key of a state: its occupied-cell mask, then its ``packed`` labels above bit ``ncells``.
+
+    Exact for a grid of at most 16 cells and at most ``narrow_max_stacks``
+    stacks (12 on 4x4; more take ``_ranked_key``): every card on the board was on the root (cards only
+    leave it), and a root of at most 16 cells holds at most 16 cards, so the
+    labels (each card's root cell) are distinct 4-bit numbers. The mask says
+    which cells are occupied and the nibbles, in cell order, which card tops
+    each: two states with one key are the same state. ``ncells + 4 * stacks
+    <= 64``, so the key fits one word, and it is never 0 (a memoised state
+    has stacks), so 0 marks a free slot.
+    """
+    return (packed << np.uint64(ncells)) | occupied
+
+
+@njit(cache=True, nogil=True)
+def _ranked_key(cells, labels, occupied, ncells):
+    """The one-word exact key of a state of more than ``narrow_max_stacks`` stacks (few: the first moves).
+
+    The occupied-cell mask, then, above bit ``ncells``, the rank of the
+    labels of the occupied cells' top cards in cell order among all such
+    sequences of distinct labels: the ``j``-th label's position among the
+    labels not yet used, in base ``ncells - j`` (a partial Lehmer code). The
+    rank is below ``ncells! <= 16! < 2^45``, so the key fits one word; the mask
+    and the rank give back the state. Its mask has more bits set than any
+    ``_narrow_key``'s, so the two kinds never collide.
+    """
+    unused = _bit(ncells) - U1
+    rank = U0
+    j = 0
+    for i in range(ncells):
+        if cells[i] >= 0:
+            x = labels[cells[i]]
+            rank = rank * np.uint64(ncells - j) + np.uint64(_popcount(unused & (_bit(x) - U1)))
+            unused &= ~_bit(x)
+            j += 1
+    return (rank << np.uint64(ncells)) | occupied
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _narrow_slot(key, mask):
+    h = key * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((h ^ (h >> np.uint64(29))) & mask)
+
+
+@njit(cache=True, nogil=True)
+def _narrow_find(table, key):
+    """Slot of the one-word ``key`` in ``table`` (``uint64[capacity, 1]``, 0 free), or ``-1 - slot`` of a free slot."""
+    mask = np.uint64(table.shape[0] - 1)
+    slot = _narrow_slot(key, mask)
+    while True:
+        v = table[slot, 0]
+        if v == key:
+            return slot
+        if v == U0:
+            return -1 - slot
+        slot = np.int64((np.uint64(slot) + U1) & mask)
+
+
+@njit(cache=True, nogil=True)
+def narrow_grow(table):
+    """A one-word table twice the size of ``table``, holding its keys."""
+    grown = np.zeros((table.shape[0] * 2, 1), dtype=np.uint64)
+    for i in range(table.shape[0]):
+        if table[i, 0] != U0:
+            grown[-1 - _narrow_find(grown, table[i, 0]), 0] = table[i, 0]
+    return grown
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _narrow_full(count, rows):
+    # a one-word table is kept at most three quarters full
+    return 4 * (count + 1) > 3 * rows
+
+
+@njit(cache=True, nogil=True)
+def _narrow_add(table, key, count, max_rows):
+    """Insert the one-word ``key``; returns the table (grown rather than pass 3/4 full), the count, and whether it fit.
+
+    ``max_rows`` (0 for no cap) bounds the table and its growth as in ``_memo_add``.
+    """
+    at = _narrow_find(table, key)
+    if at >= 0:
+        return table, count, True
+    if _narrow_full(count, table.shape[0]):
+        if max_rows > 0 and 3 * table.shape[0] > max_rows:
+            return table, count, False
+        table = narrow_grow(table)
+        at = _narrow_find(table, key)
+    table[-1 - at, 0] = key
+    return table, count + 1, True
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -509,7 +605,7 @@ def _hash(key):
 
 @njit(cache=True, nogil=True)
 def _memo_find(table, stamp, key):
-    """Slot of ``key``, or ``-1 - slot`` of the free slot where it would go.
+    """Slot of the wide ``key``, or ``-1 - slot`` of the free slot where it would go.
 
     ``table`` is ``uint64[capacity, words + 1]``: the full key, then the stamp of
     the solve that wrote it (other stamps count as free, so a table is reused
@@ -533,7 +629,7 @@ def _memo_find(table, stamp, key):
 
 @njit(cache=True, nogil=True)
 def _memo_add(table, stamp, key, count, max_rows):
-    """Insert ``key``; returns the table (grown when over half full), the new count, and whether it fit.
+    """Insert the wide ``key``; returns the table (grown when over half full), the new count, and whether it fit.
 
     ``max_rows`` (0 for no cap) bounds the table *and* its growth: a table of
     ``r`` rows grows to ``2r``, and for a moment both are held, so it grows only
@@ -567,16 +663,30 @@ def _memo_grow(table, stamp):
     return grown
 
 
-def new_memo(ncells: int, capacity: int = 1 << 12, max_bytes: int = 0) -> np.ndarray:
-    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two).
+@njit(cache=True, nogil=True)
+def _fit_memo(memo, width, max_bytes):
+    """``memo`` when its rows are ``width`` words wide, else a new empty table of that width (``max_bytes / 2``)."""
+    if memo.shape[1] == width:
+        return memo
+    rows = NARROW_ROWS if width == 1 else WIDE_ROWS
+    while max_bytes > 0 and rows > 2 and 2 * rows * 8 * width > max_bytes:
+        rows //= 2
+    return np.zeros((rows, width), dtype=np.uint64)
 
-    With ``max_bytes > 0`` the capacity is halved until the table takes at most
-    half of it (best-n gives its memo half of the budget).
+
+def new_memo(ncells: int, capacity: int = 0, max_bytes: int = 0, wide: bool = False) -> np.ndarray:
+    """An empty memo table for states of ``ncells`` cells (``capacity`` a power of two, 0 for the default).
+
+    Grids of at most ``NARROW_CELLS`` cells get one-word rows (``_narrow_key``),
+    unless ``wide``; other grids, best-n and Island Merge use wide rows (the kernel
+    swaps a table of the wrong width for a fresh one). With ``max_bytes > 0``
+    the capacity is halved until the table takes at most half of it.
     """
-    row_bytes = 8 * (key_words(ncells) + 1)
-    while max_bytes > 0 and capacity > 2 and 2 * capacity * row_bytes > max_bytes:
-        capacity //= 2
-    return np.zeros((capacity, key_words(ncells) + 1), dtype=np.uint64)
+    width = 1 if ncells <= NARROW_CELLS and not wide else key_words(ncells) + 1
+    rows = capacity or (NARROW_ROWS if width == 1 else WIDE_ROWS)
+    while max_bytes > 0 and rows > 2 and 2 * rows * 8 * width > max_bytes:
+        rows //= 2
+    return np.zeros((rows, width), dtype=np.uint64)
 
 
 # ---------------------------------------------------------------- the search
@@ -585,8 +695,6 @@ def new_memo(ncells: int, capacity: int = 1 << 12, max_bytes: int = 0) -> np.nda
 PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
 ORDER = 2  # sort children by the subset-H estimate above the cutoff
 PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
-CANONICAL = 8  # memo keys of the canonical symmetric state
-LOOKAHEAD = 16  # look children up in the memo together, when generated (overlaps cache misses)
 PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
 PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
 SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
@@ -756,7 +864,12 @@ def _generate(
     ``State.legal_moves``). Pruning tests are made once per distinct target
     card (graph) or source cell (cells), since that is all a child's graph or
     grid depends on. With ``ORDER`` and more than ``cutoff`` stacks, children
-    are stably sorted by descending score.
+    are stably sorted by descending score. Above ``ORDER_MAX_STACKS`` (the most
+    stacks the ordering model was fitted on: a 4x4 deal) the score is the
+    child's flockability alone (its graph's edges: the parent's less the
+    target's degree), one popcount a target instead of connectivity flows on
+    graphs of up to 52 cards, which made tiny searches on 5x5 and 6x6 grids
+    cost 10-40x a 4x4 search of as many nodes.
     """
     count = 0
     bad = U0  # target cards whose removal disconnects G
@@ -814,7 +927,13 @@ def _generate(
         targets = U0
         for i in range(count):
             targets |= _bit(cells[dst[i]])
-        _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1])
+        if n_stacks <= ORDER_MAX_STACKS:
+            _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1])
+        else:
+            while targets != U0:
+                y = _lowest_bit_index(targets)
+                targets &= targets - U1
+                scores[y] = -_popcount(compat[y] & present)  # the child's edges, less the parent's
         for i in range(1, count):
             j = i
             while j > 0 and scores[cells[dst[j - 1]]] < scores[cells[dst[j]]]:
@@ -822,52 +941,6 @@ def _generate(
                 dst[j - 1], dst[j] = dst[j], dst[j - 1]
                 j -= 1
     return count
-
-
-@njit(cache=True, nogil=True)
-def _drop_known(cells, rows, cols, src, dst, count, memo, stamp, canonical, keys, key, scratch):
-    """Drop the children already in the memo; returns the new count.
-
-    Keys and first slots are computed for every child before any is compared,
-    so the table's cache misses overlap instead of coming one at a time.
-    """
-    row_mask, col_mask, row_order, col_order, other = scratch
-    nw = key.shape[0]
-    mask = np.uint64(memo.shape[0] - 1)
-    touch = U0
-    if not canonical:
-        _plain_key(cells, other)  # the parent's key; a child's differs in two fields
-    for i in range(count):
-        s = src[i]
-        t = dst[i]
-        a = cells[s]
-        if canonical:
-            b = cells[t]
-            cells[t] = a
-            cells[s] = -1
-            _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
-            cells[s] = a
-            cells[t] = b
-        else:
-            for w in range(nw):
-                key[w] = other[w]
-            ws, wt = s // CELLS_PER_WORD, t // CELLS_PER_WORD
-            shift_s = np.uint64(6 * (s % CELLS_PER_WORD))
-            shift_t = np.uint64(6 * (t % CELLS_PER_WORD))
-            key[ws] &= ~(U63 << shift_s)
-            key[wt] = (key[wt] & ~(U63 << shift_t)) | (np.uint64(a + 1) << shift_t)
-        for w in range(nw):
-            keys[i, w] = key[w]
-        touch ^= memo[np.int64(_hash(key) & mask), nw]
-    kept = 0
-    for i in range(count):
-        if _memo_find(memo, stamp, keys[i]) < 0:
-            src[kept] = src[i]
-            dst[kept] = dst[i]
-            kept += 1
-    if touch == np.uint64(0xFFFFFFFFFFFFFFFF):
-        kept += 0  # keeps the touching loads alive
-    return kept
 
 
 @njit(cache=True, nogil=True)
@@ -888,9 +961,27 @@ def root_prunable(root, rows, cols, compat, line, options):
 
 @njit(cache=True, nogil=True, inline="always")
 def _toggle_move(key, s, t, a, b):
-    """Update the plain key for the move of card ``a`` in cell ``s`` onto card ``b`` in cell ``t`` (or undo it)."""
+    """Update the wide key for the move of card ``a`` in cell ``s`` onto card ``b`` in cell ``t`` (or undo it)."""
     key[s // CELLS_PER_WORD] ^= np.uint64(a + 1) << np.uint64(6 * (s % CELLS_PER_WORD))
     key[t // CELLS_PER_WORD] ^= np.uint64((a + 1) ^ (b + 1)) << np.uint64(6 * (t % CELLS_PER_WORD))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _play(cells, key, s, t, a, b, occupied, present, n_stacks):
+    """Move card ``a`` from cell ``s`` onto card ``b`` in cell ``t``; returns ``occupied, present, n_stacks``."""
+    cells[t] = a
+    cells[s] = -1
+    _toggle_move(key, s, t, a, b)
+    return occupied & ~_bit(s), present & ~_bit(b), n_stacks - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unplay(cells, key, s, t, a, b, occupied, present, n_stacks):
+    """Undo ``_play`` (the same arguments); returns the old ``occupied``, ``present``, ``n_stacks``."""
+    cells[s] = a
+    cells[t] = b
+    _toggle_move(key, s, t, a, b)
+    return occupied | _bit(s), present | _bit(b), n_stacks + 1
 
 
 @njit(cache=True, nogil=True)
@@ -1080,7 +1171,9 @@ def dfs(
     memo,
     stamp,
     path,
-    max_bytes=0,
+    max_bytes,
+    labels,
+    fill,
 ):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
 
@@ -1088,22 +1181,38 @@ def dfs(
     state needs to be looked up in or added to the memo (smaller subtrees are
     cheaper to search again than to look up). Returns ``(status, nodes,
     path_length, memo)``; on ``SOLVABLE`` the moves are ``path[:path_length]``
-    as ``(source, target)`` cells. The memo may be grown and is returned for
-    reuse with a fresh ``stamp``. ``max_nodes <= 0`` and ``deadline <= 0``
-    (seconds on the ``now_s`` clock) mean no budget; ``cancel[0] != 0`` stops
-    the search as ``UNKNOWN`` within ``CHECK_EVERY`` nodes. ``max_bytes > 0``
-    caps the memo, the only structure that grows with the search (see
-    ``_memo_add``); a state that no longer fits stops the search as ``OUT_OF_MEMORY``.
+    as ``(source, target)`` cells. The memo may be grown or replaced (a table
+    of the wrong width) and is returned for reuse: a wide table with a fresh
+    ``stamp``, a one-word table once cleared. ``max_nodes <= 0`` and
+    ``deadline <= 0`` (seconds on the ``now_s`` clock) mean no budget;
+    ``cancel[0] != 0`` stops the search as ``UNKNOWN`` at its next node.
+    ``max_bytes > 0`` caps the memo, the only structure that grows with the
+    search (see ``_memo_add``); a state that no longer fits stops the search as
+    ``OUT_OF_MEMORY``.
+
+    On grids of at most ``NARROW_CELLS`` cells (Island Merge aside) the memo has
+    one-word keys (``_narrow_key``, ``_ranked_key``) from the card ``labels``
+    (``int64[52]``, ``root_labels``; empty: the root's own).
+    A non-empty ``fill`` (``int64``: the entry counts of every search sharing
+    the table) shares a one-word memo between threads: it never grows,
+    ``fill[stamp]`` counts this search's entries (a one-word table has no
+    stamps, so ``stamp`` names the search), and once the table would pass three quarters full the search
+    stops as ``TABLE_FULL`` (the caller grows it and searches again: every
+    entry is a state proved unsolvable, so a restart keeps what was learned).
+    Two threads writing one free slot at once lose one entry, which only
+    costs a later search.
     """
     ncells = rows * cols
     islands = options & ISLANDS != 0
-    if islands and memo.shape[1] < (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 2:
-        # Island Merge keys carry one more word, the island under way (``_island_split``)
-        rows_kept = memo.shape[0]
-        while max_bytes > 0 and rows_kept > 2 and 2 * rows_kept * 8 * (memo.shape[1] + 1) > max_bytes:
-            rows_kept //= 2  # as ``new_memo``: the wider table still takes at most half the budget
-        memo = np.zeros((rows_kept, memo.shape[1] + 1), dtype=np.uint64)
+    narrow = ncells <= NARROW_CELLS and not islands
+    nw = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
+    memo = _fit_memo(memo, 1 if narrow else nw + 1, max_bytes)
     max_rows = max_bytes // memo.strides[0] if max_bytes > 0 else 0
+    packed_max = narrow_max_stacks(ncells)  # more stacks than this take a ranked key
+    shared = fill.shape[0] > 0
+    if narrow and labels.shape[0] == 0:
+        labels = np.empty(52, dtype=np.int64)
+        root_labels(root, labels)
     cells = root.copy()
     occupied = U0
     present = U0
@@ -1117,7 +1226,6 @@ def dfs(
         return SOLVABLE, 0, 0, memo
     if root_prunable(root, rows, cols, compat, line, options):
         return UNSOLVABLE, 0, 0, memo
-    canonical = options & CANONICAL != 0
     width = ncells * min(ncells - 1, rows + cols - 2) + 1
     src = np.empty((n_stacks, width), dtype=np.int8)
     dst = np.empty((n_stacks, width), dtype=np.int8)
@@ -1134,105 +1242,22 @@ def dfs(
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
-    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
-    other = np.empty_like(key)
-    row_mask = np.empty(rows, dtype=np.uint64)
-    col_mask = np.empty(cols, dtype=np.uint64)
-    row_order = np.empty(rows, dtype=np.int64)
-    col_order = np.empty(cols, dtype=np.int64)
-    lookahead = options & LOOKAHEAD != 0
-    child_keys = np.empty((width, key.shape[0]), dtype=np.uint64)
-    scratch = (row_mask, col_mask, row_order, col_order, other)
-    cur = np.empty_like(key)  # the plain key of the current state, kept up to date move by move
-    _plain_key(cells, cur)
-    nw = key.shape[0]
+    key = np.zeros(nw, dtype=np.uint64)
+    cur = np.zeros(nw, dtype=np.uint64)  # the wide key of the current state, kept up to date move by move
+    _plain_key(cells, cur)  # (an Island Merge key's last word, the island, stays 0 here)
+    packed = np.zeros(n_stacks + 1, dtype=np.uint64)  # one-word keys: the packed labels at depth d
+    if narrow:
+        packed[0] = _packed_labels(cells, labels)
     tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
     island = np.zeros((n_stacks + 1, 3), dtype=np.int64)  # its mode, a, b (see ``_island_split``)
     island_side = np.zeros(n_stacks + 1, dtype=np.uint64)
     memo_count = 0
     nodes = 1
     depth = 0
-    count[0] = _generate(
-        cells,
-        occupied,
-        present,
-        line,
-        compat,
-        options,
-        coefs,
-        n_stacks,
-        cutoff,
-        src[0],
-        dst[0],
-        work,
-        scores,
-        score_cache,
-        tarjan_i,
-        tarjan_u,
-        where,
-        sleep[0],
-    )
-    if islands:
-        count[0] = _enter_island(
-            cells, present, compat, tag, island, island_side, 0, src[0], dst[0], count[0], tarjan_i, tarjan_u
-        )
-    if lookahead and n_stacks - 1 >= memo_min:
-        count[0] = _drop_known(
-            cells, rows, cols, src[0], dst[0], count[0], memo, stamp, canonical, child_keys, key, scratch
-        )
+    fresh = True  # the node at ``depth`` was just entered: its children are not generated yet
     while True:
-        if nxt[depth] < count[depth]:
-            i = nxt[depth]
-            nxt[depth] += 1
-            s = src[depth, i]
-            t = dst[depth, i]
-            if sleeping and i > 0:
-                done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
-            a = cells[s]
-            b = cells[t]
-            cells[t] = a
-            cells[s] = -1
-            occupied &= ~_bit(s)
-            present &= ~_bit(b)
-            n_stacks -= 1
-            moved[depth, 0] = a
-            moved[depth, 1] = b
-            _toggle_move(cur, s, t, a, b)
-            if n_stacks == 1:
-                for d in range(depth + 1):
-                    path[d, 0] = src[d, nxt[d] - 1]
-                    path[d, 1] = dst[d, nxt[d] - 1]
-                return SOLVABLE, nodes, depth + 1, memo
-            if islands:
-                tag[depth + 1] = _child_tag(
-                    island[depth, 0], island[depth, 1], island[depth, 2], island_side[depth], present, b
-                )
-            if n_stacks >= memo_min and not lookahead:
-                if canonical:
-                    _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
-                else:
-                    key[:] = cur
-                known = False
-                if islands:
-                    key[nw - 1] = tag[depth + 1]
-                    if tag[depth + 1] != U0 and _memo_find(memo, stamp, key) >= 0:
-                        known = True
-                    key[nw - 1] = U0
-                if known or _memo_find(memo, stamp, key) >= 0:
-                    _toggle_move(cur, s, t, a, b)
-                    cells[s] = a
-                    cells[t] = b
-                    occupied |= _bit(s)
-                    present |= _bit(b)
-                    n_stacks += 1
-                    continue
-            if max_nodes > 0 and nodes >= max_nodes:
-                return UNKNOWN, nodes, 0, memo
-            if sleeping:
-                _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
-                done[depth + 1, :] = U0
-            depth += 1
-            nodes += 1
+        if fresh:
+            fresh = False
             nxt[depth] = 0
             count[depth] = _generate(
                 cells,
@@ -1269,48 +1294,88 @@ def dfs(
                     tarjan_i,
                     tarjan_u,
                 )
-            if lookahead and n_stacks - 1 >= memo_min:
-                count[depth] = _drop_known(
-                    cells,
-                    rows,
-                    cols,
-                    src[depth],
-                    dst[depth],
-                    count[depth],
-                    memo,
-                    stamp,
-                    canonical,
-                    child_keys,
-                    key,
-                    scratch,
+        if nxt[depth] < count[depth]:
+            i = nxt[depth]
+            nxt[depth] += 1
+            s = src[depth, i]
+            t = dst[depth, i]
+            if sleeping and i > 0:
+                done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
+            a = cells[s]
+            b = cells[t]
+            if narrow:
+                packed[depth + 1] = _packed_child(packed[depth], occupied, s, t, labels[a])
+            occupied, present, n_stacks = _play(cells, cur, s, t, a, b, occupied, present, n_stacks)
+            moved[depth, 0] = a
+            moved[depth, 1] = b
+            if n_stacks == 1:
+                for d in range(depth + 1):
+                    path[d, 0] = src[d, nxt[d] - 1]
+                    path[d, 1] = dst[d, nxt[d] - 1]
+                return SOLVABLE, nodes, depth + 1, memo
+            if islands:
+                tag[depth + 1] = _child_tag(
+                    island[depth, 0], island[depth, 1], island[depth, 2], island_side[depth], present, b
                 )
+            if n_stacks >= memo_min:
+                if narrow:
+                    if n_stacks <= packed_max:
+                        k = _narrow_key(packed[depth + 1], occupied, ncells)
+                    else:
+                        k = _ranked_key(cells, labels, occupied, ncells)
+                    known = _narrow_find(memo, k) >= 0
+                else:
+                    key[:] = cur
+                    known = False
+                    if islands and tag[depth + 1] != U0:
+                        key[nw - 1] = tag[depth + 1]
+                        known = _memo_find(memo, stamp, key) >= 0
+                        key[nw - 1] = U0
+                    known = known or _memo_find(memo, stamp, key) >= 0
+                if known:
+                    occupied, present, n_stacks = _unplay(cells, cur, s, t, a, b, occupied, present, n_stacks)
+                    continue
+            if max_nodes > 0 and nodes >= max_nodes:
+                return UNKNOWN, nodes, 0, memo
             if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
                 return UNKNOWN, nodes, 0, memo
+            if sleeping:
+                _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
+                done[depth + 1, :] = U0
+            depth += 1
+            nodes += 1
+            fresh = True
         else:
             if depth == 0:
                 return UNSOLVABLE, nodes, 0, memo
             if n_stacks >= memo_min:
-                if canonical:
-                    _canonical_key(cells, rows, cols, key, row_mask, col_mask, row_order, col_order, other)
+                if narrow:
+                    if n_stacks <= packed_max:
+                        k = _narrow_key(packed[depth], occupied, ncells)
+                    else:
+                        k = _ranked_key(cells, labels, occupied, ncells)
+                    if shared:
+                        at = _narrow_find(memo, k)
+                        if at < 0:
+                            if _narrow_full(fill.sum(), memo.shape[0]):
+                                return TABLE_FULL, nodes, 0, memo
+                            memo[-1 - at, 0] = k
+                            fill[stamp] += 1
+                        fits = True
+                    else:
+                        memo, memo_count, fits = _narrow_add(memo, k, memo_count, max_rows)
                 else:
                     key[:] = cur
-                if islands:
-                    key[nw - 1] = tag[depth]
-                memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
+                    if islands:
+                        key[nw - 1] = tag[depth]
+                    memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
                 if not fits:
                     return OUT_OF_MEMORY, nodes, 0, memo
             depth -= 1
             i = nxt[depth] - 1
-            s = src[depth, i]
-            t = dst[depth, i]
-            a = moved[depth, 0]
-            b = moved[depth, 1]
-            _toggle_move(cur, s, t, a, b)
-            cells[s] = a
-            cells[t] = b
-            occupied |= _bit(s)
-            present |= _bit(b)
-            n_stacks += 1
+            occupied, present, n_stacks = _unplay(
+                cells, cur, src[depth, i], dst[depth, i], moved[depth, 0], moved[depth, 1], occupied, present, n_stacks
+            )
 
 
 @njit(cache=True, nogil=True)
@@ -1348,6 +1413,7 @@ def best_n(
         return SOLVABLE, 0, 0, memo
     if root_prunable(root, rows, cols, compat, line, options):
         return UNSOLVABLE, 0, 0, memo
+    memo = _fit_memo(memo, key_words(ncells) + 1, max_bytes // 2)  # the closed set keys every state: wide
     width = ncells * min(ncells - 1, rows + cols - 2) + 1
     s_cells = np.empty((64, ncells), dtype=np.int8)
     s_info = np.empty((64, 4), dtype=np.int64)  # parent record, source, target, heuristic
@@ -1519,9 +1585,14 @@ def solve_one(
     memo,
     stamp,
     path,
-    max_bytes=0,
+    max_bytes,
+    labels,
+    fill,
 ):
-    """One search with either kernel; returns ``(status, nodes, path_length, memo)``."""
+    """One search with either kernel; returns ``(status, nodes, path_length, memo)``.
+
+    ``labels`` and ``fill`` are ``dfs``'s (empty arrays for a search of its own).
+    """
     if kernel == BEST_N_KERNEL:
         return best_n(
             root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes
@@ -1543,6 +1614,8 @@ def solve_one(
         stamp,
         path,
         max_bytes,
+        labels,
+        fill,
     )
 
 
@@ -1569,7 +1642,7 @@ def solve_batch(
     ``time_limit`` (seconds, <= 0 for none) and ``max_bytes`` (<= 0 for none)
     apply to each state. Returns ``(status int8[n], nodes int64[n], elapsed_ms
     float64[n], paths int8[n, rows*cols, 2], path_lengths int64[n])``; a status
-    may be ``OUT_OF_MEMORY``. One memo is reused for all states (fresh stamps).
+    may be ``OUT_OF_MEMORY``. One memo is reused for all states (fresh stamps, or cleared).
     """
     n = states.shape[0]
     ncells = rows * cols
@@ -1578,11 +1651,8 @@ def solve_batch(
     elapsed = np.zeros(n, dtype=np.float64)
     paths = np.zeros((n, ncells, 2), dtype=np.int8)
     lengths = np.zeros(n, dtype=np.int64)
-    capacity = 1 << 12
-    row_bytes = 8 * ((ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1)
-    while max_bytes > 0 and capacity > 2 and capacity * row_bytes * 2 > max_bytes:
-        capacity //= 2
-    memo = np.zeros((capacity, (ncells + CELLS_PER_WORD - 1) // CELLS_PER_WORD + 1), dtype=np.uint64)
+    memo = np.zeros((1, 0), dtype=np.uint64)  # each search fits it to its width (``_fit_memo``)
+    no_labels = np.empty(0, dtype=np.int64)
     for i in range(n):
         start = now_s()
         deadline = start + time_limit if time_limit > 0 else 0.0
@@ -1605,7 +1675,15 @@ def solve_batch(
             i + 1,
             paths[i],
             max_bytes,
+            no_labels,
+            no_labels,
         )
+        if memo.shape[1] == 1:
+            # one-word tables have no stamps: clear for the next state (a grown one is dropped)
+            if memo.shape[0] > NARROW_ROWS:
+                memo = np.zeros((1, 0), dtype=np.uint64)
+            else:
+                memo[:, 0] = U0
         elapsed[i] = (now_s() - start) * 1e3
         status[i] = st
         nodes[i] = nd

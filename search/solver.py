@@ -18,8 +18,9 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from game import State, play
+from game import State
 from game.arrays import state_to_array, states_to_array
+from game.errors import IllegalMove
 from game.state import Move
 from game.validation import check_positive_int
 from search import kernel
@@ -49,6 +50,7 @@ ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted
 MEMORY = "memory"  # the reason of an unknown answer whose search reached its memory budget
 MIB = 1 << 20
 DEFAULT_COHORT = 4
+NO_LABELS = np.empty(0, dtype=np.int64)  # the kernel's "none" for its card labels and shared-table fill
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def solve(
         status, nodes, length, _ = kernel.solve_one(
             root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols), algo.kernel,
             algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag,
-            memo, 1, path, max_bytes,
+            memo, 1, path, max_bytes, NO_LABELS, NO_LABELS,
         )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
@@ -223,17 +225,22 @@ def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
 def checked_solution(state: State, path: np.ndarray) -> list[str]:
     """Move text of ``path`` (``(source, target)`` rows) from ``state``, replayed to one stack.
 
-    Raises ``SolutionCheckFailed`` (a bug, never bad input) when it does not replay.
+    Each move is checked legal as it is replayed (``State.apply``), and the
+    last must leave one stack. The text names each move's two top cards,
+    which are unique, so it stands for exactly the replayed move. Raises
+    ``SolutionCheckFailed`` (a bug, never bad input) when the path does not replay.
     """
     texts = []
     current = state
-    for source, target in path.tolist():
-        move = Move(int(source), int(target))
-        texts.append(current.move_text(move))
-        current = current.apply(move)
-    final = play(state, texts)
-    if final.n_stacks != 1:
-        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} leaves {final.n_stacks} stacks")
+    try:
+        for source, target in path.tolist():
+            move = Move(int(source), int(target))
+            texts.append(current.move_text(move))
+            current = current.apply(move)
+    except IllegalMove as error:
+        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} does not replay: {error}") from None
+    if current.n_stacks != 1:
+        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} leaves {current.n_stacks} stacks")
     return texts
 
 
@@ -315,5 +322,5 @@ def _load_kernel() -> None:
     one = np.array([0], dtype=np.int8)
     kernel.solve_one(
         one, 1, 1, compat_table(), line_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
-        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0,
+        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0, NO_LABELS, NO_LABELS,
     )  # fmt: skip

@@ -68,3 +68,61 @@ def test_the_committed_ordering_model_reads(tmp_path: Path) -> None:
         read_ordering(bad)
     with pytest.raises(search.InvalidOrderingModel, match="ordering model"):
         read_ordering(tmp_path / "missing.json")
+
+
+def _walk_states(seed: int, rows: int, cols: int, walks: int) -> list[tuple[np.ndarray, np.uint64]]:
+    """States met on random walks from deal ``seed``, each with its packed labels kept up move by move."""
+    from game import deal
+
+    rng = np.random.default_rng(seed)
+    root = np.array([-1 if c is None else c for c in deal(seed, rows=rows, cols=cols).cells], dtype=np.int8)
+    labels = np.empty(52, dtype=np.int64)
+    kernel.root_labels(root, labels)
+    line = kernel.line_table(rows, cols)
+    compat = kernel.compat_table()
+    out = []
+    for _ in range(walks):
+        cells = root.copy()
+        packed = np.uint64(kernel._packed_labels(cells, labels))  # (numba hands a uint64 back as a Python int)
+        while True:
+            occupied = sum(1 << i for i in range(cells.shape[0]) if cells[i] >= 0)
+            out.append((cells.copy(), packed))
+            moves = [
+                (s, t)
+                for s in range(cells.shape[0])
+                for t in range(cells.shape[0])
+                if cells[s] >= 0
+                and cells[t] >= 0
+                and int(line[s]) >> t & 1
+                and int(compat[cells[s]]) >> int(cells[t]) & 1
+            ]
+            if not moves:
+                break
+            s, t = moves[rng.integers(len(moves))]
+            packed = np.uint64(kernel._packed_child(packed, np.uint64(occupied), s, t, labels[cells[s]]))
+            cells[t], cells[s] = cells[s], -1
+    return out
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(4, 4), (3, 5), (2, 3)])
+def test_one_word_memo_keys_are_exact(rows: int, cols: int) -> None:
+    # Distinct states get distinct keys (packed up to narrow_max_stacks stacks, ranked above), and the
+    # packed labels kept up move by move equal those recomputed from the cells.
+    ncells = rows * cols
+    keys: dict[int, bytes] = {}
+    for seed in range(1, 41):
+        states = _walk_states(seed, rows, cols, walks=25)
+        labels = np.empty(52, dtype=np.int64)
+        kernel.root_labels(states[0][0], labels)
+        for cells, packed in states:
+            assert packed == kernel._packed_labels(cells, labels)
+            occupied = np.uint64(sum(1 << i for i in range(ncells) if cells[i] >= 0))
+            stacks = int((cells >= 0).sum())
+            if stacks <= kernel.narrow_max_stacks(ncells):
+                key = int(kernel._narrow_key(packed, occupied, ncells))
+            else:
+                key = int(kernel._ranked_key(cells, labels, occupied, ncells))
+            assert key != 0
+            # keys of states of different deals may meet: key on the state relative to its own root's labels
+            state = bytes(labels[c] if c >= 0 else 255 for c in cells)
+            assert keys.setdefault(key, state) == state
