@@ -1,17 +1,32 @@
-"""One search split over threads: the root's children are searched side by side.
+"""One search split over threads, sharing one transposition table.
 
-The kernel releases the GIL (``nogil=True``), so ``threads`` Python threads run
-``threads`` child searches at once, each with its own transposition table (a
-share of the memory budget). Children are taken in generation order; the first
-solution found stops the others. The answer does not depend on ``threads``: the
-root is solvable exactly when one of its children is, and unsolvable exactly
-when all of them are. Which solution is returned, and the node count, may
-depend on it. A node budget applies to each child's search.
+The root is expanded in Python, breadth first, into tasks: the states a
+few moves down (two, or one when the root has enough children), in
+generation order. ``threads`` Python threads take the tasks in that order and
+search each with the kernel, which releases the GIL (``nogil=True``).
+
+Why the answer does not depend on ``threads``: with three stacks or more
+every solution makes at least as many moves as the split, so the root is
+solvable exactly when one task is, and unsolvable exactly when every task
+is. Which solution is returned, and the node count, may depend on it.
+
+The table. On grids of at most 16 cells (``dfs`` with one-word keys: every
+algorithm but best-n and Island Merge) the tasks share one table, keyed by
+the root's card labels (``kernel.root_labels``), so what one thread proves
+unsolvable the other reads. The table does not grow while threads use it: a
+search that would fill it past three quarters stops as ``TABLE_FULL``, the
+others are halted, the table is doubled (within the memory budget, else the
+answer is ``unknown`` with reason ``memory``), and the unfinished tasks are
+searched again. Every entry is a state proved unsolvable, so a restart keeps
+all that was learned. Other searches get a table each (a share of the budget).
+
+A node budget applies to each task's search; the deadline and the caller's
+cancel flag to all of them.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,16 +38,30 @@ from search import kernel
 from search.algorithms import Algorithm
 from search.ordering import OrderingModel
 
-FOUND = 2  # the value a solution writes into the shared stop flag (a caller's cancel writes 1)
+RUNNING, FOUND, REGROW, CANCELLED = 0, 2, 3, 1  # values of the halt flag every task's kernel reads
+TASKS_PER_THREAD = 8  # the root is expanded one more move while it has fewer tasks than this per thread
+SPLIT_DEPTH = 2  # ... but never deeper than this
+SHARED_ROWS = 1 << 16  # first capacity of a shared table (512 KiB)
+POLL_S = 0.005  # how often the caller's cancel flag is copied to the tasks' halt flag
+NO_LABELS = np.empty(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class Budget:
-    """What one split search may spend: nodes per child (0: none), the ``kernel.now_s`` deadline (0: none), bytes."""
+    """What one split search may spend: nodes per task (0: none), the ``kernel.now_s`` deadline (0: none), bytes."""
 
     max_nodes: int
     deadline: float
     max_bytes: int
+
+
+@dataclass
+class _Task:
+    moves: list[Move]  # from the root
+    root: np.ndarray
+    status: int = kernel.UNKNOWN
+    nodes: int = 0
+    path: np.ndarray | None = None
 
 
 def solve_split(
@@ -45,46 +74,141 @@ def solve_split(
     threads: int,
     tables: tuple[np.ndarray, np.ndarray],
 ) -> tuple[int, int, np.ndarray]:
-    """``(status code, nodes, path)`` of ``state`` searched over ``threads`` threads.
+    """``(status code, nodes, path)`` of ``state`` (three stacks or more) searched over ``threads`` threads.
 
-    ``stop`` is the ``int64[1]`` cancel flag shared by every child search;
+    ``stop`` is the caller's ``int64[1]`` cancel flag (read, never written);
     ``tables`` the kernel's compatibility and line tables. ``path`` holds the
     solution's ``(source, target)`` cells (empty unless solvable).
     """
-    if kernel.root_prunable(state_to_array(state), state.rows, state.cols, tables[0], tables[1], algo.options):
-        return kernel.UNSOLVABLE, 0, np.zeros((0, 2), dtype=np.int8)  # as one thread answers it: no node expanded
-    moves = list(state.legal_moves())
-    roots = [state_to_array(state.apply(move)) for move in moves]
-    share = budget.max_bytes // threads if budget.max_bytes > 0 else 0
-
-    def search(root: np.ndarray) -> tuple[int, int, np.ndarray]:
-        if stop[0] != 0:
-            return kernel.UNKNOWN, 0, np.zeros((0, 2), dtype=np.int8)
-        path = np.zeros((root.shape[0], 2), dtype=np.int8)
-        status, nodes, length, _ = kernel.solve_one(
-            root, state.rows, state.cols, tables[0], tables[1], algo.kernel, algo.options, model.kernel_coefs(),
-            model.cutoff, algo.memo_min, cohort, budget.max_nodes, budget.deadline, stop,
-            kernel.new_memo(root.shape[0], max_bytes=share), 1, path, share,
-        )  # fmt: skip
-        if status == kernel.SOLVABLE and stop[0] == 0:
-            stop[0] = FOUND
-        return status, nodes, path[:length]
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        results = list(pool.map(search, roots))
-    if stop[0] == FOUND:
-        stop[0] = 0
-    return _combine(moves, results)
-
-
-def _combine(moves: list[Move], results: list[tuple[int, int, np.ndarray]]) -> tuple[int, int, np.ndarray]:
-    nodes = 1 + sum(n for _, n, _ in results)
-    for move, (status, _, path) in zip(moves, results, strict=True):
-        if status == kernel.SOLVABLE:
-            first = np.array([[move.source, move.target]], dtype=np.int8)
-            return kernel.SOLVABLE, nodes, np.concatenate([first, path])
-    statuses = {status for status, _, _ in results}
+    root = state_to_array(state)
     empty = np.zeros((0, 2), dtype=np.int8)
-    if statuses <= {kernel.UNSOLVABLE}:
-        return kernel.UNSOLVABLE, nodes, empty
-    return (kernel.OUT_OF_MEMORY if kernel.OUT_OF_MEMORY in statuses else kernel.UNKNOWN), nodes, empty
+    if kernel.root_prunable(root, state.rows, state.cols, tables[0], tables[1], algo.options):
+        return kernel.UNSOLVABLE, 0, empty  # as one thread answers it: no node expanded
+    tasks, expanded = _split(state, threads)
+    shared = algo.kernel == kernel.DFS_KERNEL and root.shape[0] <= kernel.NARROW_CELLS
+    shared = shared and algo.options & kernel.ISLANDS == 0
+    run = _Run(state, algo, model, cohort, budget, stop, threads, tables, shared)
+    status = run.search(tasks)
+    nodes = expanded + sum(task.nodes for task in tasks)
+    for task in tasks:
+        if task.status == kernel.SOLVABLE and task.path is not None:
+            first = np.array([[m.source, m.target] for m in task.moves], dtype=np.int8).reshape(-1, 2)
+            return kernel.SOLVABLE, nodes, np.concatenate([first, task.path])
+    return status, nodes, empty
+
+
+def _split(state: State, threads: int) -> tuple[list[_Task], int]:
+    """The tasks below ``state`` (in generation order) and the number of states expanded to reach them."""
+    frontier: list[tuple[list[Move], State]] = [([], state)]
+    expanded = 0
+    for _ in range(SPLIT_DEPTH):
+        if len(frontier) >= TASKS_PER_THREAD * threads:
+            break
+        nxt = []
+        for moves, here in frontier:
+            if here.n_stacks <= 1:
+                nxt.append((moves, here))  # solved: a task of no moves
+                continue
+            expanded += 1
+            nxt.extend(([*moves, move], here.apply(move)) for move in here.legal_moves())
+        frontier = nxt
+    return [_Task(moves, state_to_array(here)) for moves, here in frontier], expanded
+
+
+class _Run:
+    """The threads of one split search, and the table they share."""
+
+    def __init__(
+        self,
+        state: State,
+        algo: Algorithm,
+        model: OrderingModel,
+        cohort: int,
+        budget: Budget,
+        stop: np.ndarray,
+        threads: int,
+        tables: tuple[np.ndarray, np.ndarray],
+        shared: bool,
+    ) -> None:
+        self.state, self.algo, self.model, self.cohort = state, algo, model, cohort
+        self.budget, self.stop, self.threads, self.tables, self.shared = budget, stop, threads, tables, shared
+        self.halt = np.zeros(1, dtype=np.int64)
+        ncells = state.rows * state.cols
+        self.labels = np.empty(52, dtype=np.int64)
+        kernel.root_labels(state_to_array(state), self.labels)
+        self.table = kernel.new_memo(ncells, SHARED_ROWS, max_bytes=budget.max_bytes)
+        self.fill = np.zeros(threads + 1, dtype=np.int64)  # fill[w]: entries added by worker w (1-based)
+        self.lock = threading.Lock()
+        self.queue: list[_Task] = []
+
+    def search(self, tasks: list[_Task]) -> int:
+        """Search every task until one is solvable, all are unsolvable, or a budget stops them; returns the status."""
+        pending = tasks
+        while True:
+            self.halt[0] = RUNNING
+            self.queue = list(pending)
+            workers = [threading.Thread(target=self._work, args=(w + 1,)) for w in range(self.threads)]
+            for worker in workers:
+                worker.start()
+            self._wait(workers)
+            if any(task.status == kernel.SOLVABLE for task in tasks):
+                return kernel.SOLVABLE
+            pending = [task for task in tasks if task.status != kernel.UNSOLVABLE]
+            if not pending:
+                return kernel.UNSOLVABLE
+            if self.halt[0] != REGROW:
+                memory = any(task.status == kernel.OUT_OF_MEMORY for task in pending)
+                return kernel.OUT_OF_MEMORY if memory else kernel.UNKNOWN
+            if not self._grow():
+                return kernel.OUT_OF_MEMORY
+
+    def _wait(self, workers: list[threading.Thread]) -> None:
+        for worker in workers:
+            while worker.is_alive():
+                worker.join(POLL_S)
+                if self.stop[0] != 0 and self.halt[0] == RUNNING:
+                    self.halt[0] = CANCELLED
+
+    def _grow(self) -> bool:
+        """Double the shared table within the memory budget; False when it may not grow."""
+        rows = self.table.shape[0]
+        if self.budget.max_bytes > 0 and 3 * rows * self.table.strides[0] > self.budget.max_bytes:
+            return False
+        self.table = kernel.narrow_grow(self.table)
+        self.fill[:] = 0
+        self.fill[1] = int(np.count_nonzero(self.table))
+        return True
+
+    def _work(self, worker: int) -> None:
+        share = self.budget.max_bytes // self.threads if self.budget.max_bytes > 0 else 0
+        rows, cols = self.state.rows, self.state.cols
+        while self.halt[0] == RUNNING:
+            with self.lock:
+                if not self.queue:
+                    return
+                task = self.queue.pop(0)
+            path = np.zeros((task.root.shape[0], 2), dtype=np.int8)
+            if self.shared:
+                memo, max_bytes, labels, fill = self.table, 0, self.labels, self.fill
+            else:
+                memo, max_bytes, labels, fill = (
+                    kernel.new_memo(task.root.shape[0], max_bytes=share),
+                    share,
+                    NO_LABELS,
+                    NO_LABELS,
+                )
+            status, nodes, length, _ = kernel.solve_one(
+                task.root, rows, cols, self.tables[0], self.tables[1], self.algo.kernel, self.algo.options,
+                self.model.kernel_coefs(), self.model.cutoff, self.algo.memo_min, self.cohort, self.budget.max_nodes,
+                self.budget.deadline, self.halt, memo, worker, path, max_bytes, labels, fill,
+            )  # fmt: skip
+            task.nodes += int(nodes)
+            if status == kernel.TABLE_FULL:
+                self.halt[0] = REGROW
+                return
+            if status == kernel.UNKNOWN and self.halt[0] in (FOUND, REGROW):
+                continue  # halted for another task's sake: searched again (or not needed)
+            task.status = int(status)
+            if status == kernel.SOLVABLE:
+                task.path = path[:length]
+                self.halt[0] = FOUND

@@ -128,7 +128,7 @@ def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> Non
 
 def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
     from search import kernel
-    from search.solver import default_ordering
+    from search.solver import NO_LABELS, default_ordering
     from search.tables import compat_table, line_table
 
     root = kernel.deal_cells(np.array([HARD], dtype=np.int64), 16)[0]
@@ -138,6 +138,7 @@ def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
         status, _, _, memo = kernel.dfs(
             root, 4, 4, compat_table(), line_table(4, 4), algo.options, model.kernel_coefs(), model.cutoff,
             algo.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8), budget,
+            NO_LABELS, NO_LABELS,
         )  # fmt: skip
         assert status == kernel.OUT_OF_MEMORY
         # the table and, while it grows, its half-size predecessor fit in the budget
@@ -171,3 +172,39 @@ def test_threads_do_not_change_the_answer(algorithm: str, golden: list[tuple[boo
         assert (result.status == search.SOLVABLE) == label  # a solution is replayed inside solve
     for seed in (1, 1163, 360528, 557593):
         assert search.solve(deal(seed), algorithm, threads=2).status == search.solve(deal(seed), algorithm).status
+
+
+def test_threads_share_one_table_that_grows_between_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A tiny shared table fills at once: the threads are halted, it is doubled and they search again.
+    from search import threads
+
+    monkeypatch.setattr(threads, "SHARED_ROWS", 64)
+    grows = []
+    real_grow = threads._Run._grow
+
+    def counting_grow(run: threads._Run) -> bool:
+        grows.append(run.table.shape[0])
+        return real_grow(run)
+
+    monkeypatch.setattr(threads._Run, "_grow", counting_grow)
+    for seed in (1, 1163, 174024, -115618):
+        one = search.solve(deal(seed))
+        two = search.solve(deal(seed), threads=2)
+        assert two.status == one.status
+    assert len(grows) >= 5
+    assert max(grows) >= 1024  # each solve starts at 64 rows and doubles
+
+
+def test_a_shared_table_keeps_to_the_memory_budget() -> None:
+    result = search.solve(deal(HARD), threads=2, max_memory_mb=1)
+    assert (result.status, result.reason) == (search.UNKNOWN, search.MEMORY)
+
+
+def test_a_solution_that_does_not_replay_is_a_bug_not_an_answer() -> None:
+    from search.solver import checked_solution
+
+    state = deal(1)
+    with pytest.raises(search.SolutionCheckFailed, match="does not replay"):
+        checked_solution(state, np.array([[0, 0]], dtype=np.int8))
+    with pytest.raises(search.SolutionCheckFailed, match="leaves 15 stacks"):
+        checked_solution(state, np.array([[0, 1]], dtype=np.int8))
