@@ -185,6 +185,7 @@ def main() -> None:
         f"model {classifier.version}: exact path {classifier.exact.algorithm} DFS, {classifier.exact.max_nodes:,} "
         f"nodes per state; learned model with "
         f"{f'a {classifier.probe_nodes}-node probe' if classifier.probe_nodes else 'no probe'}"
+        f"{f', reading a {classifier.progress_nodes}-node search progress' if classifier.progress_nodes else ''}"
     )
     print_card(json.loads((directory / CARD_FILE).read_text(encoding="utf-8")))
     decisions = decisions_set(DECISIONS_SEED, args.decision_deals)

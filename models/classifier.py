@@ -46,6 +46,7 @@ class Classifier:
     directory: Path | None = None  # the model version directory it was loaded from
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
+    progress_nodes: int = 0  # the budget of the search whose progress the model reads (models.progress); 0: none
 
     @property
     def ordering_path(self) -> Path | None:
@@ -71,7 +72,8 @@ class Classifier:
         answers = exact_search(cells, rows, cols, self.exact, cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
-            p = self.predict_matrix(cell_inputs(cells[still_open], rows, cols, self.probe_nodes))
+            inputs = cell_inputs(cells[still_open], rows, cols, self.probe_nodes, self.progress_nodes)
+            p = self.predict_matrix(inputs)
             if self.calibration is not None:
                 # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
                 stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)
@@ -83,7 +85,7 @@ class Classifier:
         """The learned model's P(solvable) for each state (float64, in input order), without the exact path."""
         if not states:
             return np.empty(0, dtype=np.float64)
-        return self.predict_matrix(model_inputs(states, self.probe_nodes))
+        return self.predict_matrix(model_inputs(states, self.probe_nodes, self.progress_nodes))
 
     def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
         """P(solvable) for rows of a model input matrix (``models.inputs``)."""
@@ -122,8 +124,9 @@ def load_classifier(directory: Path | None = None) -> Classifier:
             f"{onnx_path} was trained on feature schema {schema!r}, but this build computes {SCHEMA_VERSION!r}; "
             "retrain the model (boaf retrain) or install a matching boaf"
         )
-    probe_nodes = _probe_nodes(session.metadata, onnx_path)
-    expected = len(input_names(probe_nodes))
+    probe_nodes = _count(session.metadata, "probe_nodes", onnx_path)
+    progress_nodes = _count(session.metadata, "progress_nodes", onnx_path)
+    expected = len(input_names(probe_nodes, progress_nodes))
     if session.n_features != expected:
         raise ModelError(f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} gives {expected}")
     return Classifier(
@@ -136,11 +139,12 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         directory=directory,
         exact=read_exact_budget(directory),
         calibration=read_calibration(directory),
+        progress_nodes=progress_nodes,
     )
 
 
-def _probe_nodes(metadata: dict[str, str], path: Path) -> int:
-    text = metadata.get("probe_nodes", "0")
+def _count(metadata: dict[str, str], name: str, path: Path) -> int:
+    text = metadata.get(name, "0")
     if not text.isdigit():
-        raise ModelError(f"{path}: probe_nodes metadata {text!r} is not a non-negative integer")
+        raise ModelError(f"{path}: {name} metadata {text!r} is not a non-negative integer")
     return int(text)

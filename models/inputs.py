@@ -8,6 +8,9 @@ spends its capacity on the rest. The budget is recorded in the model, so the
 service probes exactly as training did. A budget of 0 turns the probe off, which
 gives the papers' pure-feature classifier.
 
+A model trained on the hard remainder may also take the columns of a budgeted
+search's progress (``models.progress``, ``progress_nodes`` states per search, 0: none).
+
 Every column is rounded to float32, the precision the ONNX model compares in.
 """
 
@@ -20,26 +23,35 @@ import numpy as np
 from features import feature_matrix, feature_names
 from game.arrays import states_to_array
 from game.state import State
+from models.progress import PROGRESS_COLUMNS, search_progress
 
 PROBE_COLUMNS = ("probe_outcome", "probe_nodes")
 DEFAULT_PROBE_NODES = 256
 
 
-def input_names(probe_nodes: int) -> list[str]:
-    """Column names of the model input for a probe budget (0: no probe)."""
-    return feature_names() + (list(PROBE_COLUMNS) if probe_nodes else [])
+def input_names(probe_nodes: int, progress_nodes: int = 0) -> list[str]:
+    """Column names of the model input for a probe budget and a progress budget (0: none)."""
+    return (
+        feature_names()
+        + (list(PROBE_COLUMNS) if probe_nodes else [])
+        + (list(PROGRESS_COLUMNS) if progress_nodes else [])
+    )
 
 
-def model_inputs(states: Sequence[State], probe_nodes: int) -> np.ndarray:
-    """The model input matrix of ``states`` (float64 holding float32-rounded values)."""
-    matrix = feature_matrix(states)
-    if probe_nodes:
-        matrix = np.column_stack([matrix, probe_columns(states, probe_nodes)])
-    return as_model_input(matrix)
+def model_inputs(states: Sequence[State], probe_nodes: int, progress_nodes: int = 0) -> np.ndarray:
+    """The model input matrix of ``states`` (float64 holding float32-rounded values), in input order."""
+    out = np.empty((len(states), len(input_names(probe_nodes, progress_nodes))), dtype=np.float64)
+    for (rows, cols), index in states_by_shape(states).items():
+        cells = states_to_array([states[i] for i in index])
+        out[index] = cell_inputs(cells, rows, cols, probe_nodes, progress_nodes)
+    return out
 
 
-def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int) -> np.ndarray:
-    """``model_inputs`` of a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``)."""
+def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int, progress_nodes: int = 0) -> np.ndarray:
+    """``model_inputs`` of a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``).
+
+    Each extra block (probe, progress) is one compiled call for the whole batch.
+    """
     # Local for start-up time, as in probe_columns.
     from search.probe import probe
 
@@ -47,6 +59,8 @@ def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int) -> np
     if probe_nodes:
         outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
         matrix = np.column_stack([matrix, outcome, nodes])
+    if progress_nodes:
+        matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes)])
     return as_model_input(matrix)
 
 

@@ -1,0 +1,56 @@
+"""The budgeted search's progress (the hard model's extra inputs): the compiled batch equals the plain reference."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from game import deal, random_states
+from game.arrays import states_to_array
+from models.inputs import input_names, model_inputs
+from models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, progress_reference, search_progress
+from search import SOLVABLE, solve_many
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.integers(1, 400))
+def test_the_compiled_batch_equals_the_reference(seed: int, budget: int) -> None:
+    states = random_states(seed, 8)
+    cells = states_to_array(states)
+    got = search_progress(cells, 4, 4, budget)
+    for i in range(len(states)):
+        np.testing.assert_allclose(got[i], progress_reference(cells[i], 4, 4, budget))
+
+
+def test_other_grids_and_an_empty_batch() -> None:
+    states = random_states(3, 6, rows=3, cols=5)
+    cells = states_to_array(states)
+    got = search_progress(cells, 3, 5, 50)
+    for i in range(len(states)):
+        np.testing.assert_allclose(got[i], progress_reference(cells[i], 3, 5, 50))
+    assert search_progress(np.zeros((0, 16), dtype=np.int8), 4, 4, 50).shape == (0, len(PROGRESS_COLUMNS))
+
+
+def test_a_solved_outcome_is_solvable_and_the_budget_holds() -> None:
+    states = random_states(7, 200)
+    progress = search_progress(states_to_array(states), 4, 4, 100)
+    assert np.all(progress[:, 0] <= 100)
+    solved = progress[:, PROGRESS_COLUMNS.index("progress_outcome")] == SOLVED
+    assert solved.any()
+    assert all(s is SOLVABLE for s in solve_many([st for st, ok in zip(states, solved, strict=True) if ok]).status)
+
+
+def test_an_ffud_is_never_solved_and_its_search_stops_short_of_one_stack() -> None:
+    progress = search_progress(states_to_array([deal(1163)]), 4, 4, 300)[0]
+    assert progress[PROGRESS_COLUMNS.index("progress_outcome")] == SPENT
+    assert progress[PROGRESS_COLUMNS.index("progress_fewest_stacks")] > 1 / 16
+
+
+def test_model_inputs_append_the_progress_columns_in_input_order() -> None:
+    states = random_states(9, 5) + random_states(9, 3, rows=3, cols=3) + random_states(10, 2)
+    matrix = model_inputs(states, 0, 120)
+    assert matrix.shape == (10, len(input_names(0, 120)))
+    assert input_names(0, 120)[-len(PROGRESS_COLUMNS) :] == list(PROGRESS_COLUMNS)
+    alone = search_progress(states_to_array(states[5:8]), 3, 3, 120)
+    np.testing.assert_allclose(matrix[5:8, -len(PROGRESS_COLUMNS) :], alone.astype(np.float32))
