@@ -66,6 +66,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit
+from numba.core import cgutils
 from numba.core.errors import NumbaWarning
 from numba.extending import intrinsic
 
@@ -106,6 +107,26 @@ def _lowest_bit_index(typingctx, x):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
     return numba.types.int64(numba.types.uint64), codegen
+
+
+@intrinsic
+def _prefetch_row(typingctx, table, row):
+    # a hint that row ``row`` of the 2-D array ``table`` is read soon (llvm.prefetch: read, keep in all caches)
+    def codegen(context, builder, signature, args):
+        table_type = signature.args[0]
+        array = context.make_array(table_type)(context, builder, args[0])
+        zero = context.get_constant(numba.types.intp, 0)
+        at = cgutils.get_item_pointer(context, builder, table_type, array, [args[1], zero])
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        hint = ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32])
+        prefetch = cgutils.get_or_insert_function(builder.module, hint, "llvm.prefetch.p0")
+        builder.call(
+            prefetch, [builder.bitcast(at, byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)]
+        )
+        return context.get_dummy_value()
+
+    return numba.types.void(table, numba.types.int64), codegen
 
 
 # ---------------------------------------------------------------- tables
@@ -539,6 +560,26 @@ def _ranked_key(cells, labels, occupied, ncells):
     return (rank << np.uint64(ncells)) | occupied
 
 
+@njit(cache=True, nogil=True)
+def _key_children(packed, occupied, cells, labels, src, dst, count, ncells, ranked, memo, keys):
+    """The one-word keys of a node's children into ``keys``, each slot's cache line fetched ahead.
+
+    The children are looked up one by one later, each after its elder
+    siblings' subtrees; on hard deals most are found in the table at once,
+    and their lookups, each a likely cache miss, then overlap. (Children of
+    more than ``narrow_max_stacks`` stacks, ``ranked``, take their ranked key
+    when looked up, and are not fetched ahead.)
+    """
+    if ranked:
+        return
+    mask = np.uint64(memo.shape[0] - 1)
+    for i in range(count):
+        s = src[i]
+        k = _narrow_key(_packed_child(packed, occupied, s, dst[i], labels[cells[s]]), occupied & ~_bit(s), ncells)
+        keys[i] = k
+        _prefetch_row(memo, _narrow_slot(k, mask))
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _narrow_slot(key, mask):
     h = key * np.uint64(0x9E3779B97F4A7C15)
@@ -834,6 +875,56 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
         score_values[slot] = scores[y]
 
 
+CUT_CACHE = 1024  # slots of each direct-mapped cache of cut vertices (``_cached_cuts``)
+
+
+@njit(cache=True, nogil=True)
+def _cached_cuts(nodes, links, keys, values, tarjan_i, tarjan_u):
+    """``cut_vertices(nodes, links)``'s cuts (``nodes`` non-empty), through a direct-mapped cache.
+
+    The cuts depend on the node set alone (the card set for G, the occupied
+    cells for the grid), and a search meets one set in many states: cards in
+    other cells, or cells topped by other cards. ``keys[slot]`` holds the set
+    whose cuts are in ``values[slot]``; 0, never a queried set, marks a free slot.
+    """
+    slot = np.int64(((nodes * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & np.uint64(keys.shape[0] - 1))
+    if keys[slot] == nodes:
+        return values[slot]
+    cuts, _ = cut_vertices(nodes, links, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+    keys[slot] = nodes
+    values[slot] = cuts
+    return cuts
+
+
+@njit(cache=True, nogil=True)
+def _graph_facts(present, compat, cache, tarjan_i, tarjan_u):
+    """``(cuts, degree-1 cards, degree-2 cards)`` of the compatibility graph on ``present``, through ``cache``.
+
+    As ``_cached_cuts``, for what ``_generate`` reads of G: rows 0 and 1 of
+    ``cache`` hold the card sets and their cut vertices, rows 4 and 5 their
+    cards of degree 1 and 2.
+    """
+    slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & np.uint64(cache.shape[1] - 1))
+    if cache[0, slot] != present:
+        cuts, _ = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+        ones = U0
+        twos = U0
+        p = present
+        while p != U0:
+            x = _lowest_bit_index(p)
+            p &= p - U1
+            k = _popcount(compat[x] & present)
+            if k == 1:
+                ones |= _bit(x)
+            elif k == 2:
+                twos |= _bit(x)
+        cache[0, slot] = present
+        cache[1, slot] = cuts
+        cache[4, slot] = ones
+        cache[5, slot] = twos
+    return cache[1, slot], cache[4, slot], cache[5, slot]
+
+
 @njit(cache=True, nogil=True)
 def _generate(
     cells,
@@ -854,6 +945,7 @@ def _generate(
     tarjan_u,
     where,
     sleep,
+    cut_cache,
 ):
     """Children of a node into ``src``/``dst``; returns their count.
 
@@ -874,29 +966,20 @@ def _generate(
     count = 0
     bad = U0  # target cards whose removal disconnects G
     bad_cells = U0  # source cells whose emptying splits the grid
-    if options & PRUNE_GRAPH != 0 and n_stacks > 2:
-        bad, _ = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
-    if options & PRUNE_CELLS != 0 and n_stacks > 2:
-        bad_cells, _ = cut_vertices(occupied, line, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
     # Cards of degree 1 and 2 in G: G minus card b has as leaves the degree-1 cards
     # that are not b's neighbours and the degree-2 cards that are.
     deg1 = U0
     deg2 = U0
+    if options & (PRUNE_GRAPH | PRUNE_LEAF) != 0 and n_stacks > 2:
+        cuts, ones, twos = _graph_facts(present, compat, cut_cache, tarjan_i, tarjan_u)
+        if options & PRUNE_GRAPH != 0:
+            bad = cuts
+        if options & PRUNE_LEAF != 0 and n_stacks > 3:
+            deg1, deg2 = ones, twos
+    if options & PRUNE_CELLS != 0 and n_stacks > 2:
+        bad_cells = _cached_cuts(occupied, line, cut_cache[2], cut_cache[3], tarjan_i, tarjan_u)
     anchor = options & PRUNE_ANCHOR != 0
-    if options & PRUNE_LEAF != 0 and n_stacks > 3:
-        p = present
-        while p != U0:
-            x = _lowest_bit_index(p)
-            p &= p - U1
-            k = _popcount(compat[x] & present)
-            if k == 1:
-                deg1 |= _bit(x)
-            elif k == 2:
-                deg2 |= _bit(x)
-        if deg1 | deg2 != U0:
-            for i in range(cells.shape[0]):
-                if cells[i] >= 0:
-                    where[cells[i]] = i
+    located = False  # ``where`` holds the cells of this node's cards
     o = occupied & ~bad_cells
     while o != U0:
         s = _lowest_bit_index(o)
@@ -913,6 +996,11 @@ def _generate(
             if deg1 | deg2 != U0:
                 leaves = ((deg1 & ~compat[b]) | (deg2 & compat[b])) & ~_bit(b)
                 if leaves != U0:
+                    if not located:
+                        located = True
+                        for i in range(cells.shape[0]):
+                            if cells[i] >= 0:
+                                where[cells[i]] = i
                     where[a] = t
                     stranded = _leaf_stranded(
                         leaves, present & ~_bit(b), occupied & ~_bit(s), where, compat, line, anchor
@@ -968,19 +1056,24 @@ def _toggle_move(key, s, t, a, b):
 
 @njit(cache=True, nogil=True, inline="always")
 def _play(cells, key, s, t, a, b, occupied, present, n_stacks):
-    """Move card ``a`` from cell ``s`` onto card ``b`` in cell ``t``; returns ``occupied, present, n_stacks``."""
+    """Move card ``a`` from cell ``s`` onto card ``b`` in cell ``t``; returns ``occupied, present, n_stacks``.
+
+    A non-empty wide ``key`` is kept up to date (one-word keys are built from ``_packed_child``).
+    """
     cells[t] = a
     cells[s] = -1
-    _toggle_move(key, s, t, a, b)
+    if key.shape[0] > 0:
+        _toggle_move(key, s, t, a, b)
     return occupied & ~_bit(s), present & ~_bit(b), n_stacks - 1
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _unplay(cells, key, s, t, a, b, occupied, present, n_stacks):
-    """Undo ``_play`` (the same arguments); returns the old ``occupied``, ``present``, ``n_stacks``."""
+    """Undo ``_play`` (the same arguments); returns the old ``occupied, present, n_stacks``."""
     cells[s] = a
     cells[t] = b
-    _toggle_move(key, s, t, a, b)
+    if key.shape[0] > 0:
+        _toggle_move(key, s, t, a, b)
     return occupied | _bit(s), present | _bit(b), n_stacks + 1
 
 
@@ -1242,10 +1335,13 @@ def dfs(
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
+    cut_cache = np.zeros((6, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
     key = np.zeros(nw, dtype=np.uint64)
-    cur = np.zeros(nw, dtype=np.uint64)  # the wide key of the current state, kept up to date move by move
-    _plain_key(cells, cur)  # (an Island Merge key's last word, the island, stays 0 here)
+    cur = np.zeros(0 if narrow else nw, dtype=np.uint64)  # the wide key of the current state, kept move by move
+    if not narrow:
+        _plain_key(cells, cur)  # (an Island Merge key's last word, the island, stays 0 here)
     packed = np.zeros(n_stacks + 1, dtype=np.uint64)  # one-word keys: the packed labels at depth d
+    child_key = np.zeros((n_stacks, width), dtype=np.uint64)  # one-word keys of the children at depth d
     if narrow:
         packed[0] = _packed_labels(cells, labels)
     tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
@@ -1278,6 +1374,7 @@ def dfs(
                 tarjan_u,
                 where,
                 sleep[depth],
+                cut_cache,
             )
             if islands:
                 count[depth] = _enter_island(
@@ -1294,6 +1391,11 @@ def dfs(
                     tarjan_i,
                     tarjan_u,
                 )
+            if narrow and n_stacks - 1 >= memo_min:
+                _key_children(
+                    packed[depth], occupied, cells, labels, src[depth], dst[depth], count[depth],
+                    ncells, n_stacks - 1 > packed_max, memo, child_key[depth],
+                )  # fmt: skip
         if nxt[depth] < count[depth]:
             i = nxt[depth]
             nxt[depth] += 1
@@ -1303,8 +1405,6 @@ def dfs(
                 done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
             a = cells[s]
             b = cells[t]
-            if narrow:
-                packed[depth + 1] = _packed_child(packed[depth], occupied, s, t, labels[a])
             occupied, present, n_stacks = _play(cells, cur, s, t, a, b, occupied, present, n_stacks)
             moved[depth, 0] = a
             moved[depth, 1] = b
@@ -1319,10 +1419,7 @@ def dfs(
                 )
             if n_stacks >= memo_min:
                 if narrow:
-                    if n_stacks <= packed_max:
-                        k = _narrow_key(packed[depth + 1], occupied, ncells)
-                    else:
-                        k = _ranked_key(cells, labels, occupied, ncells)
+                    k = child_key[depth, i] if n_stacks <= packed_max else _ranked_key(cells, labels, occupied, ncells)
                     known = _narrow_find(memo, k) >= 0
                 else:
                     key[:] = cur
@@ -1339,6 +1436,8 @@ def dfs(
                 return UNKNOWN, nodes, 0, memo
             if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
                 return UNKNOWN, nodes, 0, memo
+            if narrow:
+                packed[depth + 1] = _packed_child(packed[depth], occupied | _bit(s), s, t, labels[a])
             if sleeping:
                 _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
                 done[depth + 1, :] = U0
@@ -1431,6 +1530,7 @@ def best_n(
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
+    cut_cache = np.zeros((6, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     coefs = np.zeros(4)
     no_sleep = np.zeros(ncells, dtype=np.uint64)
@@ -1495,6 +1595,7 @@ def best_n(
                 tarjan_u,
                 where,
                 no_sleep,
+                cut_cache,
             )
             edges = flockability(present, compat)
             pq_cells = _grow_rows(pq_cells, pqn + count)
