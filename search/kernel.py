@@ -846,17 +846,21 @@ def _cells_linked(occupied, line):
 
 
 @njit(cache=True, nogil=True)
-def _child_scores(present, compat, targets, coefs, work, scores, score_masks, score_values):
+def _child_scores(present, compat, targets, coefs, work, scores, score_masks, score_values, score_kappas):
     """Linear-regression estimate on subset H of G minus each target card (indexed by card).
 
     Sibling subtrees reach the same card sets in different orders, so scores
     are kept in a direct-mapped cache keyed by the exact card mask (a slot holds
-    one mask; a different mask simply replaces it).
+    one mask; a different mask simply replaces it), with each mask's node
+    connectivity: a node's own connectivity was mostly computed when it was
+    scored as a child.
     """
     slots = np.uint64(score_masks.shape[0] - 1)
     # Removing one vertex lowers connectivity by at most one, and connectivity
     # never exceeds the minimum degree: often these bounds meet and no flow is needed.
-    floor = max(node_connectivity(present, compat, work, 0) - 1, 0)
+    slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
+    own = score_kappas[slot] if score_masks[slot] == present else node_connectivity(present, compat, work, 0)
+    floor = max(own - 1, 0)
     t = targets
     while t != U0:
         y = _lowest_bit_index(t)
@@ -873,6 +877,7 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
         scores[y] = estimate + TIE_BREAK * flockability(child, compat)
         score_masks[slot] = child
         score_values[slot] = scores[y]
+        score_kappas[slot] = kappa
 
 
 CUT_CACHE = 1024  # slots of each direct-mapped cache of cut vertices (``_cached_cuts``)
@@ -1016,7 +1021,7 @@ def _generate(
         for i in range(count):
             targets |= _bit(cells[dst[i]])
         if n_stacks <= ORDER_MAX_STACKS:
-            _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1])
+            _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1], score_cache[2])
         else:
             while targets != U0:
                 y = _lowest_bit_index(targets)
@@ -1331,7 +1336,7 @@ def dfs(
     sleeping = options & SLEEP != 0
     work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
-    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
+    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
@@ -1526,7 +1531,7 @@ def best_n(
     order = np.empty(64, dtype=np.int64)
     work = np.empty((10, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
-    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64))
+    score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
