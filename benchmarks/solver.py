@@ -122,15 +122,15 @@ def memory_figures(seed: int) -> str:
     """The transposition table of one ordered search: MiB, stored states and bytes per stored state."""
     from search.ordering import default_ordering
     from search.solver import NO_LABELS
-    from search.tables import compat_table, line_table
+    from search.tables import cell_cut_table, compat_table, line_table
 
     model = default_ordering()
     root = kernel.deal_cells(np.array([seed], dtype=np.int64), 16)[0]
     memo = kernel.new_memo(16)
     _, nodes, _, memo = kernel.dfs(
-        root, 4, 4, compat_table(), line_table(4, 4), ORDERED.options, model.kernel_coefs(), model.cutoff,
-        ORDERED.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8), 0,
-        NO_LABELS, NO_LABELS,
+        root, 4, 4, compat_table(), line_table(4, 4), cell_cut_table(4, 4), ORDERED.options, model.kernel_coefs(),
+        model.cutoff, ORDERED.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8),
+        0, NO_LABELS, NO_LABELS,
     )  # fmt: skip
     stored = int((memo[:, -1] != 0).sum()) if memo.shape[1] == 1 else int((memo[:, -1] == 1).sum())
     return (

@@ -154,6 +154,24 @@ def line_table(rows: int, cols: int) -> np.ndarray:
     return table
 
 
+@njit(cache=True, nogil=True)
+def cell_cut_table(line):
+    """``uint16[2**ncells]`` for a grid of at most 16 cells: entry ``m`` is the mask of the cut vertices of the
+    occupied cells ``m`` under "shares a row or column" (``cut_vertices``), so that the search reads them in one load.
+    """
+    ncells = line.shape[0]
+    table = np.zeros(1 << ncells, dtype=np.uint16)
+    disc = np.empty(64, dtype=np.int64)
+    low = np.empty(64, dtype=np.int64)
+    parent = np.empty(64, dtype=np.int64)
+    stack_v = np.empty(64, dtype=np.int64)
+    stack_m = np.empty(64, dtype=np.uint64)
+    for m in range(1, 1 << ncells):
+        cuts, _ = cut_vertices(np.uint64(m), line, disc, low, parent, stack_v, stack_m)
+        table[m] = np.uint16(cuts)
+    return table
+
+
 # ---------------------------------------------------------------- clock
 
 
@@ -936,6 +954,7 @@ def _generate(
     occupied,
     present,
     line,
+    cell_cuts,
     compat,
     options,
     coefs,
@@ -982,7 +1001,10 @@ def _generate(
         if options & PRUNE_LEAF != 0 and n_stacks > 3:
             deg1, deg2 = ones, twos
     if options & PRUNE_CELLS != 0 and n_stacks > 2:
-        bad_cells = _cached_cuts(occupied, line, cut_cache[2], cut_cache[3], tarjan_i, tarjan_u)
+        if cell_cuts.shape[0] > 0:
+            bad_cells = np.uint64(cell_cuts[occupied])
+        else:
+            bad_cells = _cached_cuts(occupied, line, cut_cache[2], cut_cache[3], tarjan_i, tarjan_u)
     anchor = options & PRUNE_ANCHOR != 0
     located = False  # ``where`` holds the cells of this node's cards
     o = occupied & ~bad_cells
@@ -1259,6 +1281,7 @@ def dfs(
     cols,
     compat,
     line,
+    cell_cuts,
     options,
     coefs,
     cutoff,
@@ -1275,7 +1298,9 @@ def dfs(
 ):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
 
-    ``options`` is a set of the bits above; ``memo_min`` is the fewest stacks a
+    ``cell_cuts`` is ``cell_cut_table``'s for grids of at most 16 cells (empty
+    otherwise: the cuts are then found per node). ``options`` is a set of the
+    bits above; ``memo_min`` is the fewest stacks a
     state needs to be looked up in or added to the memo (smaller subtrees are
     cheaper to search again than to look up). Returns ``(status, nodes,
     path_length, memo)``; on ``SOLVABLE`` the moves are ``path[:path_length]``
@@ -1365,6 +1390,7 @@ def dfs(
                 occupied,
                 present,
                 line,
+                cell_cuts,
                 compat,
                 options,
                 coefs,
@@ -1494,7 +1520,21 @@ def _grow_rows(a, need):
 
 @njit(cache=True, nogil=True)
 def best_n(
-    root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes=0
+    root,
+    rows,
+    cols,
+    compat,
+    line,
+    cell_cuts,
+    options,
+    cohort,
+    max_nodes,
+    deadline,
+    cancel,
+    memo,
+    stamp,
+    path,
+    max_bytes,
 ):
     """Best-n DFS (Neller 2019, Algorithm 1) from ``root``; returns like ``dfs``.
 
@@ -1586,6 +1626,7 @@ def best_n(
                 occupied,
                 present,
                 line,
+                cell_cuts,
                 compat,
                 generate_options,
                 coefs,
@@ -1679,6 +1720,7 @@ def solve_one(
     cols,
     compat,
     line,
+    cell_cuts,
     kernel,
     options,
     coefs,
@@ -1701,14 +1743,16 @@ def solve_one(
     """
     if kernel == BEST_N_KERNEL:
         return best_n(
-            root, rows, cols, compat, line, options, cohort, max_nodes, deadline, cancel, memo, stamp, path, max_bytes
-        )
+            root, rows, cols, compat, line, cell_cuts, options, cohort, max_nodes, deadline, cancel, memo, stamp, path,
+            max_bytes,
+        )  # fmt: skip
     return dfs(
         root,
         rows,
         cols,
         compat,
         line,
+        cell_cuts,
         options,
         coefs,
         cutoff,
@@ -1732,6 +1776,7 @@ def solve_batch(
     cols,
     compat,
     line,
+    cell_cuts,
     kernel,
     options,
     coefs,
@@ -1768,6 +1813,7 @@ def solve_batch(
             cols,
             compat,
             line,
+            cell_cuts,
             kernel,
             options,
             coefs,

@@ -14,7 +14,7 @@ from search import kernel
 from search.algorithms import algorithm_named
 from search.errors import InvalidBudget
 from search.ordering import default_ordering
-from search.tables import compat_table, line_table
+from search.tables import cell_cut_table, compat_table, line_table
 
 _OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5, kernel.OUT_OF_MEMORY: 0.5}
 
@@ -32,8 +32,8 @@ def probe(
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
     status, nodes, _, _, _ = kernel.solve_batch(
-        array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
-        model.cutoff, algo.memo_min, 1, max_nodes, 0.0, np.zeros(1, dtype=np.int64),
+        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols), algo.kernel,
+        algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, 1, max_nodes, 0.0, np.zeros(1, dtype=np.int64),
     )  # fmt: skip
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)
     return outcome, nodes.astype(np.float64)

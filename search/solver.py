@@ -27,7 +27,7 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
-from search.tables import compat_table, line_table, now_s
+from search.tables import cell_cut_table, compat_table, line_table, now_s
 from search.threads import Budget, solve_split
 
 
@@ -143,12 +143,13 @@ def solve(
     deadline = now_s() + time_limit if time_limit else 0.0
     if threads > 1 and state.n_stacks > 1:
         budget = Budget(max_nodes or 0, deadline, max_bytes)
-        tables = (compat_table(), line_table(state.rows, state.cols))
+        tables = (compat_table(), line_table(state.rows, state.cols), cell_cut_table(state.rows, state.cols))
         status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
         length = path.shape[0]
     else:
         status, nodes, length, _ = kernel.solve_one(
-            root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols), algo.kernel,
+            root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols),
+            cell_cut_table(state.rows, state.cols), algo.kernel,
             algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag,
             memo, 1, path, max_bytes, NO_LABELS, NO_LABELS,
         )  # fmt: skip
@@ -277,7 +278,8 @@ def _run_batch(
     max_bytes: int = 0,
 ) -> BatchResult:
     status, nodes, elapsed, paths, lengths = kernel.solve_batch(
-        array, rows, cols, compat_table(), line_table(rows, cols), algo.kernel, algo.options, model.kernel_coefs(),
+        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols), algo.kernel,
+        algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel, max_bytes,
     )  # fmt: skip
     codes = status.tolist()
@@ -321,6 +323,6 @@ def _load_kernel() -> None:
     # hundred ms); do that outside the timed search.
     one = np.array([0], dtype=np.int8)
     kernel.solve_one(
-        one, 1, 1, compat_table(), line_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0, np.zeros(1, dtype=np.int64),
-        kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0, NO_LABELS, NO_LABELS,
+        one, 1, 1, compat_table(), line_table(1, 1), cell_cut_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0,
+        np.zeros(1, dtype=np.int64), kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0, NO_LABELS, NO_LABELS,
     )  # fmt: skip

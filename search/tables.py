@@ -3,6 +3,9 @@
 - ``compat_table()[card]``: ``uint64`` mask of the cards compatible with ``card``.
 - ``line_table(rows, cols)[cell]``: ``uint64`` mask of the other cells in its
   row or column.
+- ``cell_cut_table(rows, cols)[mask]``: on grids of at most 16 cells, the mask
+  of the cells whose emptying splits the occupied cells ``mask`` (by rows and
+  columns); empty on larger grids, where the kernel finds them itself.
 - ``now_s()``: the monotonic clock of the compiled code, in seconds; callable
   from numba code and from Python. Deadlines handed to kernels are on it.
 
@@ -18,7 +21,7 @@ import numpy as np
 from search import kernel
 from search.kernel import now_s
 
-__all__ = ["compat_table", "line_table", "now_s"]
+__all__ = ["cell_cut_table", "compat_table", "line_table", "now_s"]
 
 
 @cache
@@ -31,3 +34,12 @@ def compat_table() -> np.ndarray:
 def line_table(rows: int, cols: int) -> np.ndarray:
     """``uint64[rows*cols]``: bit ``t`` of entry ``s`` is set when cells ``s`` and ``t`` share a row or column."""
     return kernel.line_table(rows, cols)
+
+
+@cache
+def cell_cut_table(rows: int, cols: int) -> np.ndarray:
+    """``uint16[2**(rows*cols)]``: the occupied cells' cut vertices, or ``uint16[0]`` past 16 cells (ms, once)."""
+    if rows * cols > kernel.NARROW_CELLS:
+        return np.zeros(0, dtype=np.uint16)
+    table: np.ndarray = kernel.cell_cut_table(line_table(rows, cols))
+    return table

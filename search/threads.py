@@ -72,12 +72,12 @@ def solve_split(
     budget: Budget,
     stop: np.ndarray,
     threads: int,
-    tables: tuple[np.ndarray, np.ndarray],
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[int, int, np.ndarray]:
     """``(status code, nodes, path)`` of ``state`` (three stacks or more) searched over ``threads`` threads.
 
     ``stop`` is the caller's ``int64[1]`` cancel flag (read, never written);
-    ``tables`` the kernel's compatibility and line tables. ``path`` holds the
+    ``tables`` the kernel's compatibility, line and cell-cut tables. ``path`` holds the
     solution's ``(source, target)`` cells (empty unless solvable).
     """
     root = state_to_array(state)
@@ -127,7 +127,7 @@ class _Run:
         budget: Budget,
         stop: np.ndarray,
         threads: int,
-        tables: tuple[np.ndarray, np.ndarray],
+        tables: tuple[np.ndarray, np.ndarray, np.ndarray],
         shared: bool,
     ) -> None:
         self.state, self.algo, self.model, self.cohort = state, algo, model, cohort
@@ -198,9 +198,9 @@ class _Run:
                     NO_LABELS,
                 )
             status, nodes, length, _ = kernel.solve_one(
-                task.root, rows, cols, self.tables[0], self.tables[1], self.algo.kernel, self.algo.options,
-                self.model.kernel_coefs(), self.model.cutoff, self.algo.memo_min, self.cohort, self.budget.max_nodes,
-                self.budget.deadline, self.halt, memo, worker, path, max_bytes, labels, fill,
+                task.root, rows, cols, self.tables[0], self.tables[1], self.tables[2], self.algo.kernel,
+                self.algo.options, self.model.kernel_coefs(), self.model.cutoff, self.algo.memo_min, self.cohort,
+                self.budget.max_nodes, self.budget.deadline, self.halt, memo, worker, path, max_bytes, labels, fill,
             )  # fmt: skip
             task.nodes += int(nodes)
             if status == kernel.TABLE_FULL:

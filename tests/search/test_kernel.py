@@ -126,3 +126,16 @@ def test_one_word_memo_keys_are_exact(rows: int, cols: int) -> None:
             # keys of states of different deals may meet: key on the state relative to its own root's labels
             state = bytes(labels[c] if c >= 0 else 255 for c in cells)
             assert keys.setdefault(key, state) == state
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(4, 4), (3, 5), (2, 2)])
+def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, cols: int) -> None:
+    from search.tables import cell_cut_table, line_table
+
+    table, line = cell_cut_table(rows, cols), line_table(rows, cols)
+    assert table.shape == (1 << (rows * cols),)
+    scratch = [np.empty(64, dtype=np.int64) for _ in range(4)] + [np.empty(64, dtype=np.uint64)]
+    for m in np.random.default_rng(rows * cols).integers(1, 1 << (rows * cols), size=3000):
+        cuts, _ = kernel.cut_vertices(np.uint64(m), line, *scratch)
+        assert int(table[m]) == int(cuts)
+    assert cell_cut_table(5, 5).shape == (0,)  # past 16 cells the kernel finds them itself
