@@ -306,7 +306,10 @@ def _local_connectivity(s, t, present, compat, cap, work):
     side = work[2]  # 0: in half, 1: out half
     parent = work[3]
     pred = work[4]
-    for i in range(52):
+    p = present
+    while p != U0:
+        i = _lowest_bit_index(p)
+        p &= p - U1
         used[i] = 0
         pred[i] = -1
     t_preds = U0  # the sink takes many paths: the vertices with flow into it
@@ -397,12 +400,14 @@ def node_connectivity(present, compat, work, floor=0):
     if n <= 1:
         return 0
     # Connectivity 0, 1 and 2 come from one pass of Tarjan's cut vertices; only 3+ needs flows.
-    cuts, connected = cut_vertices(present, compat, work[5], work[6], work[7], work[8], work[9].view(np.uint64))
-    if not connected:
-        return 0
-    if cuts != U0 or n == 2:
-        return 1
-    floor = max(floor, 2)
+    # (A floor of 2 or more already says the graph is 2-connected.)
+    if floor < 2:
+        cuts, connected = cut_vertices(present, compat, work[5], work[6], work[7], work[8], work[9].view(np.uint64))
+        if not connected:
+            return 0
+        if cuts != U0 or n == 2:
+            return 1
+        floor = 2
     v = -1
     best = 99
     p = present
@@ -452,6 +457,23 @@ def degree_range(present, compat):
     if lo == 99:
         lo = 0
     return lo, hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _degree_stats(present, compat):
+    """``(min, max, sum)`` of the degrees of the compatibility graph on ``present`` (non-empty), in one pass."""
+    lo = 99
+    hi = 0
+    total = 0
+    p = present
+    while p != U0:
+        c = _lowest_bit_index(p)
+        p &= p - U1
+        d = _popcount(compat[c] & present)
+        lo = min(lo, d)
+        hi = max(hi, d)
+        total += d
+    return lo, hi, total
 
 
 @njit(cache=True, nogil=True)
@@ -888,17 +910,19 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
         if score_masks[slot] == child:
             scores[y] = score_values[slot]
             continue
-        lo, hi = degree_range(child, compat)
+        lo, hi, degrees = _degree_stats(child, compat)
         kappa = lo if lo <= floor else node_connectivity(child, compat, work, floor)
         # ties on subset H are common (small integers); break them by flockability, Neller's best single ordering
         estimate = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
-        scores[y] = estimate + TIE_BREAK * flockability(child, compat)
+        scores[y] = estimate + TIE_BREAK * (degrees // 2)
         score_masks[slot] = child
         score_values[slot] = scores[y]
         score_kappas[slot] = kappa
 
 
-CUT_CACHE = 1024  # slots of each direct-mapped cache of cut vertices (``_cached_cuts``)
+CUT_CACHE = 1024  # slots of each direct-mapped cache of cut vertices (``_cached_cuts``) and of scores
+BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
+BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
 
 
 @njit(cache=True, nogil=True)
@@ -1475,6 +1499,14 @@ def dfs(
             depth += 1
             nodes += 1
             fresh = True
+            if nodes == BIG_SEARCH:
+                # a long search: caches big enough for its card and cell sets (too costly to clear for every short one)
+                cut_cache = np.zeros((6, BIG_CACHE), dtype=np.uint64)
+                score_cache = (
+                    np.zeros(BIG_CACHE, dtype=np.uint64),
+                    np.zeros(BIG_CACHE, dtype=np.float64),
+                    np.zeros(BIG_CACHE, dtype=np.int64),
+                )
         else:
             if depth == 0:
                 return UNSOLVABLE, nodes, 0, memo
