@@ -3,8 +3,9 @@
 For each algorithm: mean / median / p99 ms and mean nodes per deal over seeds
 1–10,000; nodes and seconds for the hard deals; mean nodes and ms on 10,000
 random states (SPEC §5); the mean nodes by stack count of Compatible DFS,
-Ordered DFS and Island Merge on the same random states (Araki's Figure 5;
-``--by-stacks`` prints only that table); and the plain-Python reference search
+Ordered DFS and Island Merge on the same random states (Araki's Figure 5),
+once as boaf runs them and once as Araki did, without a transposition table
+(``--by-stacks`` prints only those tables); and the plain-Python reference search
 on a sample, as a ratio to the kernel in the same run. ``constrained`` (plain DFS) gets a
 time limit per state, since without pruning some deals take minutes; states
 that hit it are counted as unknown and timed at the limit.
@@ -13,8 +14,9 @@ First (``--ablation`` prints only these): ``ordered`` on the hard deals with
 its stranded-leaf rules and sleep sets taken out, as ratios to the run
 without any of them (v1) in the same process; the hard deals on 1 and 2
 threads; the transposition table of one hard search (bytes per stored state);
-and deals on other grids (5×5, and 4×13, the whole deck), seeds 1–200 with a
-time budget per deal: how many are settled, and the mean ms.
+deals on other grids (5×5, and 4×13, the whole deck), seeds 1–200 with a
+time budget per deal: how many are settled, and the mean ms; and small
+searches (20–60 nodes) on 5×5 and 6×6 deals against 4×4 ones.
 Everything runs in this one process, on one core (threads aside).
 ``--rows-only`` prints only the per-algorithm rows (``--algorithms`` chooses them).
 """
@@ -27,7 +29,7 @@ import time
 import numpy as np
 
 import search
-from game import deal, random_states
+from game import State, deal, random_states
 from search import kernel
 from search.reference import reference_solve
 
@@ -46,6 +48,9 @@ GRID_LIMIT_S = 1.0  # per deal on the other grids
 CONSTRAINED_LIMIT_S = 0.01  # per state: plain DFS needs minutes on some deals
 HARD_LIMIT_S = {"constrained": 20.0, "island-merge": 20.0}  # per hard deal: neither has the stranded-leaf rules
 BY_STACKS = ("compatible", "ordered", "island-merge")
+NO_MEMO = 99  # a memo_min no state reaches: no transposition table
+NO_MEMO_STATES = 3_000  # random states for the table without memo (a minute or two per algorithm)
+NO_MEMO_LIMIT_S = 2.0  # per state, without memo
 
 
 def deal_figures(algorithm: str, seeds: range) -> str:
@@ -156,11 +161,22 @@ def thread_table(repeats: int) -> list[str]:
     return lines
 
 
-def by_stacks_table(count: int) -> list[str]:
-    """Mean nodes per random state by stack count, one column per algorithm of ``BY_STACKS`` (same states)."""
+def by_stacks_table(count: int, memo: bool = True) -> list[str]:
+    """Mean nodes per random state by stack count, one column per algorithm of ``BY_STACKS`` (same states).
+
+    With ``memo=False`` the algorithms run as Araki ran them: no transposition
+    table (and so no sleep sets), each state limited to ``NO_MEMO_LIMIT_S``.
+    """
     states = random_states(5, count)
     stacks = np.array([s.n_stacks for s in states])
-    batches = {name: search.solve_many(states, name) for name in BY_STACKS}
+    algorithms = {name: search.algorithm_named(name) for name in BY_STACKS}
+    if not memo:
+        algorithms = {
+            name: search.Algorithm(name, a.kernel, a.options & ~kernel.SLEEP, memo_min=NO_MEMO)
+            for name, a in algorithms.items()
+        }
+    limit = None if memo else NO_MEMO_LIMIT_S
+    batches = {name: search.solve_many(states, a, time_limit=limit) for name, a in algorithms.items()}
     lines = ["| stacks | states | " + " | ".join(BY_STACKS) + " |", "|---" * (len(BY_STACKS) + 2) + "|"]
     for k in range(2, int(stacks.max()) + 1):
         chosen = stacks == k
@@ -169,7 +185,37 @@ def by_stacks_table(count: int) -> list[str]:
             lines.append(f"| {k} | {int(chosen.sum()):,} | {means} |")
     totals = " | ".join(f"{batches[name].nodes.mean():,.1f}" for name in BY_STACKS)
     lines.append(f"| all | {count:,} | {totals} |")
+    if not memo:
+        unknown = " | ".join(str(batches[name].status.count(search.UNKNOWN)) for name in BY_STACKS)
+        lines.append(f"| unknown (at {NO_MEMO_LIMIT_S} s) | | {unknown} |")
     return lines
+
+
+def tiny_grid_table(repeats: int) -> list[str]:
+    """In-process ms of ``search.solve`` on small searches (20-60 nodes), 5x5 and 6x6 deals against 4x4 ones."""
+    lines = ["| grid | deals | mean nodes | mean ms | vs 4x4 |", "|---|---|---|---|---|"]
+    base = 0.0
+    for rows, cols in ((4, 4), (5, 5), (6, 6)):
+        chosen = [seed for seed in range(1, 400) if 20 <= search.solve(deal(seed, rows=rows, cols=cols)).nodes <= 60]
+        chosen = chosen[:40]
+        times, nodes = [], []
+        for seed in chosen:
+            state = deal(seed, rows=rows, cols=cols)
+            best = min(_timed_solve(state) for _ in range(repeats))
+            times.append(best)
+            nodes.append(search.solve(state).nodes)
+        mean_ms = float(np.mean(times)) * 1e3
+        base = base or mean_ms
+        lines.append(
+            f"| {rows}x{cols} | {len(chosen)} | {np.mean(nodes):.1f} | {mean_ms:.3f} | x{mean_ms / base:.2f} |"
+        )
+    return lines
+
+
+def _timed_solve(state: State) -> float:
+    start = time.perf_counter()
+    search.solve(state)
+    return time.perf_counter() - start
 
 
 def print_v2_tables(repeats: int) -> None:
@@ -184,11 +230,18 @@ def print_v2_tables(repeats: int) -> None:
     print("== other grids", flush=True)
     for rows, cols in OTHER_GRIDS:
         print("  " + other_grid_figures(rows, cols, range(1, 201)), flush=True)
+    print("== tiny searches on larger grids (search.solve, in process, best of repeats)", flush=True)
+    for line in tiny_grid_table(repeats):
+        print(line, flush=True)
 
 
 def print_by_stacks(count: int) -> None:
-    print(f"== mean nodes by stack count, {count:,} random states (Araki's Figure 5)", flush=True)
+    print(f"== mean nodes by stack count, {count:,} random states (Araki's Figure 5), with our memo", flush=True)
     for line in by_stacks_table(count):
+        print(line, flush=True)
+    few = min(count, NO_MEMO_STATES)
+    print(f"== the same, {few:,} of those states, without memo or sleep sets (as Araki searched)", flush=True)
+    for line in by_stacks_table(few, memo=False):
         print(line, flush=True)
 
 

@@ -80,6 +80,7 @@ OUT_OF_MEMORY = 3  # the status of a search stopped by its memory budget (report
 TABLE_FULL = 4  # a search sharing a fixed table stopped to let it grow (``dfs``, ``search.threads``)
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
 CHECK_EVERY = 1024  # nodes between clock checks (the cancel flag, a plain load, is read at every node)
+SMALL_SORT = 24  # children sorted by insertion up to this many, by a merge sort beyond
 ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by flockability alone (see ``_generate``)
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 CELLS_PER_WORD = 10
@@ -1073,13 +1074,34 @@ def _generate(
                 y = _lowest_bit_index(targets)
                 targets &= targets - U1
                 scores[y] = -_popcount(compat[y] & present)  # the child's edges, less the parent's
+        _sort_children(cells, scores, src, dst, count)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _sort_children(cells, scores, src, dst, count):
+    """Sort the first ``count`` children stably by descending score of their target card.
+
+    Insertion sort for the few children of a 4x4 node; a stable merge sort
+    (``argsort``) for the hundred or more of a large grid's.
+    """
+    if count <= SMALL_SORT:
         for i in range(1, count):
             j = i
             while j > 0 and scores[cells[dst[j - 1]]] < scores[cells[dst[j]]]:
                 src[j - 1], src[j] = src[j], src[j - 1]
                 dst[j - 1], dst[j] = dst[j], dst[j - 1]
                 j -= 1
-    return count
+        return
+    keys = np.empty(count, dtype=np.float64)
+    for i in range(count):
+        keys[i] = -scores[cells[dst[i]]]
+    order = np.argsort(keys, kind="mergesort")
+    old_src = src[:count].copy()
+    old_dst = dst[:count].copy()
+    for i in range(count):
+        src[i] = old_src[order[i]]
+        dst[i] = old_dst[order[i]]
 
 
 @njit(cache=True, nogil=True)
@@ -1395,7 +1417,7 @@ def dfs(
     if not narrow:
         _plain_key(cells, cur)  # (an Island Merge key's last word, the island, stays 0 here)
     packed = np.zeros(n_stacks + 1, dtype=np.uint64)  # one-word keys: the packed labels at depth d
-    child_key = np.zeros((n_stacks, width), dtype=np.uint64)  # one-word keys of the children at depth d
+    child_key = np.empty((n_stacks, width) if narrow else (1, 1), dtype=np.uint64)  # one-word keys of children
     if narrow:
         packed[0] = _packed_labels(cells, labels)
     tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
