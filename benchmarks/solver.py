@@ -30,6 +30,7 @@ import numpy as np
 
 import search
 from game import State, deal, random_states
+from game.bits import shuffled_cells
 from search import kernel
 from search.reference import reference_solve
 
@@ -130,7 +131,7 @@ def memory_figures(seed: int) -> str:
     from search.tables import cell_cut_table, compat_table, line_table
 
     model = default_ordering()
-    root = kernel.deal_cells(np.array([seed], dtype=np.int64), 16)[0]
+    root = shuffled_cells(np.array([seed], dtype=np.int64), 16)[0]
     memo = kernel.new_memo(16)
     _, nodes, _, memo = kernel.dfs(
         root, 4, 4, compat_table(), line_table(4, 4), cell_cut_table(4, 4), ORDERED.options, model.kernel_coefs(),

@@ -19,9 +19,8 @@ import numpy as np
 
 from features.batch import compute_features
 from features.schema import FEATURE_INDEX
-from game.cards import DECK_SIZE
-from game.deals import INT32_MAX, INT32_MIN
-from game.errors import InvalidSeed
+from game.bits import shuffled_cells
+from game.deals import check_seeds
 from game.state import State
 
 #: Kahn's thresholds: |det A| at most, pair count below, zeros of A·A above.
@@ -69,23 +68,10 @@ class SieveResult:
 
 
 def deal_array(seeds: Iterable[int], rows: int = 4, cols: int = 4) -> np.ndarray:
-    """Seeded deals as a ``game.arrays`` int8 batch, without building ``State`` objects.
-
-    The same shuffle as ``game.deals.deal_cards`` (SPEC §2), run on all seeds at
-    once with numpy: the sieve deals 100,000 seeds, and the Python shuffle would
-    take longer than their features.
-    """
-    state = np.array(list(seeds), dtype=np.int64)
-    for seed in state[(state < INT32_MIN) | (state > INT32_MAX)][:1].tolist():
-        raise InvalidSeed(f"seed {seed} is outside the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
-    deck = np.tile(np.arange(DECK_SIZE, dtype=np.int8), (len(state), 1))
-    every = np.arange(len(state))
-    for i in range(DECK_SIZE - 1, 0, -1):
-        state = (214013 * state + 2531011) & 0x7FFFFFFF
-        j = (state >> 16) % (i + 1)
-        deck[every, i], deck[every, j] = deck[every, j], deck[every, i].copy()
-    # The grid takes the shuffled deck from its end, row-major.
-    return np.ascontiguousarray(deck[:, ::-1][:, : rows * cols])
+    """Seeded deals as a ``game.arrays`` int8 batch, without building ``State`` objects (one compiled shuffle)."""
+    array = np.array(list(seeds), dtype=np.int64)
+    check_seeds(array.tolist())
+    return shuffled_cells(array, rows * cols)
 
 
 def sieve(seeds: range, batch_size: int = 20_000) -> SieveResult:

@@ -27,10 +27,9 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.extending import intrinsic
 
 from features.schema import FEATURE_INDEX, FEATURES, feature_names
+from game.bits import lowest_bit, popcount
 from game.cards import DECK_SIZE, SUITS, compatible
 
 #: Primes just below 2^31, largest first.
@@ -138,27 +137,7 @@ def garner_inverses(k: int) -> np.ndarray:
     return inv
 
 
-# ---------------------------------------------------------------- bit helpers
-
-
-@intrinsic
-def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
-    """Set bits of a non-negative int64 (LLVM ctpop)."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.ctpop(args[0])
-
-    return numba.types.int64(numba.types.int64), codegen
-
-
-@intrinsic
-def _lowest_bit(typingctx, x):  # type: ignore[no-untyped-def]
-    """Index of the lowest set bit of a non-zero int64 (LLVM cttz)."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return numba.types.int64(numba.types.int64), codegen
+# ---------------------------------------------------------------- bit helpers (popcount and lowest_bit: game.bits)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -166,7 +145,7 @@ def _neighbours(adj, nodes):  # type: ignore[no-untyped-def]
     """Bitset of the neighbours of the ``nodes`` bitset."""
     found = 0
     while nodes != 0:
-        found |= adj[_lowest_bit(nodes)]
+        found |= adj[lowest_bit(nodes)]
         nodes &= nodes - 1
     return found
 
@@ -311,7 +290,7 @@ def _local_connectivity(adj, n, s, t, cap, flow, through, parent, queue):  # typ
             if x & 1:  # v_out: forward along unused edges, or back into v_in
                 m = adj[v] & ~flow[v] & ~(np.int64(1) << s)
                 while m != 0:
-                    w = _lowest_bit(m)
+                    w = lowest_bit(m)
                     m &= m - 1
                     if parent[2 * w] == -2:
                         parent[2 * w] = x
@@ -331,7 +310,7 @@ def _local_connectivity(adj, n, s, t, cap, flow, through, parent, queue):  # typ
                     tail += 1
                 m = adj[v]
                 while m != 0:
-                    u = _lowest_bit(m)
+                    u = lowest_bit(m)
                     m &= m - 1
                     if (flow[u] >> v) & 1 and parent[2 * u + 1] == -2:
                         parent[2 * u + 1] = x
@@ -396,7 +375,7 @@ def _degree_features(adj, n, scratch, out):  # type: ignore[no-untyped-def]
     ends = 0
     odd = 0
     for v in range(n):
-        degrees[v] = _popcount(adj[v])
+        degrees[v] = popcount(adj[v])
         ends += degrees[v]
         if degrees[v] == 0:
             odd += 1
@@ -433,9 +412,9 @@ def _critical_features(adj, n, degrees, out):  # type: ignore[no-untyped-def]
     ends = 0
     for v in range(n):
         if (critical >> v) & 1:
-            ends += _popcount(adj[v] & critical)
-    out[COLUMN.articulation_points] = _popcount(cut)
-    out[COLUMN.critical_nodes] = _popcount(critical)
+            ends += popcount(adj[v] & critical)
+    out[COLUMN.articulation_points] = popcount(cut)
+    out[COLUMN.critical_nodes] = popcount(critical)
     out[COLUMN.critical_edges] = ends // 2
     return cut
 
@@ -496,7 +475,7 @@ def _label_islands(bridgeless, n, island_of):  # type: ignore[no-untyped-def]
             members = _reach(bridgeless, np.int64(1) << v, left)
             left &= ~members
             while members != 0:
-                island_of[_lowest_bit(members)] = islands
+                island_of[lowest_bit(members)] = islands
                 members &= members - 1
             islands += 1
     return islands
@@ -534,7 +513,7 @@ def _matrix_features(adj, n, connected, primes, inv, scratch, out, digits_row): 
     if connected:
         for i in range(n - 1):
             for j in range(n - 1):
-                matrix[i, j] = _popcount(adj[i]) if i == j else -((adj[i] >> j) & 1)
+                matrix[i, j] = popcount(adj[i]) if i == j else -((adj[i] >> j) & 1)
         for q in range(k):
             residues[q] = _det_mod(matrix, n - 1, primes[q], scratch.elimination)
         _garner(residues, k, primes, inv, digits_row[SPANNING])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
+from game.bits import shuffled_cells
 from game.cards import DECK_SIZE, Card
 from game.errors import InvalidSeed, InvalidState
 from game.state import State, check_grid
@@ -12,19 +15,19 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 def deal_cards(seed: int) -> list[Card]:
-    """The Microsoft FreeCell shuffle of the deck for ``seed``, in dealing order.
+    """The Microsoft FreeCell shuffle of the deck for ``seed``, in dealing order (``game.bits.shuffled_cells``).
 
     The grid takes these cards row-major from the front of the list.
     """
-    if not INT32_MIN <= seed <= INT32_MAX:
-        raise InvalidSeed(f"seed {seed} is outside the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
-    deck = list(range(DECK_SIZE))
-    state = seed
-    for i in range(DECK_SIZE - 1, 0, -1):
-        state = (214013 * state + 2531011) & 0x7FFFFFFF
-        j = (state >> 16) % (i + 1)
-        deck[i], deck[j] = deck[j], deck[i]
-    return deck[::-1]
+    check_seeds([seed])
+    return [int(card) for card in shuffled_cells(np.array([seed], dtype=np.int64), DECK_SIZE)[0]]
+
+
+def check_seeds(seeds: Iterable[int]) -> None:
+    """Raise ``InvalidSeed`` for the first seed outside the 32-bit signed range."""
+    for seed in seeds:
+        if not INT32_MIN <= seed <= INT32_MAX:
+            raise InvalidSeed(f"seed {seed} is outside the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
 
 
 def deal(seed: int, rows: int = 4, cols: int = 4) -> State:

@@ -70,6 +70,8 @@ from numba.core import cgutils
 from numba.core.errors import NumbaWarning
 from numba.extending import intrinsic
 
+from game.bits import lowest_bit, popcount
+
 # The clock is read in a short object-mode block every CHECK_EVERY nodes; numba
 # warns that such a block holds the GIL, which is the point of keeping it rare.
 warnings.filterwarnings("ignore", category=NumbaWarning, module=__name__)
@@ -90,24 +92,6 @@ U0 = np.uint64(0)
 U1 = np.uint64(1)
 U6 = np.uint64(6)
 U63 = np.uint64(63)
-
-
-@intrinsic
-def _popcount(typingctx, x):
-    # bits set in a uint64, as an int64 (so it mixes with ordinary counters)
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return numba.types.int64(numba.types.uint64), codegen
-
-
-@intrinsic
-def _lowest_bit_index(typingctx, x):
-    # index of the lowest set bit of a non-zero uint64, as an int64
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return numba.types.int64(numba.types.uint64), codegen
 
 
 @intrinsic
@@ -209,7 +193,7 @@ def _all_reached(members, links):
         grow = U0
         f = frontier
         while f != U0:
-            c = _lowest_bit_index(f)
+            c = lowest_bit(f)
             f &= f - U1
             grow |= links[c]
         frontier = grow & members & ~reach
@@ -229,7 +213,7 @@ def cut_vertices(nodes, adjacency, disc, low, parent, stack_v, stack_m):
     """
     if nodes == U0:
         return U0, True
-    root = _lowest_bit_index(nodes)
+    root = lowest_bit(nodes)
     visited = _bit(root)
     disc[root] = 0
     low[root] = 0
@@ -244,7 +228,7 @@ def cut_vertices(nodes, adjacency, disc, low, parent, stack_v, stack_m):
         v = stack_v[sp]
         m = stack_m[sp] & ~visited
         if m != U0:
-            w = _lowest_bit_index(m)
+            w = lowest_bit(m)
             stack_m[sp] = m & (m - U1)
             visited |= _bit(w)
             clock += 1
@@ -262,7 +246,7 @@ def cut_vertices(nodes, adjacency, disc, low, parent, stack_v, stack_m):
                 back &= ~_bit(parent[v])
             lv = low[v]
             while back != U0:
-                u = _lowest_bit_index(back)
+                u = lowest_bit(back)
                 back &= back - U1
                 if disc[u] < lv:
                     lv = disc[u]
@@ -282,11 +266,11 @@ def cut_vertices(nodes, adjacency, disc, low, parent, stack_v, stack_m):
 @njit(cache=True, nogil=True)
 def has_odd_bird(present, compat):
     """True when some card of ``present`` (two or more cards) is compatible with no other."""
-    if _popcount(present) < 2:
+    if popcount(present) < 2:
         return False
     p = present
     while p != U0:
-        c = _lowest_bit_index(p)
+        c = lowest_bit(p)
         p &= p - U1
         if compat[c] & present == U0:
             return True
@@ -309,7 +293,7 @@ def _local_connectivity(s, t, present, compat, cap, work):
     pred = work[4]
     p = present
     while p != U0:
-        i = _lowest_bit_index(p)
+        i = lowest_bit(p)
         p &= p - U1
         used[i] = 0
         pred[i] = -1
@@ -331,7 +315,7 @@ def _local_connectivity(s, t, present, compat, cap, work):
                 # out half: arcs u -> w that carry no flow; the reverse of a used vertex's inner arc
                 nxt = compat[u] & present & ~seen_in
                 while nxt != U0:
-                    w = _lowest_bit_index(nxt)
+                    w = lowest_bit(nxt)
                     nxt &= nxt - U1
                     if (w == t and t_preds & _bit(u) != U0) or (w != t and pred[w] == u):
                         continue
@@ -397,7 +381,7 @@ def node_connectivity(present, compat, work, floor=0):
     neighbours of ``v``; the minimum degree bounds it, and a complete graph gives n - 1.
     ``floor`` is a known lower bound: the search stops as soon as it is reached.
     """
-    n = _popcount(present)
+    n = popcount(present)
     if n <= 1:
         return 0
     # Connectivity 0, 1 and 2 come from one pass of Tarjan's cut vertices; only 3+ needs flows.
@@ -413,9 +397,9 @@ def node_connectivity(present, compat, work, floor=0):
     best = 99
     p = present
     while p != U0:
-        c = _lowest_bit_index(p)
+        c = lowest_bit(p)
         p &= p - U1
-        d = _popcount(compat[c] & present)
+        d = popcount(compat[c] & present)
         if d < best:
             best = d
             v = c
@@ -424,18 +408,18 @@ def node_connectivity(present, compat, work, floor=0):
     others = present & ~neighbours & ~_bit(v)
     stop = max(floor, 1)
     while others != U0 and k > stop:
-        w = _lowest_bit_index(others)
+        w = lowest_bit(others)
         others &= others - U1
         f = _local_connectivity(v, w, present, compat, k, work)
         if f < k:
             k = f
     a_mask = neighbours
     while a_mask != U0 and k > stop:
-        x = _lowest_bit_index(a_mask)
+        x = lowest_bit(a_mask)
         a_mask &= a_mask - U1
         b_mask = a_mask & ~compat[x]
         while b_mask != U0 and k > stop:
-            y = _lowest_bit_index(b_mask)
+            y = lowest_bit(b_mask)
             b_mask &= b_mask - U1
             f = _local_connectivity(x, y, present, compat, k, work)
             if f < k:
@@ -450,9 +434,9 @@ def degree_range(present, compat):
     hi = 0
     p = present
     while p != U0:
-        c = _lowest_bit_index(p)
+        c = lowest_bit(p)
         p &= p - U1
-        d = _popcount(compat[c] & present)
+        d = popcount(compat[c] & present)
         lo = min(lo, d)
         hi = max(hi, d)
     if lo == 99:
@@ -468,9 +452,9 @@ def _degree_stats(present, compat):
     total = 0
     p = present
     while p != U0:
-        c = _lowest_bit_index(p)
+        c = lowest_bit(p)
         p &= p - U1
-        d = _popcount(compat[c] & present)
+        d = popcount(compat[c] & present)
         lo = min(lo, d)
         hi = max(hi, d)
         total += d
@@ -483,9 +467,9 @@ def flockability(present, compat):
     total = 0
     p = present
     while p != U0:
-        c = _lowest_bit_index(p)
+        c = lowest_bit(p)
         p &= p - U1
-        total += _popcount(compat[c] & present)
+        total += popcount(compat[c] & present)
     return total // 2
 
 
@@ -553,9 +537,9 @@ def _packed_child(packed, occupied, s, t, label):
     The nibble of ``t`` (its rank among the occupied cells) takes the label,
     and the nibble of ``s`` is cut out, the ones above it moving down.
     """
-    rt = np.uint64(4 * _popcount(occupied & (_bit(t) - U1)))
+    rt = np.uint64(4 * popcount(occupied & (_bit(t) - U1)))
     packed = (packed & ~(U15 << rt)) | (np.uint64(label) << rt)
-    rs = 4 * _popcount(occupied & (_bit(s) - U1))
+    rs = 4 * popcount(occupied & (_bit(s) - U1))
     low = packed & ((U1 << np.uint64(rs)) - U1)
     high = packed >> np.uint64(rs + 4) if rs + 4 < 64 else U0
     return low | (high << np.uint64(rs))
@@ -595,7 +579,7 @@ def _ranked_key(cells, labels, occupied, ncells):
     for i in range(ncells):
         if cells[i] >= 0:
             x = labels[cells[i]]
-            rank = rank * np.uint64(ncells - j) + np.uint64(_popcount(unused & (_bit(x) - U1)))
+            rank = rank * np.uint64(ncells - j) + np.uint64(popcount(unused & (_bit(x) - U1)))
             unused &= ~_bit(x)
             j += 1
     return (rank << np.uint64(ncells)) | occupied
@@ -799,7 +783,7 @@ def _walk_reaches(start, hops, cells, target, line, least):
         grow = U0
         f = frontier
         while f != U0:
-            r = _lowest_bit_index(f)
+            r = lowest_bit(f)
             f &= f - U1
             grow |= line[r]
         frontier = grow & cells & ~reach
@@ -856,21 +840,21 @@ def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
     """
     lv = leaves
     while lv != U0:
-        c = _lowest_bit_index(lv)
+        c = lowest_bit(lv)
         lv &= lv - U1
-        d = _lowest_bit_index(compat[c] & present)
+        d = lowest_bit(compat[c] & present)
         p = where[c]
         q = where[d]
         if line[p] & _bit(q) != U0:
             continue
         others = compat[d] & present & ~_bit(c)
-        if not _walk_reaches(q, _popcount(others), occupied & ~_bit(p), line[p], line, 0):
+        if not _walk_reaches(q, popcount(others), occupied & ~_bit(p), line[p], line, 0):
             return True
-        if anchor and _popcount(others) == 1:
-            e = _lowest_bit_index(others)
+        if anchor and popcount(others) == 1:
+            e = lowest_bit(others)
             cells = occupied & ~_bit(p) & ~_bit(q)
-            hops = _popcount(compat[e] & present) - 1
-            least = 1 if _popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
+            hops = popcount(compat[e] & present) - 1
+            least = 1 if popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
             if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
                 return True
     return False
@@ -904,7 +888,7 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
     floor = max(own - 1, 0)
     t = targets
     while t != U0:
-        y = _lowest_bit_index(t)
+        y = lowest_bit(t)
         t &= t - U1
         child = present & ~_bit(y)
         slot = np.int64(((child * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
@@ -959,9 +943,9 @@ def _graph_facts(present, compat, cache, tarjan_i, tarjan_u):
         twos = U0
         p = present
         while p != U0:
-            x = _lowest_bit_index(p)
+            x = lowest_bit(p)
             p &= p - U1
-            k = _popcount(compat[x] & present)
+            k = popcount(compat[x] & present)
             if k == 1:
                 ones |= _bit(x)
             elif k == 2:
@@ -1034,13 +1018,13 @@ def _generate(
     located = False  # ``where`` holds the cells of this node's cards
     o = occupied & ~bad_cells
     while o != U0:
-        s = _lowest_bit_index(o)
+        s = lowest_bit(o)
         o &= o - U1
         a = cells[s]
         tm = line[s] & occupied & ~sleep[s]
         ca = compat[a] & ~bad
         while tm != U0:
-            t = _lowest_bit_index(tm)
+            t = lowest_bit(tm)
             tm &= tm - U1
             b = cells[t]
             if ca & _bit(b) == U0:
@@ -1071,9 +1055,9 @@ def _generate(
             _child_scores(present, compat, targets, coefs, work, scores, score_cache[0], score_cache[1], score_cache[2])
         else:
             while targets != U0:
-                y = _lowest_bit_index(targets)
+                y = lowest_bit(targets)
                 targets &= targets - U1
-                scores[y] = -_popcount(compat[y] & present)  # the child's edges, less the parent's
+                scores[y] = -popcount(compat[y] & present)  # the child's edges, less the parent's
         _sort_children(cells, scores, src, dst, count)
     return count
 
@@ -1113,7 +1097,7 @@ def root_prunable(root, rows, cols, compat, line, options):
         if root[i] >= 0:
             occupied |= _bit(i)
             present |= _bit(root[i])
-    if _popcount(present) <= 1:
+    if popcount(present) <= 1:
         return False
     if options & PRUNE_GRAPH != 0 and not is_connected(present, compat):
         return True
@@ -1190,7 +1174,7 @@ def _reach(start, members, links):
         grow = U0
         f = frontier
         while f != U0:
-            c = _lowest_bit_index(f)
+            c = lowest_bit(f)
             f &= f - U1
             grow |= links[c]
         frontier = grow & members & ~reach
@@ -1262,21 +1246,21 @@ def _island_split(present, compat, tag, tarjan_i, tarjan_u):
     cuts, connected = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
     best = 1
     mode, sa, sb, side = 0, 0, 0, U0
-    n = _popcount(present)
+    n = popcount(present)
     us = cuts
     while us != U0 and connected:
-        u = _lowest_bit_index(us)
+        u = lowest_bit(us)
         us &= us - U1
         vs = compat[u] & cuts & present
         while vs != U0:
-            v = _lowest_bit_index(vs)
+            v = lowest_bit(vs)
             vs &= vs - U1
             if v < u:
                 continue
             comp = _reach(u, present & ~_bit(v), compat)
             if compat[v] & comp != _bit(u):
                 continue  # another edge joins the two sides: u-v is no bridge
-            k = _popcount(comp)
+            k = popcount(comp)
             small = min(k, n - k)
             if small > best:
                 best = small
@@ -1315,9 +1299,9 @@ def _child_tag(mode, a, b, side, present, y):
     if mode == 0:
         return U0
     if side & _bit(y) != U0:
-        return U0 if _popcount(side & ~_bit(y)) == 1 else _island_tag(a, b)
+        return U0 if popcount(side & ~_bit(y)) == 1 else _island_tag(a, b)
     rest = present & ~side & ~_bit(y)
-    return U0 if _popcount(rest) == 1 else _island_tag(b, a)
+    return U0 if popcount(rest) == 1 else _island_tag(b, a)
 
 
 @njit(cache=True, nogil=True)
@@ -1710,7 +1694,7 @@ def best_n(
                 pq_info[pqn, 0] = n_records - 1
                 pq_info[pqn, 1] = s
                 pq_info[pqn, 2] = t
-                pq_info[pqn, 3] = edges - _popcount(compat[b] & present)
+                pq_info[pqn, 3] = edges - popcount(compat[b] & present)
                 pqn += 1
         # push the cohort's children worst first, so the best (earliest of equals) ends on top
         order = _grow_rows(order, pqn)
@@ -1895,21 +1879,3 @@ def solve_batch(
         nodes[i] = nd
         lengths[i] = length
     return status, nodes, elapsed, paths, lengths
-
-
-@njit(cache=True, nogil=True)
-def deal_cells(seeds, ncells):
-    """``int8[len(seeds), ncells]``: the seeded deals (SPEC §2), as ``game.deal`` gives them."""
-    out = np.empty((seeds.shape[0], ncells), dtype=np.int8)
-    deck = np.empty(52, dtype=np.int64)
-    for k in range(seeds.shape[0]):
-        for i in range(52):
-            deck[i] = i
-        state = seeds[k] & 0xFFFFFFFF
-        for i in range(51, 0, -1):
-            state = (214013 * state + 2531011) & 0x7FFFFFFF
-            j = (state >> 16) % (i + 1)
-            deck[i], deck[j] = deck[j], deck[i]
-        for c in range(ncells):
-            out[k, c] = deck[51 - c]
-    return out

@@ -20,6 +20,7 @@ import numpy as np
 
 from game import State
 from game.arrays import state_to_array, states_to_array
+from game.bits import shuffled_cells
 from game.errors import IllegalMove
 from game.state import Move
 from game.validation import check_positive_int
@@ -213,7 +214,7 @@ def solve_deals(
 ) -> BatchResult:
     """Solve the seeded deals (SPEC §2) of ``seeds``, dealt inside the kernel, as ``solve_many`` (same options)."""
     cells = options.get("rows", 4) * options.get("cols", 4)
-    return solve_many(kernel.deal_cells(np.asarray(seeds, dtype=np.int64), cells), algorithm, **options)
+    return solve_many(shuffled_cells(np.asarray(seeds, dtype=np.int64), cells), algorithm, **options)
 
 
 def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import grid_shapes
 
@@ -36,18 +36,28 @@ def test_a_deal_is_distinct_cards_for_any_seed_and_grid(seed: int, shape: tuple[
     assert len(cards) == shape[0] * shape[1] == len(set(cards))
 
 
-def test_negative_seeds_wrap_like_a_32_bit_int() -> None:
-    # The masked LCG on Python's unbounded ints must equal the C int32 arithmetic.
-    def c_style(seed: int) -> list[int]:
-        deck, state = list(range(52)), seed & 0xFFFFFFFF
-        for i in range(51, 0, -1):
-            state = (214013 * state + 2531011) & 0xFFFFFFFF
-            j = ((state & 0x7FFFFFFF) >> 16) % (i + 1)
-            deck[i], deck[j] = deck[j], deck[i]
-        return deck[::-1]
+def c_style(seed: int) -> list[int]:
+    """The shuffle as C computes it, on 32-bit unsigned arithmetic (a plain reference for the compiled one)."""
+    deck, state = list(range(52)), seed & 0xFFFFFFFF
+    for i in range(51, 0, -1):
+        state = (214013 * state + 2531011) & 0xFFFFFFFF
+        j = ((state & 0x7FFFFFFF) >> 16) % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck[::-1]
 
+
+def test_negative_seeds_wrap_like_a_32_bit_int() -> None:
     for seed in (-1, -2, -(2**31), -123456789, 2**31 - 1):
         assert deal_cards(seed) == c_style(seed)
+
+
+@given(seeds=st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=5))
+@settings(deadline=None)  # the first call may load the compiled shuffle
+def test_the_compiled_shuffle_deals_every_seed_of_a_batch_as_c_does(seeds: list[int]) -> None:
+    from game.bits import shuffled_cells
+
+    dealt = shuffled_cells(np.array(seeds, dtype=np.int64), 52)
+    assert [row.tolist() for row in dealt] == [c_style(s) for s in seeds]
 
 
 @pytest.mark.parametrize("seed", [2**31, -(2**31) - 1])

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import search
-from game import compatible, deal_cards
+from game import compatible
 from search import kernel
 from search.ordering import read_ordering, subset_h
 
@@ -50,13 +50,6 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
     assert connected == (len(cards) <= 1 or g.is_connected())
     if connected:
         assert cuts == mask([cards[v] for v in g.articulation_points()])
-
-
-@given(seeds=st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=5))
-@settings(deadline=None)  # the first call loads the compiled kernel
-def test_deals_in_the_kernel_are_the_game_deals(seeds: list[int]) -> None:
-    dealt = kernel.deal_cells(np.array(seeds, dtype=np.int64), 52)
-    assert [row.tolist() for row in dealt] == [deal_cards(s) for s in seeds]
 
 
 def test_the_committed_ordering_model_reads(tmp_path: Path) -> None:

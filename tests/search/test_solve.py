@@ -127,11 +127,12 @@ def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> Non
 
 
 def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
+    from game.bits import shuffled_cells
     from search import kernel
     from search.solver import NO_LABELS, default_ordering
     from search.tables import cell_cut_table, compat_table, line_table
 
-    root = kernel.deal_cells(np.array([HARD], dtype=np.int64), 16)[0]
+    root = shuffled_cells(np.array([HARD], dtype=np.int64), 16)[0]
     algo, model = search.algorithm_named("ordered"), default_ordering()
     for budget in (100_000, 1_000_000, 3_000_000):
         memo = kernel.new_memo(16, max_bytes=budget)
