@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from game.bits import popcount
 from search import now_s
 
 COMPLETE, OVER_BUDGET, OUT_OF_TIME, CANCELLED, INCONSISTENT, TOO_WIDE, PAUSED = range(7)
@@ -91,15 +92,6 @@ def _grown(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _bit_count(x):
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
 def _stopped(deadline, cancel):
     if cancel[0] != 0:
         return CANCELLED
@@ -145,7 +137,7 @@ def next_groups(k, masks, first, last, group_start, group_size, line):
         for s in range(k):
             parent = child | (1 << s)
             if parent != child and group_start[parent] >= 0:
-                bounds[c] += group_size[parent] * _bit_count(line[s] & child)
+                bounds[c] += group_size[parent] * popcount(line[s] & child)
     return children, bounds
 
 
