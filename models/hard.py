@@ -4,16 +4,23 @@ The learned model only ever sees states the budgeted search did not settle, so
 it is trained on that distribution: states of 9-16 stacks whose compatibility
 graph is connected and that the exact path's budget leaves open, labelled by
 the solver with no node budget (states it cannot settle within
-``LABEL_TIME_LIMIT_S`` are dropped and counted). Three sources, none of which
-a benchmark or tuning set uses:
+``LABEL_TIME_LIMIT_S`` are dropped and counted). Five sources, none of which
+a benchmark or tuning set uses (the balanced deals are 0-100,000, the external
+set deals 0-99):
 
 - ``random``: random states of each stack count 9-16 (seeds from 70,000);
 - ``decisions``: decision states of deals from 60,000 (Neller's generator);
-- ``deals``: the open deals of seeds 100,001-, the FFUDs among them as hard
-  negatives.
+- ``deals``: the open deals of seeds 100,001-, the FFUDs among them;
+- ``ffud``: hard negatives, every FFUD among the deals of ``FFUD_RANGES`` past
+  those (connected, unsolvable, and needing 100k-2.3M nodes): the open deals
+  that a longer best-n search does not solve either are labelled, and the
+  unsolvable ones kept;
+- ``ffud_like``: random 16-card deals (seed 90,000) that Kahn's 3-heuristic
+  flags as possible FFUDs and the budget leaves open, both labels kept.
 
-``train_hard_model`` fits LightGBM on the feature vector (no probe: on these
-states it would always say "undecided"), recalibrates it per stack count on a
+``train_hard_model`` fits LightGBM on the feature vector and the progress of a
+small budgeted search (``models.progress``, ``PROGRESS_NODES`` states; no probe:
+on these states it would always say "undecided"), recalibrates it per stack count on a
 held-out split (``models.calibration``), exports it to ONNX with a parity check
 on the held-out rows, and writes a complete model version directory.
 """
@@ -32,6 +39,7 @@ import numpy as np
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from features import SCHEMA_VERSION, feature_matrix, feature_names
+from features.kahn import A2_ZEROS_ABOVE, MAX_DETERMINANT, PAIR_COUNT_BELOW
 from game import State, deal, parse_grid, random_states
 from models import plots, registry
 from models.budget import tune_budget, tuning_sets
@@ -41,7 +49,7 @@ from models.datasets import DatasetSpec, generate_chunk
 from models.errors import ModelError
 from models.exact import EXACT_FILE, ExactBudget, write_exact_budget
 from models.files import write_text_atomically
-from models.inputs import as_model_input
+from models.inputs import input_names, model_inputs
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE
 from models.retrain import new_version
@@ -52,6 +60,11 @@ HARD_STACKS = range(9, 17)
 RANDOM_SEED = 70_000
 DECISIONS_SEED = 60_000
 DEALS_FIRST_SEED = 100_001
+#: Where hard negatives are hunted: a million deals either side of 0, less the benchmarks' 0-100,000.
+FFUD_RANGES = (range(-1_000_000, 0), range(DEALS_FIRST_SEED, 1_000_000))
+FFUD_SIEVE_NODES = 3000  # best-n nodes that solve most open solvable deals, so fewer need labelling
+FFUD_LIKE_SEED = 90_000
+PROGRESS_NODES = 300
 LABEL_TIME_LIMIT_S = 30.0
 #: Small enough that the ONNX file stays well under 5 MB.
 HARD_PARAMS: dict[str, Any] = {
@@ -113,7 +126,7 @@ def labelled(states: list[State], source: str, group: np.ndarray) -> HardSet:
 def hard_random(per_stack: int, budget: ExactBudget) -> HardSet:
     states = [s for k in HARD_STACKS for s in random_states(RANDOM_SEED + k, per_stack, stacks=k)]
     index = open_and_connected(states, budget)
-    return labelled([states[i] for i in index], "random", -1 - index)
+    return labelled([states[i] for i in index], "random", GROUP_RANDOM - index)
 
 
 def hard_decisions(deals: int, budget: ExactBudget) -> HardSet:
@@ -134,14 +147,53 @@ def hard_deals(count: int, budget: ExactBudget) -> HardSet:
     return labelled([states[i] for i in index], "deals", open_seeds[index])
 
 
-def build_hard_set(per_stack: int, decision_deals: int, deals: int, budget: ExactBudget, log: Log) -> HardSet:
-    """The three sources together (see the module docstring)."""
+def hard_negatives(after: int, budget: ExactBudget) -> HardSet:
+    """The FFUDs among the deals of ``FFUD_RANGES`` from seed ``after`` on (the ``deals`` source holds those before)."""
+    ranges = [range(max(r.start, after), r.stop) if r.start >= DEALS_FIRST_SEED else r for r in FFUD_RANGES]
+    seeds = np.concatenate([np.arange(r.start, r.stop) for r in ranges])
+    status = solve_deals(seeds, budget.algorithm, max_nodes=budget.max_nodes).status
+    open_seeds = seeds[np.array(status) == UNKNOWN]
+    longer = solve_deals(open_seeds, "best-n", max_nodes=FFUD_SIEVE_NODES).status
+    open_seeds = open_seeds[np.array(longer) == UNKNOWN]
+    states = [deal(int(s)) for s in open_seeds]
+    index = connected(states)
+    found = labelled([states[i] for i in index], "ffud", open_seeds[index])
+    return found.take(np.flatnonzero(~found.solvable))
+
+
+def hard_ffud_like(count: int, budget: ExactBudget) -> HardSet:
+    """Random 16-card deals flagged by Kahn's 3-heuristic and left open by the budget, labelled."""
+    states = random_states(FFUD_LIKE_SEED, count, stacks=16)
+    matrix = feature_matrix(states)
+    column = {name: matrix[:, i] for i, name in enumerate(feature_names())}
+    flagged = np.flatnonzero(
+        (column["is_connected"] > 0)
+        & (column["adjacency_det"] <= MAX_DETERMINANT)
+        & (column["flockability"] < PAIR_COUNT_BELOW)
+        & (column["a2_zeros"] > A2_ZEROS_ABOVE)
+    )
+    candidates = [states[i] for i in flagged]
+    index = flagged[open_and_connected(candidates, budget)]
+    return labelled([states[i] for i in index], "ffud_like", GROUP_FFUD_LIKE - index)
+
+
+GROUP_RANDOM, GROUP_FFUD_LIKE = -(10**9), -2 * 10**9  # group numbers apart from every deal seed
+
+
+def build_hard_set(
+    per_stack: int, decision_deals: int, deals: int, budget: ExactBudget, log: Log, ffud_like: int = 0
+) -> HardSet:
+    """The sources together (see the module docstring); ``ffud_like`` random 16-card deals are sieved."""
     parts = []
-    for name, make, size in (
+    sources: list[tuple[str, Callable[[int, ExactBudget], HardSet], int]] = [
         ("random", hard_random, per_stack),
         ("decisions", hard_decisions, decision_deals),
         ("deals", hard_deals, deals),
-    ):
+        ("ffud", hard_negatives, DEALS_FIRST_SEED + deals),
+    ]
+    if ffud_like:
+        sources.append(("ffud_like", hard_ffud_like, ffud_like))
+    for name, make, size in sources:
         started = time.perf_counter()
         part = make(size, budget)
         parts.append(part)
@@ -178,7 +230,8 @@ def train_hard_model(
     train, calibrate, test = split_hard_set(hard, seed)
     inputs = {name: _inputs(part) for name, part in (("train", train), ("calibrate", calibrate), ("test", test))}
     log(f"hard set split: {len(train.states):,} train, {len(calibrate.states):,} calibrate, {len(test.states):,} test")
-    model = fit(HARD_PARAMS, Labelled(inputs["train"], train.solvable.astype(np.int8), _stacks(train)), seed)
+    train_set = Labelled(inputs["train"], train.solvable.astype(np.int8), _stacks(train))
+    model = fit(HARD_PARAMS, train_set, seed, threads=1)  # one core: the machine is shared
     raw = {name: np.asarray(model.predict_proba(m))[:, 1] for name, m in inputs.items()}
     calibration = fit_calibration(raw["calibrate"], calibrate.solvable, _stacks(calibrate))
     calibrated = np.clip(calibration.apply(raw["test"], _stacks(test)), 1e-3, 1 - 1e-3)
@@ -192,7 +245,7 @@ def train_hard_model(
     plots.calibration_plot(curves, out / "plots" / "calibration.png")
     plots.roc_plot(curves, out / "plots" / "roc.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
-    plots.importance_plot(feature_names(), gains, out / "plots" / "importance.png")
+    plots.importance_plot(input_names(0, PROGRESS_NODES), gains, out / "plots" / "importance.png")
     write_exact_budget(out, installed.exact)
     if installed.ordering_path is not None:
         shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
@@ -200,7 +253,8 @@ def train_hard_model(
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
         "probe_nodes": 0,
-        "inputs": feature_names(),
+        "progress_nodes": PROGRESS_NODES,
+        "inputs": input_names(0, PROGRESS_NODES),
         "params": HARD_PARAMS,
         "hard_set": _describe(hard, train, calibrate, test),
         "evaluation": {
@@ -271,12 +325,18 @@ def _describe(hard: HardSet, *parts: HardSet) -> dict[str, Any]:
         "label_time_limit_s": LABEL_TIME_LIMIT_S,
         "sources": sources,
         "splits": [len(p.states) for p in parts],
-        "seeds": {"random": RANDOM_SEED, "decisions": DECISIONS_SEED, "deals": DEALS_FIRST_SEED},
+        "seeds": {
+            "random": RANDOM_SEED,
+            "decisions": DECISIONS_SEED,
+            "deals": DEALS_FIRST_SEED,
+            "ffud": [[r.start, r.stop - 1] for r in FFUD_RANGES],
+            "ffud_like": FFUD_LIKE_SEED,
+        },
     }
 
 
 def _inputs(part: HardSet) -> np.ndarray:
-    return as_model_input(feature_matrix(part.states))
+    return model_inputs(part.states, 0, PROGRESS_NODES)
 
 
 def _stacks(part: HardSet) -> np.ndarray:
@@ -288,7 +348,8 @@ def _metadata(version: str) -> dict[str, str]:
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
         "probe_nodes": "0",
-        "inputs": ",".join(feature_names()),
+        "progress_nodes": str(PROGRESS_NODES),
+        "inputs": ",".join(input_names(0, PROGRESS_NODES)),
         "threshold": "0.5",
     }
 
@@ -314,12 +375,13 @@ def retrain_hard(
     out: Path,
     installed_dir: Path | None = None,
     per_stack: int = 4000,
-    decision_deals: int = 100,
+    decision_deals: int = 800,
     deals: int = 50_000,
     gate_states: int = 5000,
     gate_deals: int = 40,
     seed: int = 0,
     log: Log = print,
+    ffud_like: int = 1_000_000,
 ) -> Path:
     """Build the hard set, train on it, re-tune the budget, and install the version under ``out`` if it is no worse.
 
@@ -328,7 +390,7 @@ def retrain_hard(
     is refused (``ModelError``) and nothing is installed.
     """
     installed = load_classifier(installed_dir)
-    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log)
+    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log, ffud_like)
     version = new_version(seed)
     out.mkdir(parents=True, exist_ok=True)
     stage = registry.staging_dir(out, version)

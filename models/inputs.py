@@ -52,11 +52,11 @@ def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int, progr
 
     Each extra block (probe, progress) is one compiled call for the whole batch.
     """
-    # Local for start-up time, as in probe_columns.
-    from search.probe import probe
-
     matrix = feature_matrix(cells, rows, cols)
     if probe_nodes:
+        # Local for start-up time, as in probe_columns.
+        from search.probe import probe
+
         outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
         matrix = np.column_stack([matrix, outcome, nodes])
     if progress_nodes:

@@ -66,6 +66,11 @@ def _lowest_bit(typingctx, x):
     return numba.types.int64(numba.types.uint64), codegen
 
 
+def warm_up_progress() -> None:
+    """Compile (or load from numba's cache) the progress search, on one small state."""
+    search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2)
+
+
 @njit(cache=True, nogil=True)
 def _connected(present, compat):
     if present == U0:

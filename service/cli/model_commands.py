@@ -144,15 +144,22 @@ def train_hard_command(
     out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
     model: ModelDir = None,
     per_stack: Annotated[int, typer.Option("--per-stack", min=10, help="Random states per stack count 9-16.")] = 4000,
-    decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals of decision states.")] = 100,
+    decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals of decision states.")] = 800,
     deals: Annotated[int, typer.Option("--deals", min=1, help="Deals searched for open ones (and FFUDs).")] = 50_000,
+    ffud_like: Annotated[
+        int, typer.Option("--ffud-like", min=0, help="Random 16-card deals sieved for FFUD-like hard states.")
+    ] = 1_000_000,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
-    """Train the learned model on the hard remainder (states the exact path leaves open); install it if no worse."""
+    """Train the learned model on the hard remainder (states the exact path leaves open); install it if no worse.
+
+    Every FFUD of deals -1,000,000..-1 and past the --deals range up to 999,999 joins as a hard negative.
+    """
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from models.hard import retrain_hard
 
-    typer.echo(str(retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log)))
+    installed = retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log, ffud_like=ffud_like)
+    typer.echo(str(installed))
 
 
 @app.command("retrain")
@@ -167,6 +174,12 @@ def retrain_command(
         int, typer.Option("--per-stack", min=10, help="Hard set: random states per stack count.")
     ] = 15_000,
     hard_deals: Annotated[int, typer.Option("--hard-deals", min=1, help="Hard set: deals searched.")] = 50_000,
+    hard_decision_deals: Annotated[
+        int, typer.Option("--hard-decision-deals", min=1, help="Hard set: deals of decision states.")
+    ] = 800,
+    ffud_like: Annotated[
+        int, typer.Option("--ffud-like", min=0, help="Hard set: random 16-card deals sieved for FFUD-like states.")
+    ] = 1_000_000,
     workers: Workers = None,
     scheduler: Scheduler = None,
 ) -> None:
@@ -194,7 +207,9 @@ def retrain_command(
     if hard:
         tune_budget(installed, tuning_sets(5000, 40, seed), log=_log)
         try:
-            installed = retrain_hard(out, installed, per_stack, 150, hard_deals, seed=seed, log=_log)
+            installed = retrain_hard(
+                out, installed, per_stack, hard_decision_deals, hard_deals, seed=seed, log=_log, ffud_like=ffud_like
+            )
         except ModelError as exc:
             _log(f"kept {installed.name}: {exc}")
     typer.echo(str(installed))

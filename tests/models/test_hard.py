@@ -21,7 +21,15 @@ from models.calibration import (
 from models.classifier import load_classifier
 from models.errors import ModelError
 from models.exact import ExactBudget
-from models.hard import HardSet, hard_random, open_and_connected, reliability, train_hard_model
+from models.hard import (
+    FFUD_RANGES,
+    HardSet,
+    hard_ffud_like,
+    hard_random,
+    open_and_connected,
+    reliability,
+    train_hard_model,
+)
 from models.registry import default_root
 from search import SOLVABLE, UNKNOWN, solve_many
 
@@ -68,6 +76,22 @@ def test_a_hard_model_version_loads_keeps_parity_and_answers_exactly_where_it_mu
     learned = answers.p_solvable[~answers.exact]
     assert np.all((learned >= 1e-3) & (learned <= 1 - 1e-3))  # an estimate never reads as certain
     assert json.loads((tmp_path / "model_card.json").read_text())["evaluation"]["hard_test"]["reliability"]
+
+
+def test_ffud_like_states_are_flagged_open_16_card_deals_with_the_solvers_labels() -> None:
+    found = hard_ffud_like(6000, BUDGET)
+    assert found.states, "some flagged random deals must stay open at 300 nodes"
+    rows = feature_matrix(found.states)
+    column = {name: rows[:, i] for i, name in enumerate(feature_names())}
+    assert np.all(column["n_stacks"] == 16) and np.all(column["is_connected"] == 1)
+    assert np.all((column["adjacency_det"] <= 100) & (column["flockability"] < 46) & (column["a2_zeros"] > 70))
+    assert all(s is UNKNOWN for s in solve_many(found.states, max_nodes=BUDGET.max_nodes).status)
+    assert found.solvable.tolist() == [s is SOLVABLE for s in solve_many(found.states).status]
+
+
+def test_hard_negatives_never_come_from_the_benchmarks_seed_range() -> None:
+    # The balanced deals are 0-100,000 and the external set deals 0-99: neither may hold a hard negative.
+    assert all(r.stop <= 0 or r.start > 100_000 for r in FFUD_RANGES)
 
 
 def test_calibration_is_monotone_per_stack_count_and_round_trips(tmp_path: Path) -> None:
