@@ -77,6 +77,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             | kernel.PRUNE_CELLS
             | kernel.PRUNE_LEAF
             | kernel.PRUNE_ANCHOR
+            | kernel.PRUNE_FROZEN
             | kernel.SLEEP,
             memo_min=4,
         ),

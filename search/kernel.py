@@ -38,7 +38,10 @@ measured in the same process by ``benchmarks/solver.py --ablation``:
 cut 557593 from 1.1M nodes to 18, 174024 12.7x, -115618 3.2x; ``SLEEP`` (sleep
 sets, ``_fall_asleep``) changes no node count of a memoised state and saves
 1.3-1.6x of the time on -4965 and -115618 by not probing commuted children.
-Six hard deals: 23.0 s -> 3.3 s. A memory budget (``max_bytes``) caps the memo.
+Six hard deals: 23.0 s -> 3.3 s. ``PRUNE_FROZEN`` (a frozen block hanging from
+a cut vertex by one edge, ``_frozen_block``) then decides -4965 and eight of the
+ten hardest deals of the census -500,000..499,999 at the root (-4965: 2,348,019
+nodes -> 1). A memory budget (``max_bytes``) caps the memo.
 
 ``ISLANDS`` (Island Merge, the ``island-merge`` algorithm, on Compatible DFS;
 ``benchmarks/solver.py --by-stacks``): exact (``_island_split``), but 951.6 mean
@@ -764,6 +767,7 @@ PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows 
 PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
 PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
 SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
+PRUNE_FROZEN = 512  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
 ISLANDS = 256  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
 
 
@@ -858,6 +862,164 @@ def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
             if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
                 return True
     return False
+
+
+FROZEN_MAX = 3  # the most cards of a pendant side that ``_frozen_block`` considers (its block adds one)
+
+
+@njit(cache=True, nogil=True)
+def _small_side(start, members, links, limit):
+    """The cards of ``members`` reached from ``start`` through ``links``, or 0 once there are more than ``limit``."""
+    reach = _bit(start)
+    frontier = reach
+    while frontier != U0:
+        grow = U0
+        f = frontier
+        while f != U0:
+            c = lowest_bit(f)
+            f &= f - U1
+            grow |= links[c]
+        frontier = grow & members & ~reach
+        reach |= frontier
+        if popcount(reach) > limit:
+            return U0
+    return reach
+
+
+@njit(cache=True, nogil=True)
+def _tiny_solvable(cards, cells, n, compat, line, work):
+    """True when the ``n`` (at most 4) stacks topped by ``cards`` in ``cells`` can come down to one, alone on a board.
+
+    A plain exhaustive search (at most 3 moves deep); ``work`` rows 10 and 11 are its stack.
+    """
+    if n <= 1:
+        return True
+    at = work[10]  # at[4 * d + i]: the cell of card i at depth d
+    alive = work[11, :8]  # the cards still on the board at depth d (a bit each)
+    nxt = work[11, 8:16]  # the next move to try at depth d (i * n + j: card i onto card j)
+    for i in range(n):
+        at[i] = cells[i]
+    alive[0] = (1 << n) - 1
+    nxt[0] = 0
+    d = 0
+    while d >= 0:
+        if popcount(np.uint64(alive[d])) == 1:
+            return True
+        descended = False
+        while nxt[d] < n * n:
+            m = nxt[d]
+            nxt[d] += 1
+            i = m // n
+            j = m % n
+            if i == j or (alive[d] >> i) & 1 == 0 or (alive[d] >> j) & 1 == 0:
+                continue
+            if compat[cards[i]] & _bit(cards[j]) == U0 or line[at[4 * d + i]] & _bit(at[4 * d + j]) == U0:
+                continue
+            for x in range(n):
+                at[4 * (d + 1) + x] = at[4 * d + x]
+            at[4 * (d + 1) + i] = at[4 * d + j]
+            alive[d + 1] = alive[d] & ~(1 << j)
+            nxt[d + 1] = 0
+            d += 1
+            descended = True
+            break
+        if not descended:
+            d -= 1
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
+    """True when a frozen block hangs from G by one edge and can never come down: the state is unsolvable.
+
+    ``cuts`` are G's cut vertices; ``where[card]`` must hold the cell of every
+    card on the board.
+
+    Proof (``PRUNE_FROZEN``). Let ``v`` be a cut vertex of G, ``S`` a component
+    of G minus ``v``, ``B = S + v`` the block, and ``R`` the other cards, with
+    (a) no two cards of ``B`` compatible and in line now, and (b) exactly one
+    neighbour ``w`` of ``v`` in ``R``. Cards of ``S`` are compatible only with
+    cards of ``B``, so a move that touches ``B`` is inside ``B`` or joins ``v``
+    and ``w``. (1) While no card of ``B`` moves, the cards of ``B`` keep their
+    cells (a cell's top card changes only when a card lands on it, and only
+    ``w`` may land on a card of ``B``, on ``v``), so by (a) no move inside
+    ``B`` is ever possible: the first move touching ``B`` joins ``v`` and
+    ``w``. (2) ``w`` covering ``v`` leaves ``S`` with no neighbour while ``w``
+    is on the board: G splits. ``v`` covering ``w`` leaves ``v`` with no
+    neighbour in ``R``: G splits unless ``R`` is just ``w`` by then. (3) So
+    every solution first brings ``R`` down to ``w`` alone, by moves inside
+    ``R``, then ``v`` covers ``w`` from its cell ``p``: ``w`` then sits in a
+    cell ``q`` in line with ``p``, occupied now (cells never refill) and not a
+    cell of ``B``; and what is left, ``S`` in its cells with ``v`` in ``q``,
+    must come down to one stack alone. If that small board is unsolvable for
+    every such ``q``, so is the state. Checked for sides of up to ``FROZEN_MAX`` cards.
+    """
+    cards = work[11, 16:20]
+    spots = work[11, 20:24]
+    cv = cuts
+    while cv != U0:
+        v = lowest_bit(cv)
+        cv &= cv - U1
+        rest = present & ~_bit(v)
+        around = compat[v] & rest
+        seen = U0
+        m = around
+        while m != U0:
+            x = lowest_bit(m)
+            m &= m - U1
+            if seen & _bit(x) != U0:
+                continue
+            side = _small_side(x, rest, compat, FROZEN_MAX)
+            if side == U0:
+                seen |= _bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
+                continue
+            seen |= side
+            if popcount(around & ~side) != 1:
+                continue  # (b)
+            block = side | _bit(v)
+            frozen = True
+            block_cells = U0
+            n = 0
+            b = block
+            while b != U0:
+                c = lowest_bit(b)
+                b &= b - U1
+                block_cells |= _bit(where[c])
+                cards[n] = c
+                spots[n] = where[c]
+                n += 1
+                if compat[c] & block & _in_line(where, c, block, line) != U0:
+                    frozen = False
+            if not frozen:
+                continue  # (a)
+            vi = 0
+            while cards[vi] != v:
+                vi += 1
+            p = where[v]
+            solvable = False
+            qs = occupied & ~block_cells & line[p]
+            while qs != U0 and not solvable:
+                q = lowest_bit(qs)
+                qs &= qs - U1
+                spots[vi] = q
+                solvable = _tiny_solvable(cards, spots, n, compat, line, work)
+            spots[vi] = p
+            if not solvable:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_line(where, c, block, line):
+    """The cards of ``block`` whose cells are in line with card ``c``'s cell."""
+    out = U0
+    b = block
+    while b != U0:
+        y = lowest_bit(b)
+        b &= b - U1
+        if line[where[c]] & _bit(where[y]) != U0:
+            out |= _bit(y)
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -1003,19 +1165,26 @@ def _generate(
     # that are not b's neighbours and the degree-2 cards that are.
     deg1 = U0
     deg2 = U0
-    if options & (PRUNE_GRAPH | PRUNE_LEAF) != 0 and n_stacks > 2:
+    located = False  # ``where`` holds the cells of this node's cards
+    if options & (PRUNE_GRAPH | PRUNE_LEAF | PRUNE_FROZEN) != 0 and n_stacks > 2:
         cuts, ones, twos = _graph_facts(present, compat, cut_cache, tarjan_i, tarjan_u)
         if options & PRUNE_GRAPH != 0:
             bad = cuts
         if options & PRUNE_LEAF != 0 and n_stacks > 3:
             deg1, deg2 = ones, twos
+        if options & PRUNE_FROZEN != 0 and cuts != U0 and n_stacks > 3:
+            located = True
+            for i in range(cells.shape[0]):
+                if cells[i] >= 0:
+                    where[cells[i]] = i
+            if _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
+                return 0
     if options & PRUNE_CELLS != 0 and n_stacks > 2:
         if cell_cuts.shape[0] > 0:
             bad_cells = np.uint64(cell_cuts[occupied])
         else:
             bad_cells = _cached_cuts(occupied, line, cut_cache[2], cut_cache[3], tarjan_i, tarjan_u)
     anchor = options & PRUNE_ANCHOR != 0
-    located = False  # ``where`` holds the cells of this node's cards
     o = occupied & ~bad_cells
     while o != U0:
         s = lowest_bit(o)
@@ -1389,7 +1558,7 @@ def dfs(
     sleep = np.zeros((n_stacks, ncells), dtype=np.uint64)
     done = np.zeros((n_stacks, ncells), dtype=np.uint64)
     sleeping = options & SLEEP != 0
-    work = np.empty((10, 128), dtype=np.int64)
+    work = np.empty((12, 128), dtype=np.int64)  # rows 0-9: connectivity; 10-11: ``_tiny_solvable``
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
@@ -1607,7 +1776,7 @@ def best_n(
     src = np.empty(width, dtype=np.int8)
     dst = np.empty(width, dtype=np.int8)
     order = np.empty(64, dtype=np.int64)
-    work = np.empty((10, 128), dtype=np.int64)
+    work = np.empty((12, 128), dtype=np.int64)  # rows 0-9: connectivity; 10-11: ``_tiny_solvable``
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)

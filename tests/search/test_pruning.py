@@ -1,11 +1,12 @@
-"""The stranded-leaf rules (``PRUNE_LEAF``, ``PRUNE_ANCHOR``) never change an answer.
+"""The pruning rules of solver v2 (``PRUNE_LEAF``, ``PRUNE_ANCHOR``, ``PRUNE_FROZEN``) never change an answer.
 
-The leaf rule alone and both rules against the reference search on 5,000
-random states (the golden file; ``test_agreement`` holds ``ordered`` to it
-too); both rules against the unsolvable deals 0–20,000 as Compatible DFS (node
-for node the reference) finds them; every external label (``test_external``);
-the live reference on small grids (``test_agreement``); and the rule itself
-against the reference wherever it calls a random state stranded.
+Each rule alone (on Compatible DFS) and all of them (``ordered``) against the
+reference search on 5,000 random states (the golden file; ``test_agreement``
+holds ``ordered`` to it too); ``ordered`` against the unsolvable deals
+0–20,000 as Compatible DFS (node for node the reference) finds them; every
+external label (``test_external``); the live reference on small grids
+(``test_agreement``); and each rule itself against the reference wherever it
+calls a random state unsolvable.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from search.reference import is_connected, reference_solve
 
 DEALS = Path(__file__).resolve().parent.parent / "data" / "search" / "unsolvable_deals_0_20000.txt"
 ORDERED = search.algorithm_named("ordered")
-VARIANTS = {"ordered": ORDERED, "leaf only": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-leaf")}
+COMPATIBLE = search.algorithm_named("compatible")
+VARIANTS = {
+    "ordered": ORDERED,
+    "leaf only": ORDERED.without(kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN, "ordered-leaf"),
+    "frozen only": search.Algorithm("compatible-frozen", COMPATIBLE.kernel, COMPATIBLE.options | kernel.PRUNE_FROZEN),
+}
 
 
 def unsolvable_deals() -> dict[int, str]:
@@ -101,3 +107,51 @@ def stranded(cells: np.ndarray, rows: int, cols: int, anchor: bool) -> bool:
     leaves = sum(1 << c for c in cards if bin(int(compat[c]) & present).count("1") == 1)
     args = (np.uint64(leaves), np.uint64(present), np.uint64(occupied), where, compat, line, anchor)
     return bool(kernel._leaf_stranded(*args))
+
+
+def test_a_frozen_block_is_unsolvable_by_the_reference_search() -> None:
+    # Random states of 4 to 11 stacks with a connected graph: whenever the rule calls one unsolvable,
+    # the plain reference search must agree.
+    hits = 0
+    for rows, cols in ((3, 3), (3, 4), (4, 4)):
+        for state in random_states(11, 4_000, rows, cols):
+            if not 4 <= state.n_stacks <= 11 or not is_connected(state.top_cards()):
+                continue
+            if frozen(state_to_array(state), rows, cols):
+                hits += 1
+                assert not reference_solve(state).solvable, format_grid(state)
+    assert hits >= 300  # 338 in 4,648 such states
+
+
+@pytest.mark.parametrize(
+    ("grid", "blocked"),
+    [
+        # deal -4965: 5C hangs from G by its edge to 6S; 4H and 4C are compatible with 5C and each other only,
+        # and none of the three is in line with another: after 6S is all that is left of the rest, 5C covers it,
+        # and from no cell in 5C's row or column can 5C, 4H and 4C come down
+        ("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD", True),
+        # the same with 4H and 8S swapped: 4H is in 5C's column, so the block can move
+        ("2D JS AS 5C/9D JD 8S 6S/4C TS QS 4H/7D KD 9S TD", False),
+        # deal 1: no cut vertex
+        ("JD 2D 9H JC/5D 7H 7C 5H/KD KC 9S 5S/AD QC KH 3H", False),
+    ],
+)
+def test_frozen_blocks_on_constructed_states(grid: str, blocked: bool) -> None:
+    state = parse_grid(grid)
+    assert frozen(state_to_array(state), state.rows, state.cols) == blocked
+
+
+def frozen(cells: np.ndarray, rows: int, cols: int) -> bool:
+    """``kernel._frozen_block`` on one state."""
+    compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
+    present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
+    occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
+    where = np.zeros(52, dtype=np.int64)
+    for i, c in enumerate(cells.tolist()):
+        if c >= 0:
+            where[c] = i
+    scratch = [np.empty(64, dtype=np.int64) for _ in range(4)] + [np.empty(64, dtype=np.uint64)]
+    cuts, _ = kernel.cut_vertices(np.uint64(present), compat, *scratch)
+    work = np.zeros((12, 128), dtype=np.int64)
+    args = (np.uint64(cuts), np.uint64(present), np.uint64(occupied), cells, where, compat, line, work)
+    return bool(kernel._frozen_block(*args))

@@ -25,7 +25,8 @@ from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.settings import MIB, Settings, search_bytes_per_node
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
-HARD_DEALS = (-4965, -115618)  # 2.35M and 0.62M nodes to decide: ~190 and ~50 MiB of transposition table
+# Deal -4965 by Compatible DFS (2.6M nodes: outgrows a 16 MiB table) and -115618 by Ordered DFS (0.62M: 8 MiB).
+HARD = ((-4965, pb.COMPATIBLE), (-115618, pb.ORDERED))
 UNITS = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
 
 
@@ -63,8 +64,8 @@ def test_a_search_node_cap_keeps_its_memo_within_the_cap() -> None:
 
 @pytest.fixture(scope="module")
 def small_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str]]:
-    """``boaf serve`` with two search slots of 96 MiB each."""
-    env = {"BOAF_MAX_CONCURRENT_SEARCHES": "2", "BOAF_SEARCH_MEMORY_MB": "96", "BOAF_SHUTDOWN_GRACE_S": "0"}
+    """``boaf serve`` with two search slots of 16 MiB each."""
+    env = {"BOAF_MAX_CONCURRENT_SEARCHES": "2", "BOAF_SEARCH_MEMORY_MB": "16", "BOAF_SHUTDOWN_GRACE_S": "0"}
     process, address = serve_process(env)
     try:
         yield process, Settings.from_env(env), address
@@ -79,11 +80,14 @@ def test_eight_concurrent_hard_solves_stay_under_the_configured_bound(
 ) -> None:
     process, settings, address = small_server
     ready_mb = _status_mb(process.pid, "VmRSS")
-    requests = [pb.SolveRequest(state=state_to_proto(deal(HARD_DEALS[i % 2])), time_limit_ms=20_000) for i in range(8)]
+    requests = [
+        pb.SolveRequest(state=state_to_proto(deal(HARD[i % 2][0])), algorithm=HARD[i % 2][1], time_limit_ms=20_000)
+        for i in range(8)
+    ]
     with grpc.insecure_channel(address) as channel, ThreadPoolExecutor(8) as pool:
         stub = boaf_pb2_grpc.BoafStub(channel)
         answers = list(pool.map(lambda r: stub.Solve(r, timeout=60), requests))
-    # −4965 outgrows its 96 MiB table: unknown, reason memory; −115618 fits and is decided.
+    # −4965 by Compatible DFS outgrows its 16 MiB table: unknown, reason memory; −115618 fits and is decided.
     assert {(a.status, a.reason) for a in answers[0::2]} == {(pb.UNKNOWN, "memory")}
     assert {a.status for a in answers[1::2]} == {pb.UNSOLVABLE}
     peak_mb = _status_mb(process.pid, "VmHWM")

@@ -82,7 +82,8 @@ def test_an_unsolvable_answer_says_why(stub: boaf_pb2_grpc.BoafStub) -> None:
 
 
 def test_solve_out_of_time_is_unknown_with_the_reason(stub: boaf_pb2_grpc.BoafStub) -> None:
-    request = pb.SolveRequest(state=state_to_proto(deal(-4965)), time_limit_ms=20)  # 2.35M nodes to decide
+    hard = state_to_proto(deal(-4965))  # 2.6M nodes to decide by Compatible DFS
+    request = pb.SolveRequest(state=hard, algorithm=pb.COMPATIBLE, time_limit_ms=20)
     response = stub.Solve(request, timeout=10)
     assert (response.status, response.reason) == (pb.UNKNOWN, "time_limit")
 
