@@ -34,7 +34,7 @@ SINGLE_P99_MS_TARGET = 2.0
 #: The share of each target a chosen budget may use: timings on a shared machine vary by more than 10%.
 HEADROOM = 0.8
 BATCH = 1000
-REPEATS = 3  # runs of each single state; its time is the least
+REPEATS = 3  # runs of each single state, one per pass over the states; its time is the least
 CANDIDATES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000)
 #: Seeds no training set uses: random states of seed 20141, decision states of deals from 40,000.
 TUNING_RANDOM_SEED = 20_141
@@ -78,7 +78,7 @@ def measure_budget(classifier: Classifier, labelled: LabelledStates, max_nodes: 
     batch_ms = (time.thread_time() - started) * 1e3 / max(len(states), 1)
     p = np.concatenate([a.p_solvable for a in answers])
     exact = np.concatenate([a.exact for a in answers])
-    single = np.array([_thread_ms(trial, state) for state in states[:singles]])
+    single = _single_ms(trial, states[:singles])
     return BudgetCost(
         max_nodes=max_nodes,
         name=labelled.name,
@@ -113,14 +113,19 @@ def choose_budget(costs: Sequence[BudgetCost], headroom: float = HEADROOM) -> in
     return max(fits)
 
 
-def _thread_ms(classifier: Classifier, state: State, repeats: int = REPEATS) -> float:
-    # The least of a few runs: a state's own cost, without the other processes' cache and core contention.
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.thread_time()
-        classifier.classify([state])
-        best = min(best, time.thread_time() - started)
-    return best * 1e3
+def _single_ms(classifier: Classifier, states: Sequence[State], repeats: int = REPEATS) -> np.ndarray:
+    """Each state's CPU ms for one call: the least of ``repeats`` runs, a state's own cost without contention.
+
+    The runs of a state are spread over ``repeats`` passes through all the states, not made back to back:
+    another process's burst on a shared machine then spoils at most one of them.
+    """
+    passes = np.empty((repeats, len(states)))
+    for r in range(repeats):
+        for i, state in enumerate(states):
+            started = time.thread_time()
+            classifier.classify([state])
+            passes[r, i] = time.thread_time() - started
+    return np.asarray(passes.min(axis=0) * 1e3, dtype=np.float64)
 
 
 def tuning_sets(random_count: int, decision_deals: int, seed: int = 0) -> list[LabelledStates]:
