@@ -932,7 +932,7 @@ def _tiny_solvable(cards, cells, n, compat, line, work):
 def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
     """True when a frozen block hangs from G by one edge and can never come down: the state is unsolvable.
 
-    ``cuts`` are G's cut vertices; ``where[card]`` must hold the cell of every
+    ``cuts`` are cut vertices of G (those ``_hanging`` names suffice); ``where[card]`` must hold the cell of every
     card on the board.
 
     Proof (``PRUNE_FROZEN``). Let ``v`` be a cut vertex of G, ``S`` a component
@@ -1092,11 +1092,11 @@ def _cached_cuts(nodes, links, keys, values, tarjan_i, tarjan_u):
 
 @njit(cache=True, nogil=True)
 def _graph_facts(present, compat, cache, tarjan_i, tarjan_u):
-    """``(cuts, degree-1 cards, degree-2 cards)`` of the compatibility graph on ``present``, through ``cache``.
+    """``(cuts, degree-1 cards, degree-2 cards, hanging)`` of the compatibility graph on ``present``, through ``cache``.
 
     As ``_cached_cuts``, for what ``_generate`` reads of G: rows 0 and 1 of
     ``cache`` hold the card sets and their cut vertices, rows 4 and 5 their
-    cards of degree 1 and 2.
+    cards of degree 1 and 2, row 6 the cut vertices ``_hanging`` names.
     """
     slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & np.uint64(cache.shape[1] - 1))
     if cache[0, slot] != present:
@@ -1116,7 +1116,43 @@ def _graph_facts(present, compat, cache, tarjan_i, tarjan_u):
         cache[1, slot] = cuts
         cache[4, slot] = ones
         cache[5, slot] = twos
-    return cache[1, slot], cache[4, slot], cache[5, slot]
+        cache[6, slot] = _hanging(cuts, present, compat)
+    return cache[1, slot], cache[4, slot], cache[5, slot], cache[6, slot]
+
+
+@njit(cache=True, nogil=True)
+def _hanging(cuts, present, compat):
+    """The cut vertices ``v`` of G with a side of 2 to ``FROZEN_MAX`` cards and one neighbour beyond it.
+
+    What ``_frozen_block``'s conditions ask of G alone (its (b)), so that the
+    cells are looked at only where a block may hang. A side of one card, a
+    leaf, is left to ``PRUNE_ANCHOR``, whose walk asks more than a cell in line.
+    """
+    out = U0
+    cv = cuts
+    while cv != U0:
+        v = lowest_bit(cv)
+        cv &= cv - U1
+        rest = present & ~_bit(v)
+        around = compat[v] & rest
+        if popcount(around) > FROZEN_MAX + 1:
+            continue  # all of v's neighbours but one lie in a side of at most FROZEN_MAX cards
+        seen = U0
+        m = around
+        while m != U0:
+            x = lowest_bit(m)
+            m &= m - U1
+            if seen & _bit(x) != U0:
+                continue
+            side = _small_side(x, rest, compat, FROZEN_MAX)
+            if side == U0:
+                seen |= _bit(x)
+                continue
+            seen |= side
+            if popcount(side) >= 2 and popcount(around & ~side) == 1:
+                out |= _bit(v)
+                break
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -1167,17 +1203,17 @@ def _generate(
     deg2 = U0
     located = False  # ``where`` holds the cells of this node's cards
     if options & (PRUNE_GRAPH | PRUNE_LEAF | PRUNE_FROZEN) != 0 and n_stacks > 2:
-        cuts, ones, twos = _graph_facts(present, compat, cut_cache, tarjan_i, tarjan_u)
+        cuts, ones, twos, hanging = _graph_facts(present, compat, cut_cache, tarjan_i, tarjan_u)
         if options & PRUNE_GRAPH != 0:
             bad = cuts
         if options & PRUNE_LEAF != 0 and n_stacks > 3:
             deg1, deg2 = ones, twos
-        if options & PRUNE_FROZEN != 0 and cuts != U0 and n_stacks > 3:
+        if options & PRUNE_FROZEN != 0 and hanging != U0 and n_stacks > 3:
             located = True
             for i in range(cells.shape[0]):
                 if cells[i] >= 0:
                     where[cells[i]] = i
-            if _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
+            if _frozen_block(hanging, present, occupied, cells, where, compat, line, work):
                 return 0
     if options & PRUNE_CELLS != 0 and n_stacks > 2:
         if cell_cuts.shape[0] > 0:
@@ -1564,7 +1600,7 @@ def dfs(
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
-    cut_cache = np.zeros((6, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
+    cut_cache = np.zeros((7, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
     key = np.zeros(nw, dtype=np.uint64)
     cur = np.zeros(0 if narrow else nw, dtype=np.uint64)  # the wide key of the current state, kept move by move
     if not narrow:
@@ -1676,7 +1712,7 @@ def dfs(
             fresh = True
             if nodes == BIG_SEARCH:
                 # a long search: caches big enough for its card and cell sets (too costly to clear for every short one)
-                cut_cache = np.zeros((6, BIG_CACHE), dtype=np.uint64)
+                cut_cache = np.zeros((7, BIG_CACHE), dtype=np.uint64)
                 score_cache = (
                     np.zeros(BIG_CACHE, dtype=np.uint64),
                     np.zeros(BIG_CACHE, dtype=np.float64),
@@ -1782,7 +1818,7 @@ def best_n(
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
-    cut_cache = np.zeros((6, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
+    cut_cache = np.zeros((7, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
     key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
     coefs = np.zeros(4)
     no_sleep = np.zeros(ncells, dtype=np.uint64)
