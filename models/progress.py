@@ -23,12 +23,10 @@ beauty; ``progress_reference`` is the plain-Python search it is tested against.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from llvmlite import ir
 from numba import njit
-from numba.extending import intrinsic
 
+from game.bits import lowest_bit
 from search import compat_table, line_table
 
 PROGRESS_COLUMNS = (
@@ -57,15 +55,6 @@ def search_progress(cells: np.ndarray, rows: int, cols: int, max_nodes: int) -> 
     return out
 
 
-@intrinsic
-def _lowest_bit(typingctx, x):
-    # index of the lowest set bit of a non-zero uint64, as an int64
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return numba.types.int64(numba.types.uint64), codegen
-
-
 def warm_up_progress() -> None:
     """Compile (or load from numba's cache) the progress search, on one small state."""
     search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2)
@@ -81,7 +70,7 @@ def _connected(present, compat):
         grow = U0
         f = frontier
         while f != U0:
-            grow |= compat[_lowest_bit(f)]  # type: ignore[call-arg]
+            grow |= compat[lowest_bit(f)]  # type: ignore[call-arg]
             f &= f - U1
         frontier = grow & present & ~reach
         reach |= frontier
