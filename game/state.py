@@ -8,7 +8,7 @@ matter. A ``Move`` names two cells: the stack in ``source`` goes onto the stack 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from game.cards import DECK_SIZE, Card, card_text, compatible
@@ -86,13 +86,35 @@ class State:
 
     def is_legal(self, move: Move) -> bool:
         """True when ``move`` may be played in this state."""
-        n = len(self.cells)
+        return self._legal_on(self.cells, move)
+
+    def _legal_on(self, cells: Sequence[Card | None], move: Move) -> bool:
+        # the rules of a move, on this grid, with ``cells`` as the top cards
+        n = len(cells)
         if not (0 <= move.source < n and 0 <= move.target < n):
             return False
-        a, b = self.cells[move.source], self.cells[move.target]
+        a, b = cells[move.source], cells[move.target]
         if a is None or b is None:
             return False
         return self.shares_line(move.source, move.target) and compatible(a, b)
+
+    def replay(self, moves: Iterable[Move]) -> tuple[list[str], int]:
+        """The move texts of ``moves`` played in order from this state, and the stacks left.
+
+        Each move is checked legal where it is played (``IllegalMove`` names the first
+        that is not); the top cards are kept in one list rather than a new state a move,
+        so a long solution (a 52-card grid's) replays in microseconds.
+        """
+        cells = list(self.cells)
+        texts = []
+        for number, move in enumerate(moves, start=1):
+            if not self._legal_on(cells, move):
+                raise IllegalMove(f"move {number} (cell {move.source} to cell {move.target}) is not legal here")
+            a, b = cells[move.source], cells[move.target]
+            texts.append(f"{card_text(a)}-{card_text(b)}")  # type: ignore[arg-type]
+            cells[move.target] = a
+            cells[move.source] = None
+        return texts, sum(c is not None for c in cells)
 
     def legal_moves(self) -> Iterator[Move]:
         """Every legal move: sources in row-major order, then targets in row-major order."""

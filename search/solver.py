@@ -227,22 +227,18 @@ def solution_moves(state: State, batch: BatchResult, index: int) -> list[str]:
 def checked_solution(state: State, path: np.ndarray) -> list[str]:
     """Move text of ``path`` (``(source, target)`` rows) from ``state``, replayed to one stack.
 
-    Each move is checked legal as it is replayed (``State.apply``), and the
-    last must leave one stack. The text names each move's two top cards,
-    which are unique, so it stands for exactly the replayed move. Raises
-    ``SolutionCheckFailed`` (a bug, never bad input) when the path does not replay.
+    ``State.replay`` checks each move legal where it is played, and the last must
+    leave one stack. The text names each move's two top cards, which are unique,
+    so it stands for exactly the replayed move. Raises ``SolutionCheckFailed`` (a
+    bug, never bad input) when the path does not replay.
     """
-    texts = []
-    current = state
+    moves = [Move(int(source), int(target)) for source, target in path.tolist()]
     try:
-        for source, target in path.tolist():
-            move = Move(int(source), int(target))
-            texts.append(current.move_text(move))
-            current = current.apply(move)
+        texts, stacks = state.replay(moves)
     except IllegalMove as error:
-        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} does not replay: {error}") from None
-    if current.n_stacks != 1:
-        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} leaves {current.n_stacks} stacks")
+        raise SolutionCheckFailed(f"solution does not replay: {error}") from None
+    if stacks != 1:
+        raise SolutionCheckFailed(f"solution {' '.join(texts)!r} leaves {stacks} stacks")
     return texts
 
 
