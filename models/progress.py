@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from game.bits import lowest_bit
 from search import compat_table, line_table
+from search.tables import is_connected
 
 PROGRESS_COLUMNS = (
     "progress_nodes",
@@ -58,23 +58,6 @@ def search_progress(cells: np.ndarray, rows: int, cols: int, max_nodes: int) -> 
 def warm_up_progress() -> None:
     """Compile (or load from numba's cache) the progress search, on one small state."""
     search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2)
-
-
-@njit(cache=True, nogil=True)
-def _connected(present, compat):
-    if present == U0:
-        return True
-    reach = present & (~present + U1)
-    frontier = reach
-    while frontier != U0:
-        grow = U0
-        f = frontier
-        while f != U0:
-            grow |= compat[lowest_bit(f)]  # type: ignore[call-arg]
-            f &= f - U1
-        frontier = grow & present & ~reach
-        reach |= frontier
-    return reach == present
 
 
 @njit(cache=True, nogil=True)
@@ -114,7 +97,7 @@ def _moves(cells, compat, line, src, dst):
         if cells[t] < 0:
             continue
         # A move onto t buries card cells[t]: every child with that target has the same graph.
-        if not _connected(present & ~(U1 << np.uint64(cells[t])), compat):
+        if not is_connected(present & ~(U1 << np.uint64(cells[t])), compat):
             continue
         for s in range(cells.shape[0]):
             in_line = s != t and cells[s] >= 0 and (line[s] >> np.uint64(t)) & U1 != U0
@@ -138,7 +121,7 @@ def _progress_one(root, compat, line, max_nodes, table, used, depth_cells, src, 
     if stacks <= 1:
         out[6] = SOLVED
         return
-    if not _connected(present, compat):
+    if not is_connected(present, compat):
         out[6] = DEAD
         return
     used[:] = False

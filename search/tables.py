@@ -6,6 +6,8 @@
 - ``cell_cut_table(rows, cols)[mask]``: on grids of at most 16 cells, the mask
   of the cells whose emptying splits the occupied cells ``mask`` (by rows and
   columns); empty on larger grids, where the kernel finds them itself.
+- ``is_connected(present, compat)``: compiled; True when the compatibility graph
+  on the card mask ``present`` has at most one component.
 - ``now_s()``: the monotonic clock of the compiled code, in seconds; callable
   from numba code and from Python. Deadlines handed to kernels are on it.
 
@@ -19,9 +21,9 @@ from functools import cache
 import numpy as np
 
 from search import kernel
-from search.kernel import now_s
+from search.kernel import is_connected, now_s
 
-__all__ = ["cell_cut_table", "compat_table", "line_table", "now_s"]
+__all__ = ["cell_cut_table", "compat_table", "is_connected", "line_table", "now_s"]
 
 
 @cache

@@ -115,29 +115,27 @@ def _split(state: State, threads: int) -> tuple[list[_Task], int]:
     return [_Task(moves, state_to_array(here)) for moves, here in frontier], expanded
 
 
+@dataclass
 class _Run:
-    """The threads of one split search, and the table they share."""
+    """The threads of one split search (``solve_split``'s arguments), and the table they share."""
 
-    def __init__(
-        self,
-        state: State,
-        algo: Algorithm,
-        model: OrderingModel,
-        cohort: int,
-        budget: Budget,
-        stop: np.ndarray,
-        threads: int,
-        tables: tuple[np.ndarray, np.ndarray, np.ndarray],
-        shared: bool,
-    ) -> None:
-        self.state, self.algo, self.model, self.cohort = state, algo, model, cohort
-        self.budget, self.stop, self.threads, self.tables, self.shared = budget, stop, threads, tables, shared
+    state: State
+    algo: Algorithm
+    model: OrderingModel
+    cohort: int
+    budget: Budget
+    stop: np.ndarray
+    threads: int
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray]
+    shared: bool
+
+    def __post_init__(self) -> None:
         self.halt = np.zeros(1, dtype=np.int64)
-        ncells = state.rows * state.cols
         self.labels = np.empty(52, dtype=np.int64)
-        kernel.root_labels(state_to_array(state), self.labels)
-        self.table = kernel.new_memo(ncells, SHARED_ROWS, max_bytes=budget.max_bytes)
-        self.fill = np.zeros(threads + 1, dtype=np.int64)  # fill[w]: entries added by worker w (1-based)
+        kernel.root_labels(state_to_array(self.state), self.labels)
+        ncells = self.state.rows * self.state.cols
+        self.table = kernel.new_memo(ncells, SHARED_ROWS, max_bytes=self.budget.max_bytes)
+        self.fill = np.zeros(self.threads + 1, dtype=np.int64)  # fill[w]: entries added by worker w (1-based)
         self.lock = threading.Lock()
         self.queue: list[_Task] = []
 
