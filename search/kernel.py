@@ -282,17 +282,16 @@ def has_odd_bird(present, compat):
 
 @njit(cache=True, nogil=True)
 def _local_connectivity(s, t, present, compat, cap, work):
-    """Internally vertex-disjoint ``s``–``t`` paths, counting stops at ``cap``.
+    """``(paths, through, t_preds)``: internally vertex-disjoint ``s``–``t`` paths, counting stops at ``cap``.
 
-    Unit-capacity max flow with every vertex but ``s`` and ``t`` split into an
-    in and an out half. A vertex carries at most one path, so the flow is
-    stored as ``pred[v]`` (the vertex before ``v`` on its path, -1 if none), and
-    every residual step is O(1) or one bit loop. ``work`` is ``int64[10, 128]`` scratch (rows 0-4).
+    ``through`` is the mask of the inner vertices of the paths found: without
+    any one vertex of it at least ``paths - 1`` of them remain, without any
+    other vertex all ``paths`` (``_child_connectivity`` reads it so), and
+    ``t_preds`` the last inner vertex of each path. Non-adjacent ``s`` and
+    ``t`` are assumed. ``paths`` may pass ``cap`` when ``s`` and ``t`` have more
+    common neighbours than that. The paths are left in ``work`` (``_augment``).
     """
     used = work[0]
-    queue = work[1]
-    side = work[2]  # 0: in half, 1: out half
-    parent = work[3]
     pred = work[4]
     p = present
     while p != U0:
@@ -300,8 +299,47 @@ def _local_connectivity(s, t, present, compat, cap, work):
         p &= p - U1
         used[i] = 0
         pred[i] = -1
-    t_preds = U0  # the sink takes many paths: the vertices with flow into it
-    flow = 0
+    # Common neighbours are disjoint paths of length two: enough of them answer
+    # at once, and the rest start the flow (any feasible flow may be augmented).
+    common = compat[s] & compat[t] & present
+    m = common
+    while m != U0:
+        w = lowest_bit(m)
+        m &= m - U1
+        used[w] = 1
+        pred[w] = s
+    flow = popcount(common)
+    if flow >= cap:
+        return flow, common, common
+    flow, t_preds = _augment(s, t, present, compat, cap, work, flow, common)
+    through = U0
+    p = present
+    while p != U0:
+        i = lowest_bit(p)
+        p &= p - U1
+        if used[i] == 1:
+            through |= _bit(i)
+    return flow, through, t_preds
+
+
+@njit(cache=True, nogil=True)
+def _augment(s, t, present, compat, cap, work, flow, t_preds):
+    """Augment the ``flow`` ``s``–``t`` paths in ``work`` up to ``cap``; returns ``(paths, t_preds)``.
+
+    Unit-capacity max flow with every vertex but ``s`` and ``t`` split into an
+    in and an out half. A vertex carries at most one path, so the flow is
+    stored as ``used[v]`` (row 0: its inner arc carries a path) and
+    ``pred[v]`` (row 4: the vertex before ``v`` on its path, -1 if none), with
+    ``t_preds`` the vertices whose path enters ``t``. Every residual step is
+    O(1) or one bit loop. Any feasible flow may be the start: augmenting
+    paths reach the maximum from each (Ford–Fulkerson). ``work`` rows 1-3 are
+    the search's scratch.
+    """
+    used = work[0]
+    queue = work[1]
+    side = work[2]  # 0: in half, 1: out half
+    parent = work[3]
+    pred = work[4]
     while flow < cap:
         seen_in = _bit(s)
         seen_out = _bit(s)
@@ -372,7 +410,7 @@ def _local_connectivity(s, t, present, compat, cap, work):
                 elif pred[a] == b:
                     pred[a] = -1
             i = j
-    return flow
+    return flow, t_preds
 
 
 @njit(cache=True, nogil=True)
@@ -413,7 +451,7 @@ def node_connectivity(present, compat, work, floor=0):
     while others != U0 and k > stop:
         w = lowest_bit(others)
         others &= others - U1
-        f = _local_connectivity(v, w, present, compat, k, work)
+        f, _, _ = _local_connectivity(v, w, present, compat, k, work)
         if f < k:
             k = f
     a_mask = neighbours
@@ -424,7 +462,7 @@ def node_connectivity(present, compat, work, floor=0):
         while b_mask != U0 and k > stop:
             y = lowest_bit(b_mask)
             b_mask &= b_mask - U1
-            f = _local_connectivity(x, y, present, compat, k, work)
+            f, _, _ = _local_connectivity(x, y, present, compat, k, work)
             if f < k:
                 k = f
     return k
@@ -1032,6 +1070,171 @@ def _cells_linked(occupied, line):
     return _all_reached(occupied, line)
 
 
+PAIR_ROW = 12  # ``work`` rows from here hold ``_pair_flows``'s pairs (see there)
+WORK_ROWS = PAIR_ROW + 5 + 52  # connectivity (0-9), ``_tiny_solvable`` (10-11), the pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _save_pair(work, i, s, t, flow, through, t_preds):
+    """Pair ``i`` of ``_pair_flows``: its ends, its paths and the flow that ``_augment`` left in ``work``."""
+    work[PAIR_ROW, i] = s
+    work[PAIR_ROW + 1, i] = t
+    work[PAIR_ROW + 2, i] = flow
+    work[PAIR_ROW + 3, i] = np.int64(through)
+    work[PAIR_ROW + 4, i] = np.int64(t_preds)
+    m = through
+    while m != U0:
+        x = lowest_bit(m)
+        m &= m - U1
+        work[PAIR_ROW + 5 + x, i] = work[4, x]
+
+
+@njit(cache=True, nogil=True)
+def _pair_flows(present, compat, work):
+    """Flows of Esfahanian–Hakimi's vertex pairs on G (``present``), for ``_child_connectivity``.
+
+    ``v`` is a vertex of minimum degree ``lo``; its pairs are ``v`` with each
+    non-neighbour and each non-adjacent pair of its neighbours. Pair ``i``
+    is kept in column ``i`` of ``work``'s rows from ``PAIR_ROW``: its ends,
+    the paths found (capped at ``lo + 1``; ``v``'s at ``lo``, all they can
+    have), the mask of their inner vertices, the mask of their last inner
+    vertices, and the predecessor of each inner vertex on its path (row
+    ``PAIR_ROW + 5 + card``). Returns ``(v, pairs, kappa)``, with ``kappa``
+    G's vertex connectivity (``node_connectivity``'s), or ``pairs = -1``
+    when the pairs do not fit ``work``'s 128 columns (more than 16 cards:
+    never under ``ORDER_MAX_STACKS``).
+    """
+    v = -1
+    lo = 99
+    p = present
+    while p != U0:
+        c = lowest_bit(p)
+        p &= p - U1
+        d = popcount(compat[c] & present)
+        if d < lo:
+            lo = d
+            v = c
+    n = popcount(present)
+    if n <= 1:
+        return v, 0, 0
+    neighbours = compat[v] & present
+    others = present & ~neighbours & ~_bit(v)
+    if popcount(others) + lo * (lo - 1) // 2 > work.shape[1]:
+        return v, -1, 0
+    kappa = lo
+    pairs = 0
+    o = others
+    while o != U0:
+        w = lowest_bit(o)
+        o &= o - U1
+        f, through, t_preds = _local_connectivity(v, w, present, compat, lo, work)
+        _save_pair(work, pairs, v, w, f, through, t_preds)
+        pairs += 1
+        kappa = min(kappa, f)
+    a_mask = neighbours
+    while a_mask != U0:
+        x = lowest_bit(a_mask)
+        a_mask &= a_mask - U1
+        b_mask = a_mask & ~compat[x]
+        while b_mask != U0:
+            y = lowest_bit(b_mask)
+            b_mask &= b_mask - U1
+            f, through, t_preds = _local_connectivity(x, y, present, compat, lo + 1, work)
+            _save_pair(work, pairs, x, y, f, through, t_preds)
+            pairs += 1
+            kappa = min(kappa, f)
+    return v, pairs, kappa
+
+
+@njit(cache=True, nogil=True)
+def _repaired_flow(i, y, child, compat, cap, work):
+    """Pair ``i``'s local connectivity in G − y (``child``), capped at ``cap``, from its saved paths.
+
+    The saved paths but the one through ``y`` (if any) are a feasible flow of
+    G − y: they are restored in ``work`` and augmented (``_augment``).
+    """
+    s = work[PAIR_ROW, i]
+    t = work[PAIR_ROW + 1, i]
+    flow = work[PAIR_ROW + 2, i]
+    through = np.uint64(work[PAIR_ROW + 3, i])
+    t_preds = np.uint64(work[PAIR_ROW + 4, i])
+    if through & _bit(y) != U0:
+        # drop y's path: back to s along the predecessors, on to t along the successors
+        x = y
+        while x != s:
+            through &= ~_bit(x)
+            x = work[PAIR_ROW + 5 + x, i]
+        x = y
+        while t_preds & _bit(x) == U0:
+            m = through
+            while m != U0:
+                z = lowest_bit(m)
+                m &= m - U1
+                if work[PAIR_ROW + 5 + z, i] == x:
+                    break
+            through &= ~_bit(z)
+            x = z
+        t_preds &= ~_bit(x)
+        flow -= 1
+    used = work[0]
+    pred = work[4]
+    p = child
+    while p != U0:
+        x = lowest_bit(p)
+        p &= p - U1
+        used[x] = 0
+        pred[x] = -1
+    m = through
+    while m != U0:
+        x = lowest_bit(m)
+        m &= m - U1
+        used[x] = 1
+        pred[x] = work[PAIR_ROW + 5 + x, i]
+    if flow >= cap:
+        return flow
+    flow, _ = _augment(s, t, child, compat, cap, work, flow, t_preds)
+    return flow
+
+
+@njit(cache=True, nogil=True)
+def _child_connectivity(y, child, lo, floor, v, pairs, compat, work):
+    """Vertex connectivity of G − y (``child``, minimum degree ``lo``) from G's ``_pair_flows``.
+
+    Proof. Let G − y be non-complete with ``v`` in it. For any vertex ``v``
+    of a graph, the minimum local connectivity over ``v``'s Esfahanian–Hakimi
+    pairs is the connectivity: every non-adjacent pair has at least that
+    many disjoint paths, and for a minimum cut S either ``v`` is outside S
+    and a vertex ``w`` of another component of G − S is a non-neighbour
+    of ``v`` that S separates from it, or ``v`` is in S and, S being
+    minimum, has a neighbour in every component of G − S, two of which are
+    non-adjacent and separated by S. ``v`` need not have minimum degree
+    (that only keeps the pairs few). G − y's pairs for G's ``v`` are G's
+    pairs without ``y``. A pair's paths in G are vertex-disjoint inside,
+    so ``y`` lies on at most one of them: G − y keeps ``paths - 1`` of them
+    if ``y`` is in ``through``, all ``paths`` otherwise. A pair whose
+    bound reaches ``lo`` (an upper bound on the connectivity) cannot lower
+    it; the others get their flow on G − y, the kept paths augmented, capped
+    at the running minimum. The minimum of ``lo`` and those flows is the
+    connectivity, also when G − y is complete (no pairs: ``lo = n - 1``).
+    ``floor`` is a known lower bound: reaching it ends the search. For
+    ``y = v`` this falls back to ``node_connectivity``.
+    """
+    if y == v or pairs < 0:
+        return node_connectivity(child, compat, work, floor)
+    k = lo
+    yb = _bit(y)
+    for i in range(pairs):
+        if k <= floor:
+            break
+        if work[PAIR_ROW, i] == y or work[PAIR_ROW + 1, i] == y:
+            continue
+        bound = work[PAIR_ROW + 2, i] - (1 if np.uint64(work[PAIR_ROW + 3, i]) & yb != U0 else 0)
+        if bound >= k:
+            continue
+        k = min(k, _repaired_flow(i, y, child, compat, k, work))
+    return k
+
+
 @njit(cache=True, nogil=True)
 def _child_scores(present, compat, targets, coefs, work, scores, score_masks, score_values, score_kappas):
     """Linear-regression estimate on subset H of G minus each target card (indexed by card).
@@ -1040,13 +1243,23 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
     are kept in a direct-mapped cache keyed by the exact card mask (a slot holds
     one mask; a different mask simply replaces it), with each mask's node
     connectivity: a node's own connectivity was mostly computed when it was
-    scored as a child.
+    scored as a child. The children's connectivities come from one set of
+    flows on G (``_pair_flows``, ``_child_connectivity``), not a set per child.
     """
     slots = np.uint64(score_masks.shape[0] - 1)
+    slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
+    flows = False  # ``_pair_flows`` has run on G
+    v = -1
+    pairs = 0
+    if score_masks[slot] == present:
+        own = score_kappas[slot]
+    else:
+        v, pairs, own = _pair_flows(present, compat, work)
+        flows = True
+        if pairs < 0:
+            own = node_connectivity(present, compat, work, 0)
     # Removing one vertex lowers connectivity by at most one, and connectivity
     # never exceeds the minimum degree: often these bounds meet and no flow is needed.
-    slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
-    own = score_kappas[slot] if score_masks[slot] == present else node_connectivity(present, compat, work, 0)
     floor = max(own - 1, 0)
     t = targets
     while t != U0:
@@ -1058,7 +1271,13 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
             scores[y] = score_values[slot]
             continue
         lo, hi, degrees = _degree_stats(child, compat)
-        kappa = lo if lo <= floor else node_connectivity(child, compat, work, floor)
+        if lo <= floor:
+            kappa = lo
+        else:
+            if not flows:
+                v, pairs, _ = _pair_flows(present, compat, work)
+                flows = True
+            kappa = _child_connectivity(y, child, lo, floor, v, pairs, compat, work)
         # ties on subset H are common (small integers); break them by flockability, Neller's best single ordering
         estimate = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
         scores[y] = estimate + TIE_BREAK * (degrees // 2)
@@ -1594,7 +1813,7 @@ def dfs(
     sleep = np.zeros((n_stacks, ncells), dtype=np.uint64)
     done = np.zeros((n_stacks, ncells), dtype=np.uint64)
     sleeping = options & SLEEP != 0
-    work = np.empty((12, 128), dtype=np.int64)  # rows 0-9: connectivity; 10-11: ``_tiny_solvable``
+    work = np.empty((WORK_ROWS, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
@@ -1812,7 +2031,7 @@ def best_n(
     src = np.empty(width, dtype=np.int8)
     dst = np.empty(width, dtype=np.int8)
     order = np.empty(64, dtype=np.int64)
-    work = np.empty((12, 128), dtype=np.int64)  # rows 0-9: connectivity; 10-11: ``_tiny_solvable``
+    work = np.empty((WORK_ROWS, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
     score_cache = (np.zeros(1024, dtype=np.uint64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64))
     tarjan_i = np.empty((4, 64), dtype=np.int64)

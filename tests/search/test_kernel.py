@@ -52,6 +52,46 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
         assert cuts == mask([cards[v] for v in g.articulation_points()])
 
 
+def child_connectivities(present: int, compat: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Each card y's ``(from the parent's pair flows, node_connectivity)`` of G − y (floors 0 and G's less one)."""
+    work = np.empty((kernel.WORK_ROWS, 128), dtype=np.int64)
+    v, pairs, own = kernel._pair_flows(np.uint64(present), compat, work)
+    assert own == kernel.node_connectivity(np.uint64(present), compat, np.empty((10, 128), dtype=np.int64))
+    out = {}
+    for y in range(64):
+        if not present >> y & 1:
+            continue
+        child = np.uint64(present & ~(1 << y))
+        lo = min((bin(int(compat[c]) & int(child)).count("1") for c in range(64) if int(child) >> c & 1), default=0)
+        plain = kernel.node_connectivity(child, compat, np.empty((10, 128), dtype=np.int64))
+        for floor in {0, max(own - 1, 0)}:
+            if lo > floor:
+                got = kernel._child_connectivity(y, child, lo, floor, v, pairs, compat, work)
+                out[y] = (got, plain)
+    return out
+
+
+@given(cards=st.lists(st.integers(0, 51), min_size=2, max_size=16, unique=True))
+@settings(max_examples=400, deadline=None)
+def test_a_childs_connectivity_from_its_parents_flows_is_exact(cards: list[int]) -> None:
+    for y, (got, plain) in child_connectivities(int(mask(cards)), kernel.compat_table()).items():
+        assert got == plain, y
+
+
+def test_a_childs_connectivity_is_exact_on_random_graphs() -> None:
+    # graphs of every density on 16 vertices, where flows and repairs are many
+    rng = np.random.default_rng(7)
+    for _ in range(600):
+        n = int(rng.integers(2, 17))
+        upper = np.triu(rng.random((n, n)) < rng.uniform(0.15, 0.9), 1)
+        adjacent = upper | upper.T
+        compat = np.zeros(64, dtype=np.uint64)
+        for i in range(n):
+            compat[i] = np.uint64(sum(1 << j for j in range(n) if adjacent[i, j]))
+        for y, (got, plain) in child_connectivities((1 << n) - 1, compat).items():
+            assert got == plain, (adjacent.astype(int).tolist(), y)
+
+
 def test_the_committed_ordering_model_reads(tmp_path: Path) -> None:
     model = search.default_ordering()
     assert 2 <= model.cutoff <= 16 and len(model.coefficients) == 3
