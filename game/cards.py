@@ -40,6 +40,15 @@ def compatible(a: Card, b: Card) -> bool:
     return card_suit(a) == card_suit(b) or abs(card_rank(a) - card_rank(b)) <= 1
 
 
+#: Each card's text and the mask of the cards it is compatible with, for loops that
+#: read them once a move (``State.replay``).
+CARD_TEXTS = tuple(RANKS[c // 4] + SUITS[c % 4] for c in range(DECK_SIZE))
+COMPATIBLE_MASKS = tuple(
+    sum(1 << b for b in range(DECK_SIZE) if b != a and (a % 4 == b % 4 or abs(a // 4 - b // 4) <= 1))
+    for a in range(DECK_SIZE)
+)
+
+
 def parse_card(text: str) -> Card:
     """Read card text such as ``TS``, ``ts`` or ``10s``.
 

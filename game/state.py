@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from game.cards import DECK_SIZE, Card, card_text, compatible
+from game.cards import CARD_TEXTS, COMPATIBLE_MASKS, DECK_SIZE, Card, card_text, compatible
 from game.errors import IllegalMove, InvalidState
 
 MAX_CELLS = DECK_SIZE
@@ -106,15 +106,20 @@ class State:
         so a long solution (a 52-card grid's) replays in microseconds.
         """
         cells = list(self.cells)
+        n, cols = len(cells), self.cols
         texts = []
         for number, move in enumerate(moves, start=1):
-            if not self._legal_on(cells, move):
-                raise IllegalMove(f"move {number} (cell {move.source} to cell {move.target}) is not legal here")
-            a, b = cells[move.source], cells[move.target]
-            texts.append(f"{card_text(a)}-{card_text(b)}")  # type: ignore[arg-type]
-            cells[move.target] = a
-            cells[move.source] = None
-        return texts, sum(c is not None for c in cells)
+            s, t = move.source, move.target
+            # ``_legal_on``, written out with the card tables: a 52-card solution has 51 moves
+            a = cells[s] if 0 <= s < n else None
+            b = cells[t] if 0 <= t < n else None
+            in_line = s != t and (s // cols == t // cols or s % cols == t % cols)
+            if a is None or b is None or not in_line or not COMPATIBLE_MASKS[a] >> b & 1:
+                raise IllegalMove(f"move {number} (cell {s} to cell {t}) is not legal here")
+            texts.append(CARD_TEXTS[a] + "-" + CARD_TEXTS[b])
+            cells[t] = a
+            cells[s] = None
+        return texts, n - cells.count(None)
 
     def legal_moves(self) -> Iterator[Move]:
         """Every legal move: sources in row-major order, then targets in row-major order."""

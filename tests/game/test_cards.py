@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from game import InvalidCard, card_rank, card_suit, card_text, compatible, parse_card
+from game.cards import CARD_TEXTS, COMPATIBLE_MASKS
 
 
 @pytest.mark.parametrize(
@@ -42,3 +43,10 @@ def test_unknown_card_text_is_rejected_by_name(text: str) -> None:
 def test_compatibility(a: str, b: str, expected: bool) -> None:
     assert compatible(parse_card(a), parse_card(b)) is expected
     assert compatible(parse_card(b), parse_card(a)) is expected
+
+
+def test_the_card_tables_hold_card_text_and_compatible() -> None:
+    assert tuple(card_text(c) for c in range(52)) == CARD_TEXTS
+    for a in range(52):
+        from_table = [b for b in range(52) if COMPATIBLE_MASKS[a] >> b & 1]
+        assert from_table == [b for b in range(52) if b != a and compatible(a, b)]

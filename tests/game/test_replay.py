@@ -33,3 +33,21 @@ def test_an_illegal_move_is_named_by_its_place() -> None:
     state = deal(1)  # JD 2D 9H JC/5D 7H 7C 5H/...: 9H onto 9S is legal, JD onto 5S is not (no shared line)
     with pytest.raises(IllegalMove, match=r"move 2 \(cell 0 to cell 11\) is not legal here"):
         state.replay([Move(2, 10), Move(0, 11)])
+
+
+@given(seed=st.integers(0, 10**6), source=st.integers(-2, 13), target=st.integers(-2, 13), walk=st.integers(0, 8))
+@settings(max_examples=300, deadline=None)
+def test_replay_refuses_exactly_the_moves_is_legal_refuses(seed: int, source: int, target: int, walk: int) -> None:
+    # any cell pair, in or out of the grid, empty or not, after a few legal moves
+    state = deal(seed, 3, 4)
+    for _ in range(walk):
+        legal = list(state.legal_moves())
+        if not legal:
+            break
+        state = state.apply(legal[seed % len(legal)])
+    move = Move(source, target)
+    if state.is_legal(move):
+        assert state.replay([move]) == ([state.move_text(move)], state.n_stacks - 1)
+    else:
+        with pytest.raises(IllegalMove):
+            state.replay([move])
