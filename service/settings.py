@@ -32,8 +32,11 @@ SEARCH_RECORD_BYTES = 72  # best-n's per-node record, 24 bytes, in an array that
 def search_bytes_per_node(cells: int) -> int:
     """Worst-case bytes one expanded node adds to a search of a ``cells``-cell grid.
 
-    Each node adds at most one memo entry (its exact key, 6 bits a cell in
-    64-bit words, plus a stamp word); see ``search.kernel``.
+    Each node adds at most one memo entry: its exact key in 64-bit words (6
+    bits a cell) plus a stamp word. On grids of up to 16 cells most algorithms
+    store one word instead (``search.kernel``'s one-word keys: 13 bytes a state
+    measured), but Island Merge keeps wide keys there, so the wide entry is
+    counted everywhere: an upper bound for every algorithm.
     """
     key_words = -(-cells // 10)
     return SEARCH_MEMO_GROWTH * 8 * (key_words + 1) + SEARCH_RECORD_BYTES
