@@ -42,7 +42,7 @@ from features import SCHEMA_VERSION, feature_matrix, feature_names
 from features.kahn import A2_ZEROS_ABOVE, MAX_DETERMINANT, PAIR_COUNT_BELOW
 from game import State, deal, parse_grid, random_states
 from models import plots, registry
-from models.budget import tune_budget, tuning_sets
+from models.budget import CANDIDATES, tune_budget, tuning_sets
 from models.calibration import fit_calibration, write_calibration
 from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
 from models.datasets import DatasetSpec, generate_chunk
@@ -86,9 +86,16 @@ class HardSet:
     source: np.ndarray
     group: np.ndarray
     dropped: int = 0  # states the solver could not settle within the time limit
+    ffud_ranges: tuple[range, ...] = FFUD_RANGES  # the deals searched for hard negatives (the card records them)
 
     def take(self, index: np.ndarray) -> HardSet:
-        return HardSet([self.states[i] for i in index], self.solvable[index], self.source[index], self.group[index])
+        return HardSet(
+            [self.states[i] for i in index],
+            self.solvable[index],
+            self.source[index],
+            self.group[index],
+            ffud_ranges=self.ffud_ranges,
+        )
 
 
 def open_and_connected(states: Sequence[State], budget: ExactBudget) -> np.ndarray:
@@ -147,9 +154,9 @@ def hard_deals(count: int, budget: ExactBudget) -> HardSet:
     return labelled([states[i] for i in index], "deals", open_seeds[index])
 
 
-def hard_negatives(after: int, budget: ExactBudget) -> HardSet:
-    """The FFUDs among the deals of ``FFUD_RANGES`` from seed ``after`` on (the ``deals`` source holds those before)."""
-    ranges = [range(max(r.start, after), r.stop) if r.start >= DEALS_FIRST_SEED else r for r in FFUD_RANGES]
+def hard_negatives(after: int, budget: ExactBudget, ffud_ranges: tuple[range, ...] = FFUD_RANGES) -> HardSet:
+    """The FFUDs among the deals of ``ffud_ranges`` from seed ``after`` on (the ``deals`` source holds those before)."""
+    ranges = [range(max(r.start, after), r.stop) if r.start >= DEALS_FIRST_SEED else r for r in ffud_ranges]
     seeds = np.concatenate([np.arange(r.start, r.stop) for r in ranges])
     status = solve_deals(seeds, budget.algorithm, max_nodes=budget.max_nodes).status
     open_seeds = seeds[np.array(status) == UNKNOWN]
@@ -181,15 +188,24 @@ GROUP_RANDOM, GROUP_FFUD_LIKE = -(10**9), -2 * 10**9  # group numbers apart from
 
 
 def build_hard_set(
-    per_stack: int, decision_deals: int, deals: int, budget: ExactBudget, log: Log, ffud_like: int = 0
+    per_stack: int,
+    decision_deals: int,
+    deals: int,
+    budget: ExactBudget,
+    log: Log,
+    ffud_like: int = 0,
+    ffud_ranges: tuple[range, ...] = FFUD_RANGES,
 ) -> HardSet:
-    """The sources together (see the module docstring); ``ffud_like`` random 16-card deals are sieved."""
+    """The sources together (see the module docstring); ``ffud_like`` random 16-card deals are sieved.
+
+    ``ffud_ranges`` are the deals searched for hard negatives (a smaller set makes a quick run).
+    """
     parts = []
     sources: list[tuple[str, Callable[[int, ExactBudget], HardSet], int]] = [
         ("random", hard_random, per_stack),
         ("decisions", hard_decisions, decision_deals),
         ("deals", hard_deals, deals),
-        ("ffud", hard_negatives, DEALS_FIRST_SEED + deals),
+        ("ffud", lambda after, b: hard_negatives(after, b, ffud_ranges), DEALS_FIRST_SEED + deals),
     ]
     if ffud_like:
         sources.append(("ffud_like", hard_ffud_like, ffud_like))
@@ -207,6 +223,7 @@ def build_hard_set(
         np.concatenate([p.source for p in parts]),
         np.concatenate([p.group for p in parts]),
         sum(p.dropped for p in parts),
+        ffud_ranges,
     )
 
 
@@ -329,7 +346,7 @@ def _describe(hard: HardSet, *parts: HardSet) -> dict[str, Any]:
             "random": RANDOM_SEED,
             "decisions": DECISIONS_SEED,
             "deals": DEALS_FIRST_SEED,
-            "ffud": [[r.start, r.stop - 1] for r in FFUD_RANGES],
+            "ffud": [[r.start, r.stop - 1] for r in hard.ffud_ranges],
             "ffud_like": FFUD_LIKE_SEED,
         },
     }
@@ -382,20 +399,24 @@ def retrain_hard(
     seed: int = 0,
     log: Log = print,
     ffud_like: int = 1_000_000,
+    ffud_ranges: tuple[range, ...] = FFUD_RANGES,
+    budgets: Sequence[int] = CANDIDATES,
 ) -> Path:
     """Build the hard set, train on it, re-tune the budget, and install the version under ``out`` if it is no worse.
 
     The new version must classify held-out random and decision states (seeds
     no other step uses) at least as accurately as the installed model, or it
-    is refused (``ModelError``) and nothing is installed.
+    is refused (``ModelError``) and nothing is installed. ``ffud_ranges`` (the
+    deals searched for hard negatives) and ``budgets`` (the budget sweep's
+    candidates) are the defaults but in quick runs.
     """
     installed = load_classifier(installed_dir)
-    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log, ffud_like)
+    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log, ffud_like, ffud_ranges)
     version = new_version(seed)
     out.mkdir(parents=True, exist_ok=True)
     stage = registry.staging_dir(out, version)
     train_hard_model(hard, stage, installed, version, seed, log)
-    tune_budget(stage, tuning_sets(gate_states, gate_deals, seed), log=log)
+    tune_budget(stage, tuning_sets(gate_states, gate_deals, seed), budgets, log=log)
     gate = {s.name: _accuracies(installed, load_classifier(stage), s) for s in tuning_sets(gate_states, gate_deals, 1)}
     _add_to_card(stage, {"gate": gate})
     worse = [name for name, row in gate.items() if row["new"] < row["installed"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from models.calibration import (
 )
 from models.classifier import load_classifier
 from models.errors import ModelError
-from models.exact import ExactBudget
+from models.exact import ExactBudget, write_exact_budget
 from models.hard import (
     FFUD_RANGES,
     HardSet,
@@ -28,9 +29,10 @@ from models.hard import (
     hard_random,
     open_and_connected,
     reliability,
+    retrain_hard,
     train_hard_model,
 )
-from models.registry import default_root
+from models.registry import default_root, installed_version
 from search import SOLVABLE, UNKNOWN, solve_many
 
 BUDGET = ExactBudget(300)
@@ -87,6 +89,47 @@ def test_ffud_like_states_are_flagged_open_16_card_deals_with_the_solvers_labels
     assert np.all((column["adjacency_det"] <= 100) & (column["flockability"] < 46) & (column["a2_zeros"] > 70))
     assert all(s is UNKNOWN for s in solve_many(found.states, max_nodes=BUDGET.max_nodes).status)
     assert found.solvable.tolist() == [s is SOLVABLE for s in solve_many(found.states).status]
+
+
+QUICK_BUDGETS = (100, 250, 500)
+
+
+def quick_retrain_hard(out: Path, installed: Path | None, lines: list[str]) -> Path:
+    """The whole hard stage, small: hard set (the FFUD -12509 searched for as a hard negative),
+    training, calibration, export and parity, the budget sweep, and the held-out gate."""
+    return retrain_hard(
+        out, installed, per_stack=40, decision_deals=3, deals=300, gate_states=400, gate_deals=3,
+        log=lines.append, ffud_like=3000, ffud_ranges=(range(-12_600, -12_400),), budgets=QUICK_BUDGETS,
+    )  # fmt: skip
+
+
+def test_retrain_hard_refuses_a_version_less_accurate_than_the_installed_one(tmp_path: Path) -> None:
+    # Trained on a few dozen states, the new model is far behind the committed one.
+    lines: list[str] = []
+    with pytest.raises(ModelError, match=r"^refused: the new model is less accurate than the installed one on "):
+        quick_retrain_hard(tmp_path, None, lines)
+    assert installed_version(tmp_path) is None
+    gate = json.loads(next(line for line in lines if line.startswith("held-out gate: ")).split(": ", 1)[1])
+    assert any(row["new"] < row["installed"] for row in gate.values())
+
+
+def test_retrain_hard_installs_a_version_no_less_accurate_end_to_end(tmp_path: Path) -> None:
+    # The committed model with a 20-node exact path is the one to beat: the new
+    # version's measured budget answers far more states exactly.
+    weak = tmp_path / "weak"
+    shutil.copytree(default_root(), weak)
+    write_exact_budget(weak, ExactBudget(20))
+    lines: list[str] = []
+    version = quick_retrain_hard(tmp_path / "out", weak, lines)
+    assert installed_version(tmp_path / "out") == version.name
+    card = json.loads((version / "model_card.json").read_text())
+    assert all(row["new"] >= row["installed"] for row in card["gate"].values())
+    assert card["hard_set"]["seeds"]["ffud"] == [[-12_600, -12_401]]
+    assert card["hard_set"]["sources"]["ffud"] == {"rows": 1, "solvable": 0.0}
+    assert card["parity"]["label_agreement"] >= 0.9999 and card["parity"]["max_abs_dp"] <= 1e-4
+    assert json.loads((version / "exact_path.json").read_text())["max_nodes"] in QUICK_BUDGETS
+    assert (version / "plots" / "budget_sweep.png").is_file() and (version / CALIBRATION_FILE).is_file()
+    assert load_classifier(tmp_path / "out").version == version.name
 
 
 def test_hard_negatives_never_come_from_the_benchmarks_seed_range() -> None:
