@@ -90,13 +90,14 @@ class State:
 
     def _legal_on(self, cells: Sequence[Card | None], move: Move) -> bool:
         # the rules of a move, on this grid, with ``cells`` as the top cards
+        # (the card table, not ``compatible``: replay runs this for every move of a solution)
         n = len(cells)
         if not (0 <= move.source < n and 0 <= move.target < n):
             return False
         a, b = cells[move.source], cells[move.target]
         if a is None or b is None:
             return False
-        return self.shares_line(move.source, move.target) and compatible(a, b)
+        return self.shares_line(move.source, move.target) and COMPATIBLE_MASKS[a] >> b & 1 == 1
 
     def replay(self, moves: Iterable[Move]) -> tuple[list[str], int]:
         """The move texts of ``moves`` played in order from this state, and the stacks left.
@@ -106,20 +107,15 @@ class State:
         so a long solution (a 52-card grid's) replays in microseconds.
         """
         cells = list(self.cells)
-        n, cols = len(cells), self.cols
         texts = []
         for number, move in enumerate(moves, start=1):
-            s, t = move.source, move.target
-            # ``_legal_on``, written out with the card tables: a 52-card solution has 51 moves
-            a = cells[s] if 0 <= s < n else None
-            b = cells[t] if 0 <= t < n else None
-            in_line = s != t and (s // cols == t // cols or s % cols == t % cols)
-            if a is None or b is None or not in_line or not COMPATIBLE_MASKS[a] >> b & 1:
-                raise IllegalMove(f"move {number} (cell {s} to cell {t}) is not legal here")
-            texts.append(CARD_TEXTS[a] + "-" + CARD_TEXTS[b])
-            cells[t] = a
-            cells[s] = None
-        return texts, n - cells.count(None)
+            if not self._legal_on(cells, move):
+                raise IllegalMove(f"move {number} (cell {move.source} to cell {move.target}) is not legal here")
+            a, b = cells[move.source], cells[move.target]
+            texts.append(CARD_TEXTS[a] + "-" + CARD_TEXTS[b])  # type: ignore[index]
+            cells[move.target] = a
+            cells[move.source] = None
+        return texts, len(cells) - cells.count(None)
 
     def legal_moves(self) -> Iterator[Move]:
         """Every legal move: sources in row-major order, then targets in row-major order."""

@@ -1598,18 +1598,7 @@ def _fall_asleep(asleep, searched, s, t, child):
 @njit(cache=True, nogil=True, inline="always")
 def _reach(start, members, links):
     """The cards of ``members`` reached from card ``start`` (in ``members``) through ``links[card]`` masks."""
-    reach = _bit(start)
-    frontier = reach
-    while frontier != U0:
-        grow = U0
-        f = frontier
-        while f != U0:
-            c = lowest_bit(f)
-            f &= f - U1
-            grow |= links[c]
-        frontier = grow & members & ~reach
-        reach |= frontier
-    return reach
+    return _small_side(start, members, links, 64)  # (no set of cards passes 64)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from service.game_servicer import GameServicer
+from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.servicer import BoafServicer
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "service" / "generated"
 
@@ -36,3 +40,17 @@ def test_committed_stubs_match_a_fresh_generation(tmp_path: Path) -> None:
     assert sorted(fresh) == sorted(committed), "files differ: run scripts/generate-protos and commit"
     for name, text in fresh.items():
         assert committed[name] == text, f"service/generated/{name} is stale: run scripts/generate-protos and commit"
+
+
+def test_every_rpc_of_the_protos_is_implemented_by_boafs_servicers() -> None:
+    # The generated base classes answer UNIMPLEMENTED by raising NotImplementedError (grpcio's
+    # scaffolding, regenerated, never edited): each RPC of each service must be overridden here.
+    pairs = (
+        (boaf_pb2, "Boaf", boaf_pb2_grpc.BoafServicer, BoafServicer),
+        (game_pb2, "Game", game_pb2_grpc.GameServicer, GameServicer),
+    )
+    for module, service, base, ours in pairs:
+        methods = [m.name for m in module.DESCRIPTOR.services_by_name[service].methods]
+        assert methods
+        missing = [m for m in methods if getattr(ours, m) is getattr(base, m)]
+        assert not missing, f"{ours.__name__} leaves {missing} to the generated NotImplementedError"
