@@ -413,6 +413,22 @@ def _augment(s, t, present, compat, cap, work, flow, t_preds):
     return flow, t_preds
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _least_degree(present, compat):
+    """``(v, d)``: the first card of least degree ``d`` in the graph on ``present`` (non-empty)."""
+    v = -1
+    lo = 99
+    p = present
+    while p != U0:
+        c = lowest_bit(p)
+        p &= p - U1
+        d = popcount(compat[c] & present)
+        if d < lo:
+            lo = d
+            v = c
+    return v, lo
+
+
 @njit(cache=True, nogil=True)
 def node_connectivity(present, compat, work, floor=0):
     """Vertex connectivity of the graph on ``present``: 0 when disconnected or at most one node.
@@ -434,17 +450,7 @@ def node_connectivity(present, compat, work, floor=0):
         if cuts != U0 or n == 2:
             return 1
         floor = 2
-    v = -1
-    best = 99
-    p = present
-    while p != U0:
-        c = lowest_bit(p)
-        p &= p - U1
-        d = popcount(compat[c] & present)
-        if d < best:
-            best = d
-            v = c
-    k = best
+    v, k = _least_degree(present, compat)
     neighbours = compat[v] & present
     others = present & ~neighbours & ~_bit(v)
     stop = max(floor, 1)
@@ -1104,16 +1110,7 @@ def _pair_flows(present, compat, work):
     when the pairs do not fit ``work``'s 128 columns (more than 16 cards:
     never under ``ORDER_MAX_STACKS``).
     """
-    v = -1
-    lo = 99
-    p = present
-    while p != U0:
-        c = lowest_bit(p)
-        p &= p - U1
-        d = popcount(compat[c] & present)
-        if d < lo:
-            lo = d
-            v = c
+    v, lo = _least_degree(present, compat)
     n = popcount(present)
     if n <= 1:
         return v, 0, 0
