@@ -1,18 +1,32 @@
-"""deploy/ agrees with the code: every manifest parses, and ports, probes and BOAF_* names match the settings."""
+"""deploy/ agrees with the code: every manifest parses, and ports, probes and BOAF_* names match the settings.
+
+Every Kubernetes object in deploy/k8s is also validated, offline, against the schemas of
+Kubernetes ``KUBERNETES_VERSION`` that kubernetes-validate ships inside its package, in
+strict mode (a field the API does not know is an error); the Kustomization, which is no
+API object, is checked by shape. Images are ``boaf:<version>`` (serving) and
+``boaf-batch:<version>`` (Dask and retraining), ``<version>`` being pyproject.toml's.
+"""
 
 from __future__ import annotations
 
+import copy
 import re
+import socket
+import tomllib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
+from kubernetes_validate.utils import SchemaNotFoundError, all_versions
 
-from service.server import SERVICE_NAME
-from service.settings import Settings, env_names
+from service.server import HEALTH_SERVICES, SERVICE_NAME
+from service.settings import MIB, Settings, env_name, env_names
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 MANIFESTS = sorted(K8S.glob("*.yaml"))
 ALL_VARIABLES = set(env_names())
@@ -195,3 +209,374 @@ def test_the_image_bakes_and_checks_the_model_and_serves_on_the_settings_ports()
     assert "USER 10001" in text
     deployment_user = find("Deployment", "boaf")["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
     assert f"USER {deployment_user}" in text
+
+
+# ---------------------------------------------------------------- schemas, offline
+
+# The oldest Kubernetes the manifests are for: a field newer than it is an error. Its schemas
+# ship inside kubernetes-validate (the dev extra asks for >=1.30), so validation needs no network.
+KUBERNETES_VERSION = "1.30"
+OBJECT_FILES = [p for p in MANIFESTS if p.name != "kustomization.yaml"]
+
+
+def validate(doc: dict[str, Any]) -> None:
+    """Validate one object against the strict schemas of ``KUBERNETES_VERSION``: an unknown field is an error."""
+    used = kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    assert used == KUBERNETES_VERSION, f"validated against Kubernetes {used}, not {KUBERNETES_VERSION}"
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to reach the network fails: the schemas must come from the installed package."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"network access while validating: {args[1:]}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+def test_kubernetes_validate_ships_the_pinned_version_strict() -> None:
+    assert f"{KUBERNETES_VERSION}.0" in all_versions(), f"kubernetes-validate ships {sorted(set(all_versions()))}"
+    package = Path(kubernetes_validate.__file__).parent
+    assert (
+        package / "kubernetes-json-schema" / f"v{KUBERNETES_VERSION}.0-local-strict" / "_definitions.json"
+    ).is_file()
+
+
+@pytest.mark.usefixtures("offline")
+@pytest.mark.parametrize("path", OBJECT_FILES, ids=[p.name for p in OBJECT_FILES])
+def test_every_object_conforms_to_the_pinned_kubernetes_schemas(path: Path) -> None:
+    docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    assert docs
+    errors = []
+    for doc in docs:
+        where = f"{doc.get('kind')}/{doc.get('metadata', {}).get('name')}"
+        try:
+            validate(doc)
+        except kubernetes_validate.ValidationError as exc:
+            errors.append(f"{where}: {'.'.join(map(str, exc.path)) or '<root>'}: {exc.message}")
+        except SchemaNotFoundError as exc:  # a kind or apiVersion this Kubernetes does not serve
+            errors.append(f"{where}: {exc.message}")
+    assert not errors, "\n".join(errors)
+
+
+def first_container(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc["spec"]["template"]["spec"]["containers"][0]  # type: ignore[no-any-return]
+
+
+Breakage = Callable[[dict[str, Any]], object]
+BROKEN: dict[str, tuple[str, str, Breakage, str]] = {
+    # an unknown field, as a typo or at the wrong level: strict mode alone refuses these
+    "unknown container field": (
+        "Deployment",
+        "boaf",
+        lambda d: first_container(d).update(imagePullPolicyy="Always"),
+        "'imagePullPolicyy' was unexpected",
+    ),
+    "unknown probe field": (
+        "Deployment",
+        "boaf",
+        lambda d: first_container(d)["readinessProbe"]["grpc"].update(serivce=SERVICE_NAME),
+        "'serivce' was unexpected",
+    ),
+    "pod field on the Job": (
+        "Job",
+        "boaf-retrain",
+        lambda d: d["spec"].update(restartPolicy="Never"),
+        "'restartPolicy' was unexpected",
+    ),
+    # a wrong type
+    "replicas as a string": ("Deployment", "boaf", lambda d: d["spec"].update(replicas="2"), "is not of type"),
+    "unquoted ConfigMap number": (
+        "ConfigMap",
+        "boaf-config",
+        lambda d: d["data"].update(BOAF_PORT=50051),
+        "is not of type",
+    ),
+    "probe period as a string": (
+        "Deployment",
+        "boaf",
+        lambda d: first_container(d)["livenessProbe"].update(periodSeconds="10s"),
+        "is not of type",
+    ),
+    # a missing required field
+    "container without a name": (
+        "Deployment",
+        "boaf",
+        lambda d: first_container(d).pop("name"),
+        "'name' is a required",
+    ),
+    "service port without a port": (
+        "Service",
+        "boaf",
+        lambda d: d["spec"]["ports"][0].pop("port"),
+        "'port' is a required",
+    ),
+    "deployment without a selector": (
+        "Deployment",
+        "boaf-dask-worker",
+        lambda d: d["spec"].pop("selector"),
+        "'selector' is a required",
+    ),
+}
+
+
+@pytest.mark.usefixtures("offline")
+@pytest.mark.parametrize("case", BROKEN)
+def test_the_validator_refuses_a_broken_copy(case: str) -> None:
+    kind, name, breakage, message = BROKEN[case]
+    original = find(kind, name)
+    validate(original)  # the copy fails because of the breakage alone
+    broken = copy.deepcopy(original)
+    breakage(broken)
+    with pytest.raises(kubernetes_validate.ValidationError) as caught:
+        validate(broken)
+    assert message in caught.value.message
+
+
+@pytest.mark.usefixtures("offline")
+def test_the_validator_refuses_an_api_version_the_pinned_kubernetes_no_longer_serves() -> None:
+    hpa = copy.deepcopy(find("HorizontalPodAutoscaler", "boaf"))
+    hpa["apiVersion"] = "autoscaling/v2beta2"  # removed in Kubernetes 1.26
+    with pytest.raises(SchemaNotFoundError):
+        validate(hpa)
+
+
+KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "images"}
+IMAGE_FIELDS = {"name", "newName", "newTag", "digest"}
+
+
+def test_the_kustomization_has_the_shape_kustomize_reads() -> None:
+    docs = [d for d in yaml.safe_load_all((K8S / "kustomization.yaml").read_text(encoding="utf-8")) if d is not None]
+    (kustomization,) = docs
+    assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1beta1"
+    assert kustomization["kind"] == "Kustomization"
+    assert set(kustomization) <= KUSTOMIZATION_FIELDS, set(kustomization) - KUSTOMIZATION_FIELDS
+    resources = kustomization["resources"]
+    assert resources and all(isinstance(r, str) for r in resources)
+    assert len(set(resources)) == len(resources), "a resource listed twice"
+    assert set(resources) <= {p.name for p in OBJECT_FILES}, "resources are manifests of API objects"
+    images = kustomization["images"]
+    assert all(isinstance(i, dict) and "name" in i and set(i) <= IMAGE_FIELDS for i in images), images
+    assert len({i["name"] for i in images}) == len(images), "an image listed twice"
+    assert not any("newTag" in i and "digest" in i for i in images), "newTag and digest exclude each other"
+
+
+# ---------------------------------------------------------------- the settings, in full
+
+
+# Settings the ConfigMap leaves at their default, and why; every other one it sets.
+LEFT_AT_DEFAULT = {
+    "grpc_enabled": "on: the probes are gRPC health checks",
+    "http_enabled": "on: the Service exposes the HTTP/JSON port",
+    "model_dir": "unset: the model baked into the image (configmap.yaml shows how to serve a retrained one)",
+    "tls_cert": "unset: no TLS in the pod",
+    "tls_key": "unset: no TLS in the pod",
+}
+FRONT_END_PORTS = {"grpc": "port", "http": "http_port", "metrics": "metrics_port"}
+HPA_METRICS = {"cpu"}
+
+
+def pod_environment() -> dict[str, str]:
+    """The service container's environment as far as the manifests set it: the ConfigMap, then its own env."""
+    own = {e["name"]: e["value"] for e in service_container().get("env", []) if "value" in e}
+    return {**config(), **own}
+
+
+def pod_settings() -> Settings:
+    return Settings.from_env(pod_environment())
+
+
+def test_the_config_map_sets_every_setting_but_those_left_at_their_default() -> None:
+    left = {env_name(name) for name in LEFT_AT_DEFAULT}
+    assert left <= ALL_VARIABLES, left - ALL_VARIABLES
+    assert not left & set(pod_environment()), "a setting is both set and listed as left at its default"
+    missing = ALL_VARIABLES - left - set(config())
+    assert not missing, f"settings the ConfigMap neither sets nor lists in LEFT_AT_DEFAULT: {sorted(missing)}"
+    defaults = Settings()
+    assert all(getattr(pod_settings(), name) == getattr(defaults, name) for name in LEFT_AT_DEFAULT)
+
+
+def test_every_boaf_variable_of_every_container_is_a_setting_and_config_maps_exist() -> None:
+    config_maps = {d["metadata"]["name"] for d in documents() if d["kind"] == "ConfigMap"}
+    for doc in workloads().values():
+        for container in containers(doc):
+            named = {e["name"] for e in container.get("env", []) if e["name"].startswith("BOAF_")}
+            assert named <= ALL_VARIABLES, (container["name"], named - ALL_VARIABLES)
+            for source in container.get("envFrom", []):
+                assert source["configMapRef"]["name"] in config_maps, container["name"]
+
+
+def test_the_front_ends_the_manifests_reach_are_enabled() -> None:
+    settings = pod_settings()
+    assert settings.grpc_enabled and settings.http_enabled, "the probes are gRPC and the Service exposes HTTP"
+    annotations = find("Deployment", "boaf")["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert settings.metrics_enabled, "Prometheus scrapes the pods"
+    assert annotations["prometheus.io/path"] == "/metrics"
+
+
+def test_every_probe_asks_grpc_health_for_a_service_the_server_reports() -> None:
+    container = service_container()
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert set(container[probe]) & {"grpc", "httpGet", "tcpSocket", "exec"} == {"grpc"}, probe
+        assert container[probe]["grpc"].get("service", "") in HEALTH_SERVICES, probe
+    assert container["livenessProbe"]["grpc"].get("service", "") == "", "liveness asks about the server as a whole"
+
+
+@pytest.mark.parametrize("name", ["boaf", "boaf-headless"])
+def test_every_service_port_is_the_settings_port_of_its_name(name: str) -> None:
+    settings = pod_settings()
+    for port in find("Service", name)["spec"]["ports"]:
+        expected = getattr(settings, FRONT_END_PORTS[port["name"]])
+        assert port["port"] == expected, port
+        assert container_port(service_container(), port["targetPort"]) == expected, port
+
+
+# Kubernetes quantities (resource.Quantity): a decimal number with an optional suffix.
+QUANTITY_SUFFIXES: dict[str, float] = {
+    "": 1, "m": 10**-3, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+}  # fmt: skip
+# Dask's byte sizes (dask.utils.parse_bytes), as --memory-limit takes them.
+DASK_SUFFIXES: dict[str, float] = {
+    "": 1,
+    "B": 1,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+}
+
+
+def quantity(value: str | int | float, suffixes: dict[str, float] = QUANTITY_SUFFIXES) -> float:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([A-Za-z]*)", str(value))
+    assert match and match.group(2) in suffixes, f"not a quantity: {value!r}"
+    return float(match.group(1)) * suffixes[match.group(2)]
+
+
+def test_quantities_parse_as_kubernetes_reads_them() -> None:
+    assert quantity("3Gi") == 3 * 2**30
+    assert quantity("500m") == 0.5
+    assert quantity(2) == quantity("2") == 2
+    assert quantity("2GiB", DASK_SUFFIXES) == 2 * 2**30
+    with pytest.raises(AssertionError):
+        quantity("3 GB")
+
+
+def test_the_memory_limit_is_the_settings_limit_and_holds_their_worst_case() -> None:
+    settings = pod_settings()
+    limit_mib = quantity(service_container()["resources"]["limits"]["memory"]) / MIB
+    worst = settings.worst_case_memory_mb()
+    assert settings.memory_limit_mb == limit_mib, "BOAF_MEMORY_LIMIT_MB is the container's memory limit"
+    assert worst["total"] <= limit_mib, worst
+
+
+def test_the_cpu_limit_gives_every_concurrent_search_a_core() -> None:
+    settings = pod_settings()
+    resources = service_container()["resources"]
+    assert quantity(resources["limits"]["cpu"]) >= settings.max_concurrent_searches
+    assert settings.max_workers >= settings.max_concurrent_searches, "searches run on the RPC threads"
+
+
+def test_the_autoscaled_containers_request_what_the_autoscaler_measures() -> None:
+    hpa = find("HorizontalPodAutoscaler", "boaf")
+    measured = {m["resource"]["name"] for m in hpa["spec"]["metrics"] if m["type"] == "Resource"}
+    assert measured <= HPA_METRICS
+    target = find(hpa["spec"]["scaleTargetRef"]["kind"], hpa["spec"]["scaleTargetRef"]["name"])
+    for container in target["spec"]["template"]["spec"]["containers"]:
+        assert measured <= set(container["resources"]["requests"]), "utilization is a share of the request"
+
+
+def test_every_request_is_within_its_limit() -> None:
+    for key, doc in workloads().items():
+        for container in containers(doc):
+            resources = container.get("resources", {})
+            for resource, limit in resources.get("limits", {}).items():
+                request = resources.get("requests", {}).get(resource, limit)
+                assert quantity(request) <= quantity(limit), (key, container["name"], resource)
+
+
+def test_the_dask_workers_fit_their_container() -> None:
+    (worker,) = find("Deployment", "boaf-dask-worker")["spec"]["template"]["spec"]["containers"]
+    options = dict(arg[2:].split("=", 1) for arg in worker["command"] if arg.startswith("--") and "=" in arg)
+    processes, threads = int(options["nworkers"]), int(options["nthreads"])
+    resources = worker["resources"]
+    assert processes * threads <= quantity(resources["requests"]["cpu"]), "a core for every compute thread"
+    per_process = quantity(options["memory-limit"], DASK_SUFFIXES)
+    assert processes * per_process <= quantity(resources["limits"]["memory"]), "--memory-limit is per process"
+
+
+# ---------------------------------------------------------------- the two images
+
+SERVING_IMAGE = "boaf"  # deploy/Dockerfile's default target: boaf serve and the single-state commands
+BATCH_IMAGE = "boaf-batch"  # deploy/Dockerfile, target batch: Dask, datasets, retraining
+IMAGE_OF_WORKLOAD = {
+    "Deployment/boaf": SERVING_IMAGE,
+    "Deployment/boaf-dask-scheduler": BATCH_IMAGE,
+    "Deployment/boaf-dask-worker": BATCH_IMAGE,
+    "Job/boaf-retrain": BATCH_IMAGE,
+}
+
+
+def project_version() -> str:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        return str(tomllib.load(file)["project"]["version"])
+
+
+def pod_spec(doc: dict[str, Any]) -> dict[str, Any] | None:
+    if doc["kind"] in {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"}:
+        return doc["spec"]["template"]["spec"]  # type: ignore[no-any-return]
+    if doc["kind"] == "CronJob":
+        return doc["spec"]["jobTemplate"]["spec"]["template"]["spec"]  # type: ignore[no-any-return]
+    if doc["kind"] == "Pod":
+        return doc["spec"]  # type: ignore[no-any-return]
+    return None
+
+
+def workloads(paths: list[Path] | None = None) -> dict[str, dict[str, Any]]:
+    """Every object that runs pods, as ``Kind/name``."""
+    docs = documents() if paths is None else [d for p in paths for d in yaml.safe_load_all(p.read_text("utf-8")) if d]
+    return {f"{d['kind']}/{d['metadata']['name']}": d for d in docs if pod_spec(d) is not None}
+
+
+def containers(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    spec = pod_spec(doc)
+    assert spec is not None
+    yield from spec.get("initContainers", [])
+    yield from spec["containers"]
+
+
+def test_every_image_line_is_one_of_the_two_images_at_the_project_version() -> None:
+    version = project_version()
+    allowed = {f"{SERVING_IMAGE}:{version}", f"{BATCH_IMAGE}:{version}"}
+    for path in MANIFESTS:
+        images = re.findall(r"""^[\s-]*image:\s*["']?([^\s"'#]+)""", path.read_text(encoding="utf-8"), re.MULTILINE)
+        assert set(images) <= allowed, f"{path.name}: {set(images) - allowed} (project.version is {version})"
+
+
+def test_serving_pods_run_boaf_and_batch_pods_run_boaf_batch() -> None:
+    version = project_version()
+    found = workloads()
+    assert set(found) == set(IMAGE_OF_WORKLOAD), "a new workload: say which image it runs in IMAGE_OF_WORKLOAD"
+    for key, doc in found.items():
+        for container in containers(doc):
+            assert container["image"] == f"{IMAGE_OF_WORKLOAD[key]}:{version}", (key, container["name"])
+
+
+def test_the_kustomization_tags_exactly_the_images_of_its_resources_at_the_project_version() -> None:
+    kustomization = find_kustomization()
+    used = {
+        container["image"].rsplit(":", 1)[0]
+        for doc in workloads([K8S / r for r in kustomization["resources"]]).values()
+        for container in containers(doc)
+    }
+    entries = {entry["name"]: entry for entry in kustomization["images"]}
+    assert set(entries) == used, "an images entry must match an image of the resources, and each needs one"
+    for name, entry in entries.items():
+        assert entry.get("newTag") == project_version(), name
+        assert "newName" not in entry and "digest" not in entry, name
