@@ -1,8 +1,9 @@
-"""Every console example in the README runs as written and prints what the README shows.
+"""Every console example in the README and docs/ runs as written and prints what the page shows.
 
 A ``console`` block is a list of ``$ command`` lines, each followed by its output
 (stdout, then stderr). Only wall-clock figures may differ: every ``N ms`` /
-``N s`` is compared as a placeholder.
+``N s`` is compared as a placeholder. ``$ boaf`` examples run here; ``$ curl``
+examples run against a live server in ``tests/http/test_readme_curl.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 from cli_runner import boaf
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 TIMING = re.compile(r"\d[\d,]*(\.\d+)? (ms|s)\b")
 
 
@@ -24,12 +27,13 @@ class Example:
     command: str
     output: str
     line: int
+    page: str = "README.md"
 
     def __str__(self) -> str:
-        return f"README:{self.line} {self.command[:40]}"
+        return f"{self.page}:{self.line} {self.command[:40]}"
 
 
-def console_examples(text: str) -> list[Example]:
+def console_examples(text: str, page: str = "README.md") -> list[Example]:
     """The ``$ command`` / output pairs of every ```` ```console ```` block, in order."""
     examples: list[Example] = []
     lines = text.splitlines()
@@ -38,14 +42,18 @@ def console_examples(text: str) -> list[Example]:
         if line.startswith("```"):
             inside = line.strip() == "```console"
         elif inside and line.startswith("$ "):
-            examples.append(Example(line[2:], "", number))
+            examples.append(Example(line[2:], "", number, page))
         elif inside and examples:
             last = examples[-1]
-            examples[-1] = Example(last.command, last.output + line + "\n", last.line)
+            examples[-1] = Example(last.command, last.output + line + "\n", last.line, page)
     return examples
 
 
-EXAMPLES = console_examples(README.read_text())
+def page_examples(path: Path) -> list[Example]:
+    return console_examples(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+
+
+EXAMPLES = [example for page in PAGES for example in page_examples(page)]
 
 
 def normalized(text: str) -> str:
@@ -53,16 +61,28 @@ def normalized(text: str) -> str:
 
 
 def test_the_readme_has_console_examples() -> None:
-    commands = [example.command.split()[0] for example in EXAMPLES]
+    commands = [example.command.split()[0] for example in page_examples(README)]
     assert commands.count("boaf") >= 4
+
+
+def test_the_docs_pages_are_read() -> None:
+    assert len(PAGES) > 1
+    assert any(example.page.startswith("docs/") for example in EXAMPLES)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=str)
+def test_every_console_example_is_one_a_test_runs(example: Example) -> None:
+    """A ``$`` line is either a ``boaf`` command (run below) or a ``curl`` one (run by tests/http)."""
+    assert example.command.startswith(("boaf ", "curl ")), f"{example}: no test runs this command"
 
 
 def test_console_examples_parse() -> None:
     text = "```console\n$ boaf deal 1\nJD 2D\n$ boaf x\n```\n$ not this\n"
     assert console_examples(text) == [Example("boaf deal 1", "JD 2D\n", 2), Example("boaf x", "", 4)]
+    assert str(console_examples(text, "docs/x.md")[1]) == "docs/x.md:4 boaf x"
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e.command.startswith("boaf ")], ids=str)
-def test_boaf_example_prints_what_the_readme_shows(example: Example) -> None:
+def test_boaf_example_prints_what_the_page_shows(example: Example) -> None:
     result = boaf(*shlex.split(example.command)[1:])
     assert normalized(result.stdout + result.stderr) == normalized(example.output)
