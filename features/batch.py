@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from features import kernel
 from features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, SCHEMA_VERSION, feature_names, is_integer_feature
@@ -31,6 +31,9 @@ from game.arrays import EMPTY, states_to_array
 from game.cards import DECK_SIZE
 from game.errors import InvalidState
 from game.state import State
+
+if TYPE_CHECKING:  # Arrow is boaf[batch]'s: serving never builds tables
+    import pyarrow as pa
 
 INT64_MAX = np.iinfo(np.int64).max
 TEXT_SUFFIX = "_text"

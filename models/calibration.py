@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
 from models.errors import ModelError
 from models.files import write_text_atomically
@@ -85,5 +84,8 @@ def write_calibration(directory: Path, calibration: Calibration) -> Path:
 
 
 def _isotonic(p: np.ndarray, solvable: np.ndarray) -> Curve:
+    # Fitting is training work (boaf[train]); for start-up time serving never imports scikit-learn.
+    from sklearn.isotonic import IsotonicRegression
+
     fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, solvable.astype(np.float64))
     return Curve([float(v) for v in fitted.X_thresholds_], [float(v) for v in fitted.y_thresholds_])

@@ -27,7 +27,6 @@ from models.errors import ModelError
 from models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
 from models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
 from models.onnx_session import OnnxSession
-from models.progress import warm_up_progress
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
@@ -130,8 +129,6 @@ def load_classifier(directory: Path | None = None) -> Classifier:
     expected = len(input_names(probe_nodes, progress_nodes))
     if session.n_features != expected:
         raise ModelError(f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} gives {expected}")
-    if progress_nodes:
-        warm_up_progress()  # load its compiled code now, not inside the first call that needs it
     return Classifier(
         version=session.metadata.get("model_version", "unknown"),
         probe_nodes=probe_nodes,

@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from features import state_features
 from game import State
 from puzzles.analysis import exact_analysis
 from puzzles.enumeration import Enumeration
@@ -80,6 +79,8 @@ class PuzzleProbe:
     @cached_property
     def features(self) -> dict[str, Any]:
         """The cheap feature vector (``features.state_features``)."""
+        from features import state_features  # the igraph reference loads on first use, for start-up time
+
         return state_features(self.state)
 
     @cached_property

@@ -28,7 +28,7 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
-from search.tables import cell_cut_table, compat_table, line_table, now_s
+from search.tables import cell_cut_table, compat_table, line_table
 from search.threads import Budget, solve_split
 
 
@@ -141,7 +141,7 @@ def solve(
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     _load_kernel()
     start = time.perf_counter()
-    deadline = now_s() + time_limit if time_limit else 0.0
+    deadline = start + time_limit if time_limit else 0.0  # now_s's clock (perf_counter), read from Python
     if threads > 1 and state.n_stacks > 1:
         budget = Budget(max_nodes or 0, deadline, max_bytes)
         tables = (compat_table(), line_table(state.rows, state.cols), cell_cut_table(state.rows, state.cols))

@@ -8,8 +8,11 @@
   columns); empty on larger grids, where the kernel finds them itself.
 - ``is_connected(present, compat)``: compiled; True when the compatibility graph
   on the card mask ``present`` has at most one component.
-- ``now_s()``: the monotonic clock of the compiled code, in seconds; callable
-  from numba code and from Python. Deadlines handed to kernels are on it.
+- ``now_s()``: the monotonic clock of the compiled code, in seconds:
+  ``time.perf_counter``, read through numba's object mode. Deadlines handed to
+  kernels are on it. Python code reads ``time.perf_counter()`` itself: called
+  from Python, ``now_s`` compiles afresh in every process (numba cannot cache
+  a function with object-mode code as an entry point).
 
 Tables are built once per process (per grid) and shared: do not write to them.
 """

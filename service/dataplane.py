@@ -28,12 +28,19 @@ from game.state import MAX_CELLS, State
 from models.errors import ModelError
 from models.exact import ExactBudget, Predictions
 from puzzles.generation import GeneratedPuzzle, generate
-from service.errors import Busy, DeadlineExceeded, LimitExceeded, ModelUnavailable
+from service.compile_log import COMPILING
+from service.errors import Busy, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable
 from service.interceptors import arrival_time
+from service.kernels import RETRY_AFTER_S, Kernels
 from service.settings import Settings
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
+WARM_UP_TIME_LIMIT_S = 60.0
+"""The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
+
+The kernels are compiled (``service.kernels``) before it starts, so the checks
+take well under a second; the limit only stops a broken build from hanging."""
 
 
 class Classifier(Protocol):
@@ -194,9 +201,11 @@ class Alarm:
 class DataPlane:
     """Classify, solve, features, puzzle analysis and generation, and server info over a loaded classifier."""
 
-    def __init__(self, settings: Settings, classifier: Classifier) -> None:
+    def __init__(self, settings: Settings, classifier: Classifier, kernels: Kernels | None = None) -> None:
         self.settings = settings
         self.classifier = classifier
+        # Which kernel units are loaded; None: all of them (the caller compiled what it uses).
+        self.kernels = kernels
         # Solve uses the ordering model installed with the classifier (a retrained one under BOAF_MODEL_DIR).
         path = classifier.ordering_path
         self.ordering = search.read_ordering(path) if path is not None else None
@@ -356,6 +365,11 @@ class DataPlane:
             return result
         return dataclasses.replace(result, reason=_unknown_reason(result, max_nodes, cancel))
 
+    def _require_kernels(self, unit: str) -> None:
+        # No compile ever runs inside a request: a call that needs kernels still compiling is turned away.
+        if self.kernels is not None and not self.kernels.is_ready(unit):
+            raise Compiling(f"{COMPILING}: the {unit} kernels are not ready yet; retry in {RETRY_AFTER_S} s")
+
     def analyze_puzzle(
         self, state: State, budget: SolveBudget, *, samples: int | None, seed: int, cancel: CancelFlag
     ) -> puzzles.PuzzleAnalysis:
@@ -364,6 +378,7 @@ class DataPlane:
         ``samples`` None is ``analyze``'s default.
         """
         self.check_samples(samples)
+        self._require_kernels("puzzles")
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
         nodes = self.settings.search_node_cap(state.rows * state.cols)
         with self.puzzle_slot(budget) as seconds, self._stopping_at_the_limit(cancel, budget):
@@ -385,6 +400,7 @@ class DataPlane:
     ) -> GeneratedPuzzle:
         """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
         self.check_generation(cards, rows, cols, iterations)
+        self._require_kernels("puzzles")
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
         with self.puzzle_slot(budget) as seconds, self._stopping_at_the_limit(cancel, budget):
             return generate(
@@ -434,13 +450,16 @@ class DataPlane:
         }
 
     def warm_up(self) -> float:
-        """Classify, featurize and solve a few deals so every kernel is compiled; returns the seconds taken.
+        """Classify, featurize and solve a few deals, and check the answers; returns the seconds taken.
 
         Raises when any answer is wrong, so a broken build never reports SERVING.
+        The kernels are compiled before (``service.kernels``); the checks have their
+        own time limit (``WARM_UP_TIME_LIMIT_S``), started here, not a request's.
+        The puzzle checks run only once the puzzle kernels are loaded.
         """
         started = time.perf_counter()
         states = [deal(seed) for seed in WARM_UP_SEEDS]
-        budget = SolveBudget(self.settings.solve_max_nodes, self.settings.solve_time_limit_ms / 1000)
+        budget = SolveBudget(self.settings.solve_max_nodes, WARM_UP_TIME_LIMIT_S)
         p_solvable = self.classify(states, budget, CancelFlag()).p_solvable
         if p_solvable.shape != (len(states),) or not np.all((p_solvable >= 0) & (p_solvable <= 1)):
             raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
@@ -448,12 +467,13 @@ class DataPlane:
         result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
         if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
-        _warm_up_puzzles()
+        if self.kernels is None or self.kernels.is_ready("puzzles"):
+            warm_up_puzzles()
         return time.perf_counter() - started
 
 
-def _warm_up_puzzles() -> None:
-    # An exact analysis and an estimate, so that the puzzle kernels are compiled (and cached) too.
+def warm_up_puzzles() -> None:
+    """Check an exact puzzle analysis and an estimate (the puzzle kernels must be loaded)."""
     three = State.from_cells(1, 3, [0, 4, 8])  # AC 2C 3C in a row: 6 ordered pairs, then 6 last movers
     counts = [(d.states, d.solvable) for d in puzzles.analyze(three).by_depth]
     if counts != [(1, 1), (6, 6), (6, 6)]:

@@ -45,6 +45,10 @@ class NotReady(ServiceError, Failure):
     """The model is still loading or warming up, or the server is shutting down."""
 
 
+class Compiling(NotReady):
+    """The kernels this call needs are still compiling (first start only): retry in a few seconds."""
+
+
 class ModelUnavailable(ServiceError, Failure):
     """The served model failed; a server-side problem, not the caller's input."""
 

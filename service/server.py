@@ -3,11 +3,16 @@
 Lifecycle of a ``BoafServer``:
 
 1. ``start()`` binds the ports and serves at once, with health NOT_SERVING and
-   every Boaf RPC UNAVAILABLE, then loads the classifier and warms up (a
-   classify, a features batch and a solve) in a background thread.
+   every Boaf RPC UNAVAILABLE, then, in a background thread, compiles the
+   kernels Classify, Solve and Features need if numba's cache lacks them
+   (``service.kernels``; ``stage`` says "compiling kernels (first start
+   only)"), loads the classifier and warms up (a classify, a features batch and
+   a solve, checked, on the warm-up's own time limit).
 2. When the warm-up has passed, the servicer gets its ``DataPlane`` and health
    turns SERVING (for ``""`` and ``boaf.v1.Boaf``). If loading or warm-up fails,
-   health stays NOT_SERVING and ``load_error`` says why.
+   health stays NOT_SERVING and ``load_error`` says why. The puzzle kernels
+   then compile in the background; until they are loaded, the puzzle RPCs
+   answer UNAVAILABLE with a retry hint.
 3. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
    streams learn first), then stops accepting calls and gives the ones in flight
    ``grace`` seconds before cancelling them; a cancelled Solve stops searching.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,10 +32,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from service import reflection as reflection_v1
-from service.dataplane import Classifier, DataPlane
+from service.compile_log import COMPILING
+from service.dataplane import Classifier, DataPlane, warm_up_puzzles
 from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.interceptors import HARD_MESSAGE_FACTOR, CallGate
+from service.kernels import UNITS, Kernels
 from service.metrics import Metrics
 from service.servicer import BoafServicer
 from service.settings import Settings
@@ -52,12 +60,17 @@ def load_default_classifier(directory: Path | None) -> Classifier:
 
 
 def check_model(settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> float:
-    """Load the configured model and run the warm-up without serving; returns the seconds taken.
+    """Compile every kernel unit, load the configured model and run the warm-up without serving; returns seconds.
 
     Raises what loading or warm-up raises. Used at image build time, where it also
-    fills the numba cache so a container's first warm-up does not compile.
+    fills the numba cache with every kernel (the puzzle ones included), so a
+    container's start compiles nothing.
     """
-    return DataPlane(settings, load_classifier(settings.model_dir)).warm_up()
+    started = time.perf_counter()
+    kernels = Kernels()
+    kernels.prepare(UNITS, on_stage=lambda stage: log.info(stage))
+    DataPlane(settings, load_classifier(settings.model_dir), kernels).warm_up()
+    return time.perf_counter() - started
 
 
 class BoafServer:
@@ -74,6 +87,9 @@ class BoafServer:
         self.port = 0
         self.metrics_port = 0
         self.load_error: BaseException | None = None
+        self.kernels = Kernels()
+        self.stage = "starting"  # what the server is doing before SERVING (``/readyz`` says it)
+        self.servicer.stage = lambda: COMPILING if self.stage == COMPILING else "the model is still loading"
         self._load_classifier = load_classifier
         self._ready = threading.Event()
         self._settled = threading.Event()  # ready, or loading failed
@@ -134,21 +150,55 @@ class BoafServer:
         return int(self._server.add_secure_port(address, credentials))
 
     def _load_and_warm_up(self) -> None:
+        started = time.perf_counter()
         try:
+            self.stage = "loading kernels"
+            compile_s = self.kernels.prepare([u for u in UNITS if u.at_start], on_stage=self._say_stage)
+            self.stage = "loading the model"
             classifier = self._load_classifier(self.settings.model_dir)
-            plane = DataPlane(self.settings, classifier)
+            self.stage = "warming up"
+            plane = DataPlane(self.settings, classifier, self.kernels)
             seconds = plane.warm_up()
         except Exception as exc:  # the server must say why it never became ready, whatever went wrong
             self.load_error = exc
+            self.stage = "failed to start"
             log.exception("model load or warm-up failed; health stays NOT_SERVING")
             self._settled.set()
             return
         self.servicer.plane = plane
+        self.stage = "serving"
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self.metrics.ready.set(1)
         self._ready.set()
         self._settled.set()
-        log.info("serving", extra={"model_version": classifier.version, "warm_up_s": round(seconds, 3)})
+        log.info(
+            "serving",
+            extra={
+                "model_version": classifier.version,
+                "kernels_s": round(compile_s, 3),
+                "warm_up_s": round(seconds, 3),
+                "start_s": round(time.perf_counter() - started, 3),
+            },
+        )
+        self._prepare_later_kernels()
+
+    def _say_stage(self, stage: str) -> None:
+        self.stage = stage
+        log.info(stage)
+
+    def _prepare_later_kernels(self) -> None:
+        # Rarely used kernels (puzzles) compile after SERVING; their RPCs say UNAVAILABLE until then.
+        later = [u for u in UNITS if not u.at_start]
+        try:
+            seconds = self.kernels.prepare(later, on_stage=lambda stage: log.info(stage + ", in the background"))
+        except Exception:
+            log.exception("background kernels failed to compile; the puzzle RPCs stay UNAVAILABLE")
+            return
+        log.info("background kernels ready", extra={"units": [u.name for u in later], "seconds": round(seconds, 3)})
+        try:
+            warm_up_puzzles()
+        except Exception:
+            log.exception("the puzzle warm-up check failed")
 
     def _set_health(self, status: int) -> None:
         for name in HEALTH_SERVICES:

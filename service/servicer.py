@@ -25,6 +25,7 @@ from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.interceptors import arrival_time
+from service.kernels import RETRY_AFTER_S
 from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
                 log.exception("%s failed", name, extra={"method": name, "peer": context.peer()})
             else:
                 log.debug("%s: %s %s", name, code.name, message, extra={"method": name, "code": code.name})
+            if code is grpc.StatusCode.UNAVAILABLE:  # loading, compiling kernels or stopping: a retry hint
+                context.set_trailing_metadata((("retry-after", str(RETRY_AFTER_S)),))
             context.abort(code, message)
             raise  # unreachable: abort raises; keeps type checkers honest
         finally:
@@ -80,10 +83,11 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
         self.plane: DataPlane | None = None
+        self.stage: Callable[[], str] = lambda: "the model is still loading"  # the server says what it is doing
 
     def _ready_plane(self) -> DataPlane:
         if self.plane is None:
-            raise NotReady("the model is still loading; retry when health reports SERVING")
+            raise NotReady(f"{self.stage()}; retry when health reports SERVING")
         return self.plane
 
     def _ready_batch(self, states: Sequence[pb.State], method: str) -> tuple[DataPlane, Batch]:

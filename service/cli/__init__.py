@@ -3,7 +3,10 @@
 Each group of commands lives in its own module and registers itself on ``app``
 (``service.cli.app``).
 Any ``game.BoafError`` ends the command with a one-line message on stderr, never
-a traceback, and the exit status of its branch in ``EXIT_CODES``.
+a traceback, and the exit status of its branch in ``EXIT_CODES``. A command that
+needs an optional extra that is not installed says which one (exit status 1).
+The first time a command compiles a numba kernel (a fresh clone or an empty
+``NUMBA_CACHE_DIR``), it says so once on stderr (``COMPILING_NOTICE``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from service.cli import (  # noqa: F401
     serve_commands,
 )
 from service.cli.app import app
+from service.compile_log import CompileRecorder
 
 EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
     (InvalidInput, 2),  # the same status the option parser gives a bad option
@@ -42,14 +46,65 @@ def shield_grid_argument(arg: str) -> str:
     return arg
 
 
+COMPILING_NOTICE = "boaf: compiling kernels (first run only: numba caches them for later runs)..."
+
+EXTRAS: dict[str, str] = {
+    "dask": "batch",
+    "distributed": "batch",
+    "pyarrow": "batch",
+    "pandas": "batch",
+    "matplotlib": "batch",
+    "lightgbm": "train",
+    "sklearn": "train",
+    "onnx": "train",
+    "onnxmltools": "train",
+    "skl2onnx": "train",
+}
+"""The optional extra (``pyproject.toml``) that brings each module a plain install lacks."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``boaf`` console script."""
     args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
+    notice = _CompileNotice()
     try:
-        app(args=args, standalone_mode=True)
+        with notice.recording():
+            app(args=args, standalone_mode=True)
     except BoafError as exc:
         print(f"boaf: {exc}", file=sys.stderr)
         sys.exit(exit_code(exc))
+    except ModuleNotFoundError as exc:
+        message = missing_extra(exc, args[0] if args else "")
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        sys.exit(1)
+
+
+def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
+    """The one-line message for a module an optional extra brings, or None when no extra brings it."""
+    module = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return None
+    return (
+        f"boaf: `boaf {command}` needs the {extra} extra (module {module!r} is not installed): "
+        f"pip install 'boaf[{extra}]' (or, in a clone, pip install -e '.[{extra}]')"
+    )
+
+
+class _CompileNotice(CompileRecorder):
+    """Says ``COMPILING_NOTICE`` on stderr at the first kernel numba compiles (not loads) in this command."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.said = False
+
+    def start(self, name: str) -> None:
+        if not self.said:
+            self.said = True
+            print(COMPILING_NOTICE, file=sys.stderr, flush=True)
+        super().start(name)
 
 
 def exit_code(exc: BoafError) -> int:

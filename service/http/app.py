@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from service.http.context import CallAborted, CallContext
 from service.http.statuses import HTTP_STATUS, connect_code
 from service.interceptors import mark_arrival
+from service.kernels import RETRY_AFTER_S
 from service.metrics import Metrics
 from service.settings import Settings
 
@@ -72,8 +73,14 @@ def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endp
 
 
 def error_response(code: grpc.StatusCode, message: str) -> JSONResponse:
-    """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status."""
-    return JSONResponse({"code": connect_code(code), "message": message}, status_code=HTTP_STATUS[code])
+    """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status.
+
+    UNAVAILABLE (loading, compiling kernels, stopping) carries a ``Retry-After`` hint.
+    """
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if code is grpc.StatusCode.UNAVAILABLE else None
+    return JSONResponse(
+        {"code": connect_code(code), "message": message}, status_code=HTTP_STATUS[code], headers=headers
+    )
 
 
 class Edge:
@@ -233,17 +240,19 @@ def build_app(
     settings: Settings,
     metrics: Metrics,
     is_ready: Callable[[], bool],
+    stage: Callable[[], str] = lambda: "",
 ) -> Starlette:
     """The app: ``POST /<service>/<method>`` for every RPC, ``/healthz``, ``/readyz``, and the page at ``/``.
 
-    ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then.
+    ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then, and
+    before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...).
     """
     edge = Edge(settings, metrics)
     routes: list[BaseRoute] = [Route(e.path, edge.route(e), methods=["POST"]) for e in endpoints(services)]
     routes += [
         Route("/{service}/{method}", _unimplemented, methods=["POST"]),
         Route("/healthz", _alive, methods=["GET"]),
-        Route("/readyz", functools.partial(_readiness, is_ready), methods=["GET"]),
+        Route("/readyz", functools.partial(_readiness, is_ready, stage), methods=["GET"]),
         Mount("/", PageFiles(directory=STATIC_DIR, html=True)),
     ]
     app = Starlette(routes=routes)
@@ -260,11 +269,12 @@ async def _alive(request: Request) -> Response:
     return JSONResponse({"status": "alive"})
 
 
-async def _readiness(is_ready: Callable[[], bool], request: Request) -> Response:
+async def _readiness(is_ready: Callable[[], bool], stage: Callable[[], str], request: Request) -> Response:
     # The same gating as grpc.health.v1 for boaf.v1.Boaf: SERVING once the model is loaded and warmed up.
     if is_ready():
         return JSONResponse({"status": "SERVING"})
-    return JSONResponse({"status": "NOT_SERVING"}, status_code=503)
+    body = {"status": "NOT_SERVING", "stage": stage()} if stage() else {"status": "NOT_SERVING"}
+    return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 class PageFiles(StaticFiles):

@@ -36,7 +36,7 @@ class HttpServer:
             (boaf_pb2.DESCRIPTOR.services_by_name["Boaf"], boaf.servicer),
             (game_pb2.DESCRIPTOR.services_by_name["Game"], boaf.game),
         ]
-        self.app = build_app(services, self.settings, boaf.metrics, self.is_ready)
+        self.app = build_app(services, self.settings, boaf.metrics, self.is_ready, lambda: boaf.stage)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 

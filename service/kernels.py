@@ -1,0 +1,259 @@
+"""Compiling the numba kernels: once, before any request needs them, in parallel, and said so in the log.
+
+numba compiles a kernel on its first call and keeps the machine code in its
+cache (``NUMBA_CACHE_DIR``, or ``__pycache__`` beside the sources), so only the
+first start on a machine pays: 40-110 s of CPU on the 2-core CI machine, against
+well under a second to load the cache. The kernels fall into ``UNITS``, each
+compiled by running a little real work through the public API of its package:
+
+- ``search``, ``features`` and ``progress`` are what Classify, Solve and
+  Features run; the server compiles them before it reports SERVING.
+- ``puzzles`` (AnalyzePuzzle, GeneratePuzzle) compiles in the background once
+  the server is SERVING; until then those calls get UNAVAILABLE ("compiling,
+  retry") with a retry hint. No compile ever runs inside a request.
+
+When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
+child processes (``python -m service.kernels UNIT``; each fills the shared cache),
+then loads every unit in this process from the cache. The children report each
+kernel they compiled and its time, which this process logs, once per kernel.
+Compile time is never charged to any request's budget, nor to the warm-up's
+correctness checks (``DataPlane.warm_up`` starts their budget afterwards).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import import_module
+
+import features
+import puzzles
+import search
+from game.deals import deal
+from game.state import State
+from models.progress import warm_up_progress
+from puzzles.generation import generate
+from service.compile_log import COMPILING, Compiled, CompileRecorder
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 5
+"""The retry hint a call gets while the kernels it needs are compiling."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A group of kernels compiled together by running ``run`` (little work, through the public API).
+
+    ``entries`` are the compiled functions ``run`` calls from Python, as
+    ``module:attribute``; the unit is cached when all of them are.
+    """
+
+    name: str
+    entries: tuple[str, ...]
+    run: Callable[[], None]
+    at_start: bool
+    small: bool = False  # compiled in this process (under a second): not worth a child process
+
+
+def _run_game() -> None:
+
+    deal(1)
+
+
+def _run_search() -> None:
+
+    state = deal(367297990)
+    for algorithm in search.ALGORITHMS:  # every algorithm's options run through the same kernels
+        search.solve(state, algorithm=algorithm, max_nodes=200)
+    search.solve(state, threads=2, max_nodes=200)
+    search.solve_many([state, deal(1)], max_nodes=200)
+
+
+def _run_features() -> None:
+
+    features.feature_matrix([deal(1), deal(2, rows=4, cols=13)])
+
+
+def _run_progress() -> None:
+
+    warm_up_progress()
+
+
+def _run_puzzles() -> None:
+
+    three = State.from_cells(1, 3, [0, 4, 8])  # AC 2C 3C in a row
+    puzzles.analyze(three)
+    puzzles.analyze(deal(367297990, rows=2, cols=3), budget=2, samples=2)
+    generate(cards=4, seed=1)
+
+
+UNITS: tuple[Unit, ...] = (
+    # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.
+    Unit("game", ("game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
+    Unit("search", ("search.kernel:solve_batch", "search.kernel:solve_one"), _run_search, at_start=True),
+    Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
+    Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
+    Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
+)
+UNIT_NAMES = tuple(unit.name for unit in UNITS)
+
+
+def unit_named(name: str) -> Unit:
+    """The unit called ``name``; ``KeyError`` names the known ones."""
+    for unit in UNITS:
+        if unit.name == name:
+            return unit
+    raise KeyError(f"no kernel unit {name!r}; the units are {', '.join(UNIT_NAMES)}")
+
+
+def is_cached(unit: Unit) -> bool:
+    """True when numba's cache holds every entry kernel of ``unit`` for this code and this CPU target.
+
+    Reads numba's cache index (internals: any surprise there reads as "not cached",
+    which costs only a child process that finds everything in the cache).
+    """
+    return all(_entry_cached(entry) for entry in unit.entries)
+
+
+def _entry_cached(entry: str) -> bool:
+    module, name = entry.split(":")
+    dispatcher = getattr(import_module(module), name)
+    try:
+        cache = dispatcher._cache
+        codegen = dispatcher.targetctx.codegen()
+        index = cache._cache_file._load_index()
+        return any(key == cache._index_key(key[0], codegen) for key in index)
+    except Exception:
+        return False
+
+
+@dataclass
+class Kernels:
+    """Which units are compiled and loaded in this process; ``prepare`` and ``prepare_later`` fill it."""
+
+    ready: set[str]
+    compiled: list[Compiled]
+    stage: str = ""
+
+    def __init__(self) -> None:
+        self.ready = set()
+        self.compiled = []
+        self.stage = ""
+        self._lock = threading.Lock()
+
+    def is_ready(self, name: str) -> bool:
+        """True once unit ``name`` is loaded here: calls that need it run no compile."""
+        with self._lock:
+            return name in self.ready
+
+    def prepare(
+        self, units: Sequence[Unit], *, parallel: int | None = None, on_stage: Callable[[str], None] = print
+    ) -> float:
+        """Compile (in child processes) the units not in the cache, then load them all here; returns the seconds.
+
+        ``on_stage`` hears what is happening, once, when compiling starts.
+        """
+        started = time.perf_counter()
+        recorder = CompileRecorder(self._log_compiled)
+        with recorder.recording():
+            for unit in units:
+                if unit.small:
+                    self._load(unit)
+        cold = [unit for unit in units if not unit.small and not is_cached(unit)]
+        if cold:
+            self.stage = COMPILING
+            on_stage(COMPILING)
+            self._compile_in_children(cold, parallel or _default_parallel())
+        with recorder.recording():
+            for unit in units:
+                if not unit.small:
+                    self._load(unit)
+        self.compiled += recorder.compiled
+        self.stage = ""
+        return time.perf_counter() - started
+
+    def _load(self, unit: Unit) -> None:
+        started = time.perf_counter()
+        unit.run()
+        with self._lock:
+            self.ready.add(unit.name)
+        log.debug("kernels loaded", extra={"unit": unit.name, "seconds": round(time.perf_counter() - started, 3)})
+
+    def _compile_in_children(self, units: Sequence[Unit], parallel: int) -> None:
+        # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first).
+        def compile_one(name: str) -> None:
+            _compile_in_child(name, self._child_compiled)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
+            list(pool.map(compile_one, [unit.name for unit in units]))
+
+    def _child_compiled(self, compiled: Compiled) -> None:
+        with self._lock:
+            self.compiled.append(compiled)
+        self._log_compiled(compiled)
+
+    def _log_compiled(self, compiled: Compiled) -> None:
+        log.info(
+            f"compiled kernel {compiled.kernel} in {compiled.seconds:.1f} s",
+            extra={"kernel": compiled.kernel, "seconds": round(compiled.seconds, 2)},
+        )
+
+
+def _default_parallel() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _compile_in_child(name: str, on_compiled: Callable[[Compiled], None]) -> bool:
+    """Run ``python -m service.kernels NAME``, hearing each kernel it compiled as it goes; False when it failed.
+
+    A child that fails (no cache directory it can write, say) costs nothing but
+    its time: the parent then compiles what is missing itself, and logs it.
+    """
+    command = [sys.executable, "-m", "service.kernels", name]
+    with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty child cannot block on it
+        try:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        except OSError as exc:
+            log.warning("could not compile kernels in a child process", extra={"unit": name, "error": str(exc)})
+            return False
+        assert child.stdout is not None
+        with child:
+            for line in child.stdout:
+                if line.startswith("{"):
+                    report = json.loads(line)
+                    on_compiled(Compiled(report["kernel"], float(report["seconds"])))
+        stderr.seek(0)
+        errors = stderr.read()
+    if child.returncode != 0:
+        tail = errors.strip().splitlines()[-1:] or ["(no output)"]
+        log.warning("a kernel compile process failed", extra={"unit": name, "error": tail[0][:200]})
+        return False
+    return True
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m service.kernels UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
+    recorder = CompileRecorder(
+        lambda c: print(json.dumps({"kernel": c.kernel, "seconds": round(c.seconds, 3)}), flush=True)
+    )
+    with recorder.recording():
+        for name in argv:
+            unit_named(name).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
