@@ -93,6 +93,7 @@ class BoafServer:
         self._load_classifier = load_classifier
         self._ready = threading.Event()
         self._settled = threading.Event()  # ready, or loading failed
+        self._all_kernels = threading.Event()  # the background kernels (puzzles) are loaded, or failed to
         self._server = self._build_server()
 
     def _build_server(self) -> grpc.Server:
@@ -164,6 +165,7 @@ class BoafServer:
             self.stage = "failed to start"
             log.exception("model load or warm-up failed; health stays NOT_SERVING")
             self._settled.set()
+            self._all_kernels.set()
             return
         self.servicer.plane = plane
         self.stage = "serving"
@@ -191,14 +193,17 @@ class BoafServer:
         later = [u for u in UNITS if not u.at_start]
         try:
             seconds = self.kernels.prepare(later, on_stage=lambda stage: log.info(stage + ", in the background"))
-        except Exception:
-            log.exception("background kernels failed to compile; the puzzle RPCs stay UNAVAILABLE")
-            return
-        log.info("background kernels ready", extra={"units": [u.name for u in later], "seconds": round(seconds, 3)})
-        try:
+            log.info("background kernels ready", extra={"units": [u.name for u in later], "seconds": round(seconds, 3)})
             warm_up_puzzles()
         except Exception:
-            log.exception("the puzzle warm-up check failed")
+            log.exception("background kernels failed to compile or check; the puzzle RPCs may stay UNAVAILABLE")
+        finally:
+            self._all_kernels.set()
+
+    def wait_for_all_kernels(self, timeout: float | None = None) -> bool:
+        """Block until the background kernels (puzzles) are loaded too (or failed to); True when they are."""
+        self._all_kernels.wait(timeout)
+        return all(self.kernels.is_ready(unit.name) for unit in UNITS)
 
     def _set_health(self, status: int) -> None:
         for name in HEALTH_SERVICES:

@@ -51,9 +51,10 @@ def start_server(settings: Settings, loader: ClassifierLoader = load_default_cla
 
 
 def ready_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafServer:
-    """A started server that has reached SERVING."""
+    """A started server that has reached SERVING, with its background (puzzle) kernels loaded too."""
     server = start_server(settings, loader)
     assert server.wait_until_ready(READY_TIMEOUT_S), f"server never became ready: {server.load_error!r}"
+    assert server.wait_for_all_kernels(READY_TIMEOUT_S), "the background kernels never loaded"
     return server
 
 

@@ -68,6 +68,9 @@ class CallContext:
         for callback in callbacks:
             callback()
 
+    def set_trailing_metadata(self, metadata: object) -> None:
+        """Nothing to do: the HTTP edge sends its own headers (``Retry-After`` with UNAVAILABLE)."""
+
     def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
         """End the call with a status code and message, as ``grpc.ServicerContext.abort`` does."""
         raise CallAborted(code, details)

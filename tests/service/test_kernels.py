@@ -1,0 +1,175 @@
+"""The cold start: kernels compile before SERVING (puzzles after), in child processes, and never in a request.
+
+The first start on a fresh clone is tested end to end by ``scripts/first-start``
+(run by ``.ci/run`` on a fresh clone with an empty numba cache); these tests
+cover the parts: the units, the child processes, the gating, the notices.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server
+
+from game import deal
+from service import kernels
+from service.cli import COMPILING_NOTICE, missing_extra
+from service.compile_log import COMPILING, CompileRecorder
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.http import HttpServer
+from service.server import BoafServer
+
+
+def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
+    assert len(set(kernels.UNIT_NAMES)) == len(kernels.UNITS)
+    at_start = {unit.name for unit in kernels.UNITS if unit.at_start}
+    assert {"game", "search", "features", "progress"} <= at_start
+    assert "puzzles" not in at_start
+    with pytest.raises(KeyError, match="the units are"):
+        kernels.unit_named("nope")
+
+
+def test_after_a_server_has_started_every_unit_is_in_numbas_cache(server: BoafServer) -> None:
+    assert all(server.kernels.is_ready(name) for name in kernels.UNIT_NAMES)
+    assert [unit.name for unit in kernels.UNITS if not kernels.is_cached(unit)] == []
+
+
+def test_no_rpc_compiles_a_kernel(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+    """Every RPC, every algorithm, small and whole-deck grids: numba loads nothing new and compiles nothing."""
+    small, big = state_to_proto(deal(7)), state_to_proto(deal(3, rows=4, cols=13))
+    recorder = CompileRecorder()
+    with recorder.recording(), channel_to(server) as channel:
+        game = game_pb2_grpc.GameStub(channel)
+        game.Deal(game_pb2.DealRequest(seed=5, rows=4, cols=13), timeout=30)
+        stub.Classify(pb.ClassifyRequest(states=[small, big]), timeout=60)
+        stub.Features(pb.FeaturesRequest(states=[small, big]), timeout=60)
+        for algorithm in pb.Algorithm.values():
+            if algorithm:
+                stub.Solve(pb.SolveRequest(state=small, algorithm=algorithm, max_nodes=2_000), timeout=60)
+        stub.Solve(pb.SolveRequest(state=big, max_nodes=2_000), timeout=60)
+        stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=30)
+        stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(deal(9, rows=2, cols=3))), timeout=60)
+        stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, seed=2), timeout=60)
+    assert recorder.compiled == []
+
+
+def test_a_puzzle_call_while_its_kernels_compile_is_unavailable_with_a_retry_hint(server: BoafServer) -> None:
+    web = HttpServer(server)
+    web.start()
+    server.kernels.ready.discard("puzzles")  # as in the seconds after SERVING on a first start
+    try:
+        with channel_to(server) as channel:
+            call = boaf_pb2_grpc.BoafStub(channel).AnalyzePuzzle.with_call
+            with pytest.raises(grpc.RpcError) as caught:
+                call(pb.AnalyzePuzzleRequest(state=state_to_proto(deal(9, rows=2, cols=3))), timeout=30)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert COMPILING in caught.value.details() and "retry" in caught.value.details()
+        assert ("retry-after", str(kernels.RETRY_AFTER_S)) in caught.value.trailing_metadata()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{web.port}/boaf.v1.Boaf/GeneratePuzzle",
+            data=b'{"cards": 5}',
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 503
+        assert refused.value.headers["Retry-After"] == str(kernels.RETRY_AFTER_S)
+        body = json.loads(refused.value.read())
+        assert body["code"] == "unavailable" and COMPILING in body["message"]
+    finally:
+        server.kernels.ready.add("puzzles")
+        web.stop()
+
+
+def test_readyz_and_unavailable_calls_say_what_the_server_is_doing() -> None:
+    loader = GatedLoader()
+    server = start_server(loopback_settings(http_port=0), loader)
+    web = HttpServer(server)
+    web.start()
+    try:
+        assert loader.called.wait(120)
+        assert _readyz(web) == (503, {"status": "NOT_SERVING", "stage": "loading the model"})
+        server.stage = COMPILING  # what a first start says while the child processes compile
+        assert _readyz(web) == (503, {"status": "NOT_SERVING", "stage": COMPILING})
+        with channel_to(server) as channel, pytest.raises(grpc.RpcError) as caught:
+            boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert caught.value.details().startswith(COMPILING)
+        loader.release()
+        assert server.wait_until_ready(120)
+        assert _readyz(web) == (200, {"status": "SERVING"})
+    finally:
+        loader.release()
+        web.stop()
+        server.stop(0)
+
+
+def test_the_warm_up_has_its_own_time_limit_not_a_requests() -> None:
+    """A 1 ms request time limit cannot fail the warm-up's checks (it did when compiling counted against it)."""
+    server = ready_server(loopback_settings(solve_time_limit_ms=1))
+    server.stop(0)
+
+
+def test_a_child_process_compiles_into_the_cache_and_the_next_finds_it_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    first: list[str] = []
+    assert kernels._compile_in_child("game", lambda c: first.append(c.kernel))
+    assert first == ["game.bits.shuffled_cells"]
+    second: list[str] = []
+    assert kernels._compile_in_child("game", lambda c: second.append(c.kernel))
+    assert second == []
+
+
+def test_a_failed_child_is_logged_and_costs_nothing_but_its_time(caplog: pytest.LogCaptureFixture) -> None:
+    assert not kernels._compile_in_child("no-such-unit", lambda c: None)
+    assert "a kernel compile process failed" in caplog.text
+
+
+def test_the_cli_says_once_that_it_compiles_and_never_when_the_cache_has_it(tmp_path: Path) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-c", "from service.cli import main; main()", "deal", "1"]
+    cold = subprocess.run(command, capture_output=True, text=True, env=env, check=True, timeout=300)
+    assert cold.stderr.splitlines() == [COMPILING_NOTICE]
+    assert cold.stdout.startswith("JD 2D")
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, check=True, timeout=300)
+    assert warm.stderr == "" and warm.stdout == cold.stdout
+
+
+def test_a_command_that_needs_an_extra_says_which_one() -> None:
+    # As on a plain install: the batch extra's Dask is not there.
+    code = "import sys; sys.modules['distributed'] = None; from service.cli import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "census", "--seeds", "1:3"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "boaf: `boaf census` needs the batch extra (module 'distributed' is not installed): "
+        "pip install 'boaf[batch]' (or, in a clone, pip install -e '.[batch]')"
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_only_modules_of_an_extra_are_explained() -> None:
+    assert missing_extra(ModuleNotFoundError("x", name="lightgbm.basic"), "retrain") is not None
+    assert "boaf[train]" in (missing_extra(ModuleNotFoundError("x", name="sklearn"), "retrain") or "")
+    assert missing_extra(ModuleNotFoundError("x", name="numpy"), "solve") is None
+
+
+def _readyz(web: HttpServer) -> tuple[int, object]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{web.port}/readyz", timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
