@@ -68,8 +68,11 @@ def main(argv: list[str] | None = None) -> None:
     args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     notice = _CompileNotice()
     try:
-        with notice.recording():
+        if args[:1] == ["serve"]:  # the server logs its own compiling, kernel by kernel
             app(args=args, standalone_mode=True)
+        else:
+            with notice.recording():
+                app(args=args, standalone_mode=True)
     except BoafError as exc:
         print(f"boaf: {exc}", file=sys.stderr)
         sys.exit(exit_code(exc))
