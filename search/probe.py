@@ -31,8 +31,8 @@ def probe(
     check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
-    status, nodes, _, _, _ = kernel.solve_batch(
-        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols), algo.kernel,
+    status, nodes, _, _, _ = kernel.BATCHES[algo.kernel](
+        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
         algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, 1, max_nodes, 0.0, np.zeros(1, dtype=np.int64),
     )  # fmt: skip
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)

@@ -139,7 +139,7 @@ def solve(
     memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes)
     path = np.zeros((root.shape[0], 2), dtype=np.int8)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
-    _load_kernel()
+    _load_kernel(algo.kernel)
     start = time.perf_counter()
     deadline = start + time_limit if time_limit else 0.0  # now_s's clock (perf_counter), read from Python
     if threads > 1 and state.n_stacks > 1:
@@ -148,9 +148,9 @@ def solve(
         status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
         length = path.shape[0]
     else:
-        status, nodes, length, _ = kernel.solve_one(
+        status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
             root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols),
-            cell_cut_table(state.rows, state.cols), algo.kernel,
+            cell_cut_table(state.rows, state.cols),
             algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag,
             memo, 1, path, max_bytes, NO_LABELS, NO_LABELS,
         )  # fmt: skip
@@ -274,8 +274,8 @@ def _run_batch(
     cancel: np.ndarray,
     max_bytes: int = 0,
 ) -> BatchResult:
-    status, nodes, elapsed, paths, lengths = kernel.solve_batch(
-        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols), algo.kernel,
+    status, nodes, elapsed, paths, lengths = kernel.BATCHES[algo.kernel](
+        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
         algo.options, model.kernel_coefs(),
         model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel, max_bytes,
     )  # fmt: skip
@@ -315,11 +315,11 @@ def _card_mask(cards: Any) -> np.uint64:
 
 
 @cache
-def _load_kernel() -> None:
+def _load_kernel(search: int) -> None:
     # The first call of a compiled function loads it from numba's cache (a few
     # hundred ms); do that outside the timed search.
     one = np.array([0], dtype=np.int8)
-    kernel.solve_one(
-        one, 1, 1, compat_table(), line_table(1, 1), cell_cut_table(1, 1), 0, 0, np.zeros(4), 0, 0, 1, 0, 0.0,
+    kernel.SEARCHES[search](
+        one, 1, 1, compat_table(), line_table(1, 1), cell_cut_table(1, 1), 0, np.zeros(4), 0, 0, 1, 0, 0.0,
         np.zeros(1, dtype=np.int64), kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0, NO_LABELS, NO_LABELS,
     )  # fmt: skip

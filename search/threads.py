@@ -195,8 +195,8 @@ class _Run:
                     NO_LABELS,
                     NO_LABELS,
                 )
-            status, nodes, length, _ = kernel.solve_one(
-                task.root, rows, cols, self.tables[0], self.tables[1], self.tables[2], self.algo.kernel,
+            status, nodes, length, _ = kernel.SEARCHES[self.algo.kernel](
+                task.root, rows, cols, self.tables[0], self.tables[1], self.tables[2],
                 self.algo.options, self.model.kernel_coefs(), self.model.cutoff, self.algo.memo_min, self.cohort,
                 self.budget.max_nodes, self.budget.deadline, self.halt, memo, worker, path, max_bytes, labels, fill,
             )  # fmt: skip

@@ -348,6 +348,8 @@ class DataPlane:
         for one of the ``BOAF_MAX_CONCURRENT_SEARCHES`` slots within the time limit, then is ``Busy``.
         """
         max_nodes = budget.max_nodes
+        if search.algorithm_named(algorithm).name == "best-n":
+            self._require_kernels("best_n")
         with (
             self._slot(self._search_slots, budget, "searches", "BOAF_MAX_CONCURRENT_SEARCHES"),
             self._alarm.armed(cancel, budget.deadline),

@@ -8,9 +8,11 @@ compiled by running a little real work through the public API of its package:
 
 - ``search``, ``features`` and ``progress`` are what Classify, Solve and
   Features run; the server compiles them before it reports SERVING.
-- ``puzzles`` (AnalyzePuzzle, GeneratePuzzle) compiles in the background once
-  the server is SERVING; until then those calls get UNAVAILABLE ("compiling,
-  retry") with a retry hint. No compile ever runs inside a request.
+- ``best_n`` (Solve with BEST_N, a rarely used algorithm: its search is a
+  compiled entry point of its own, as big as the DFS one) and ``puzzles``
+  (AnalyzePuzzle, GeneratePuzzle) compile in the background once the server is
+  SERVING; until then those calls get UNAVAILABLE ("compiling, retry") with a
+  retry hint. No compile ever runs inside a request.
 
 When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
 child processes (``python -m service.kernels UNIT``; each fills the shared cache),
@@ -46,6 +48,8 @@ from service.compile_log import COMPILING, Compiled, CompileRecorder
 
 log = logging.getLogger(__name__)
 
+BEST_N = "best-n"
+
 RETRY_AFTER_S = 5
 """The retry hint a call gets while the kernels it needs are compiling."""
 
@@ -73,10 +77,18 @@ def _run_game() -> None:
 def _run_search() -> None:
 
     state = deal(367297990)
-    for algorithm in search.ALGORITHMS:  # every algorithm's options run through the same kernels
-        search.solve(state, algorithm=algorithm, max_nodes=200)
+    for algorithm in search.ALGORITHMS:  # every DFS algorithm's options run through the same kernels
+        if algorithm != BEST_N:
+            search.solve(state, algorithm=algorithm, max_nodes=200)
     search.solve(state, threads=2, max_nodes=200)
     search.solve_many([state, deal(1)], max_nodes=200)
+
+
+def _run_best_n() -> None:
+    state = deal(367297990)
+    search.solve(state, algorithm=BEST_N, max_nodes=200)
+    search.solve(state, algorithm=BEST_N, threads=2, max_nodes=200)
+    search.solve_many([state, deal(1)], algorithm=BEST_N, max_nodes=200)
 
 
 def _run_features() -> None:
@@ -103,6 +115,7 @@ UNITS: tuple[Unit, ...] = (
     Unit("search", ("search.kernel:solve_batch", "search.kernel:solve_one"), _run_search, at_start=True),
     Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
+    Unit("best_n", ("search.kernel:best_n_one", "search.kernel:best_n_batch"), _run_best_n, at_start=False),
     Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
 )
 UNIT_NAMES = tuple(unit.name for unit in UNITS)

@@ -34,7 +34,7 @@ def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
     assert len(set(kernels.UNIT_NAMES)) == len(kernels.UNITS)
     at_start = {unit.name for unit in kernels.UNITS if unit.at_start}
     assert {"game", "search", "features", "progress"} <= at_start
-    assert "puzzles" not in at_start
+    assert not {"best_n", "puzzles"} & at_start
     with pytest.raises(KeyError, match="the units are"):
         kernels.unit_named("nope")
 
@@ -89,6 +89,21 @@ def test_a_puzzle_call_while_its_kernels_compile_is_unavailable_with_a_retry_hin
     finally:
         server.kernels.ready.add("puzzles")
         web.stop()
+
+
+def test_a_best_n_solve_while_its_kernels_compile_is_unavailable_and_other_solves_answer(
+    server: BoafServer, stub: boaf_pb2_grpc.BoafStub
+) -> None:
+    server.kernels.ready.discard("best_n")
+    try:
+        state = state_to_proto(deal(7))
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Solve(pb.SolveRequest(state=state, algorithm=pb.BEST_N), timeout=30)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "the best_n kernels are not ready yet" in caught.value.details()
+        assert stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ORDERED), timeout=30).status
+    finally:
+        server.kernels.ready.add("best_n")
 
 
 def test_readyz_and_unavailable_calls_say_what_the_server_is_doing() -> None:
