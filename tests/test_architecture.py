@@ -12,6 +12,8 @@ each carries a comment on its line or the line above that says ``start-up``.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,3 +193,28 @@ def test_local_imports_say_they_are_for_start_up() -> None:
         if not any("start-up" in comment for comment in comments):
             unexplained.append(f"{module}:{line} {lines[-1].strip()}")
     assert not unexplained, "\n".join(unexplained)
+
+
+# The serving image carries only the lean install (pyproject.toml's dependencies); these come with extras.
+EXTRA_ONLY = ("sklearn", "lightgbm", "onnx", "onnxmltools", "skl2onnx", "pyarrow", "pandas", "dask", "distributed")
+SERVING_PATH = """
+import sys
+from service.http import HttpServer
+from service.server import BoafServer, check_model
+from service.settings import Settings
+from service.cli import main
+check_model(Settings())
+print(" ".join(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def test_serving_imports_nothing_that_only_an_extra_brings() -> None:
+    """The service's whole start (kernels, model, warm-up) and the CLI import no batch or training library.
+
+    (matplotlib is left out: igraph imports it when it is installed, and the lean install does not have it.)
+    """
+    done = subprocess.run([sys.executable, "-c", SERVING_PATH], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = set(done.stdout.split())
+    assert "onnxruntime" in imported and "numba" in imported
+    assert imported.isdisjoint(EXTRA_ONLY), sorted(imported & set(EXTRA_ONLY))
