@@ -78,6 +78,8 @@ def feature_table(states: StatesOrArray, rows: int | None = None, cols: int | No
     Integer features are int64, the others float64; the schema version is in
     the table's metadata under ``boaf.features.schema``.
     """
+    import pyarrow as pa  # boaf[batch]'s; for start-up time, serving (which never builds tables) skips it
+
     batch = compute_features(states, rows, cols)
     columns: dict[str, pa.Array] = {}
     texts: dict[str, pa.Array] = {}
@@ -98,6 +100,8 @@ def schema_metadata() -> dict[str, str]:
 
 def arrow_schema() -> pa.Schema:
     """The Arrow schema of ``feature_table`` (without the metadata)."""
+    import pyarrow as pa  # for start-up time, as in feature_table
+
     fields = [pa.field(n, pa.int64() if is_integer_feature(n) else pa.float64()) for n in feature_names()]
     fields += [pa.field(n + TEXT_SUFFIX, pa.string()) for n in BIG_INTEGER_FEATURES]
     return pa.schema(fields)
@@ -166,6 +170,8 @@ def from_digits(digits: np.ndarray, primes: np.ndarray, *, signed: bool) -> np.n
 
 
 def _exact_columns(values: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    import pyarrow as pa  # for start-up time, as in feature_table
+
     if values.dtype != object:
         return pa.array(values, type=pa.int64()), pa.nulls(len(values), type=pa.string())
     fits = [v <= INT64_MAX for v in values]

@@ -25,7 +25,10 @@ from service.cli import (  # noqa: F401
     serve_commands,
 )
 from service.cli.app import app
+from service.cli.compiling import COMPILING_NOTICE, say_compiling
 from service.compile_log import CompileRecorder
+
+__all__ = ["COMPILING_NOTICE", "EXIT_CODES", "app", "exit_code", "main", "missing_extra"]
 
 EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
     (InvalidInput, 2),  # the same status the option parser gives a bad option
@@ -45,8 +48,6 @@ def shield_grid_argument(arg: str) -> str:
         return "." + arg[2:]
     return arg
 
-
-COMPILING_NOTICE = "boaf: compiling kernels (first run only: numba caches them for later runs)..."
 
 EXTRAS: dict[str, str] = {
     "dask": "batch",
@@ -106,7 +107,7 @@ class _CompileNotice(CompileRecorder):
     def start(self, name: str) -> None:
         if not self.said:
             self.said = True
-            print(COMPILING_NOTICE, file=sys.stderr, flush=True)
+            say_compiling()
         super().start(name)
 
 

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from game.errors import InvalidState
 from game.notation import parse_seed_range
 from service.cli.app import app
+from service.cli.compiling import compile_for_workers
 from service.cli.options import Scheduler, Workers
 
 SHOW_FLAGS = ("--json", "--help")
@@ -83,6 +84,7 @@ def export_command(
     from jobs.export import export
     from jobs.runner import Cluster
 
+    compile_for_workers("features")
     if on_error not in ("skip", "fail"):
         raise InvalidState(f"--on-error must be 'skip' or 'fail', got {on_error!r}")
     with _progress_on_stderr():

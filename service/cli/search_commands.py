@@ -11,6 +11,7 @@ import typer
 from game import InvalidState
 from game.notation import parse_seed_range
 from service.cli.app import app
+from service.cli.compiling import compile_for_workers
 from service.cli.input import read_state_file, state_argument
 from service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
 
@@ -108,6 +109,7 @@ def census_command(
     from jobs.census import census
     from jobs.runner import Cluster
 
+    compile_for_workers("search")
     summary = census(
         parse_seed_range(seeds),
         rows=rows,
