@@ -21,6 +21,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.server import BoafServer, ClassifierLoader, load_default_classifier
 from service.settings import Settings
 
@@ -111,7 +112,8 @@ def free_port() -> int:
 
 
 def serve_process(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    """``boaf serve`` as a process of its own, on a free port, with ``env``'s ``BOAF_*`` settings, once SERVING.
+    """``boaf serve`` as a process of its own, on a free port, with ``env``'s ``BOAF_*`` settings, once SERVING
+    and its background (puzzle) kernels are loaded: a small AnalyzePuzzle no longer answers UNAVAILABLE.
 
     Returns the process and its address; the caller ends it.
     """
@@ -122,12 +124,21 @@ def serve_process(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     address = f"127.0.0.1:{port}"
     give_up = time.monotonic() + READY_TIMEOUT_S
     with grpc.insecure_channel(address) as channel:
-        while not _serving(channel):
+        while not (_serving(channel) and _puzzles_ready(channel)):
             if process.poll() is not None or time.monotonic() > give_up:
                 process.kill()
                 raise AssertionError(f"boaf serve never became SERVING (exit status {process.poll()})")
             time.sleep(0.1)
     return process, address
+
+
+def _puzzles_ready(channel: grpc.Channel) -> bool:
+    three = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])
+    try:
+        boaf_pb2_grpc.BoafStub(channel).AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=three), timeout=10)
+    except grpc.RpcError as error:
+        return error.code() != grpc.StatusCode.UNAVAILABLE
+    return True
 
 
 def _serving(channel: grpc.Channel) -> bool:

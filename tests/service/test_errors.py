@@ -71,6 +71,7 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     (search.InvalidOrderingModel("ordering model o.json: missing field"), grpc.StatusCode.INTERNAL, 1),
     (search.SolutionCheckFailed("solution 'AS-2S' leaves 2 stacks"), grpc.StatusCode.INTERNAL, 1),
     (errors.NotReady("the model is still loading"), grpc.StatusCode.UNAVAILABLE, 1),
+    (errors.Compiling("compiling kernels (first start only)"), grpc.StatusCode.UNAVAILABLE, 1),
     (errors.ModelUnavailable("the served model failed"), grpc.StatusCode.FAILED_PRECONDITION, 1),
 ]
 BRANCHES = (InvalidInput, Stopped, Failure)
