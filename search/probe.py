@@ -31,9 +31,11 @@ def probe(
     check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
+    # Plain ints, and max_bytes given: the argument types of search.solve_many's calls, so one compiled copy.
     status, nodes, _, _, _ = kernel.BATCHES[algo.kernel](
-        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
-        algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, 1, max_nodes, 0.0, np.zeros(1, dtype=np.int64),
+        array, int(rows), int(cols), compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
+        int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), 1, int(max_nodes), 0.0,
+        np.zeros(1, dtype=np.int64), 0,
     )  # fmt: skip
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)
     return outcome, nodes.astype(np.float64)

@@ -143,7 +143,7 @@ def solve(
     start = time.perf_counter()
     deadline = start + time_limit if time_limit else 0.0  # now_s's clock (perf_counter), read from Python
     if threads > 1 and state.n_stacks > 1:
-        budget = Budget(max_nodes or 0, deadline, max_bytes)
+        budget = Budget(int(max_nodes or 0), float(deadline), int(max_bytes))
         tables = (compat_table(), line_table(state.rows, state.cols), cell_cut_table(state.rows, state.cols))
         status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
         length = path.shape[0]
@@ -151,8 +151,8 @@ def solve(
         status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
             root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols),
             cell_cut_table(state.rows, state.cols),
-            algo.options, model.kernel_coefs(), model.cutoff, algo.memo_min, cohort, max_nodes or 0, deadline, flag,
-            memo, 1, path, max_bytes, NO_LABELS, NO_LABELS,
+            int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), int(cohort),
+            int(max_nodes or 0), float(deadline), flag, memo, 1, path, int(max_bytes), NO_LABELS, NO_LABELS,
         )  # fmt: skip
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
@@ -274,10 +274,12 @@ def _run_batch(
     cancel: np.ndarray,
     max_bytes: int = 0,
 ) -> BatchResult:
+    # Plain ints and floats only: a numpy scalar (uint64, int32, float32) or an omitted default would be
+    # another argument type, which numba compiles a second copy of the whole kernel for.
     status, nodes, elapsed, paths, lengths = kernel.BATCHES[algo.kernel](
-        array, rows, cols, compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
-        algo.options, model.kernel_coefs(),
-        model.cutoff, algo.memo_min, cohort, max_nodes or 0, time_limit or 0.0, cancel, max_bytes,
+        array, int(rows), int(cols), compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
+        int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), int(cohort),
+        int(max_nodes or 0), float(time_limit or 0.0), cancel, int(max_bytes),
     )  # fmt: skip
     codes = status.tolist()
     answers = tuple(_KERNEL_STATUS[s] for s in codes)

@@ -197,8 +197,9 @@ class _Run:
                 )
             status, nodes, length, _ = kernel.SEARCHES[self.algo.kernel](
                 task.root, rows, cols, self.tables[0], self.tables[1], self.tables[2],
-                self.algo.options, self.model.kernel_coefs(), self.model.cutoff, self.algo.memo_min, self.cohort,
-                self.budget.max_nodes, self.budget.deadline, self.halt, memo, worker, path, max_bytes, labels, fill,
+                int(self.algo.options), self.model.kernel_coefs(), int(self.model.cutoff), int(self.algo.memo_min),
+                int(self.cohort), self.budget.max_nodes, self.budget.deadline, self.halt, memo, worker, path, max_bytes,
+                labels, fill,
             )  # fmt: skip
             task.nodes += int(nodes)
             if status == kernel.TABLE_FULL:

@@ -82,6 +82,7 @@ def _run_search() -> None:
             search.solve(state, algorithm=algorithm, max_nodes=200)
     search.solve(state, threads=2, max_nodes=200)
     search.solve_many([state, deal(1)], max_nodes=200)
+    search.solve(deal(3, rows=4, cols=13), max_nodes=200)  # wide grids size their tables from Python
 
 
 def _run_best_n() -> None:

@@ -209,3 +209,36 @@ def test_a_solution_that_does_not_replay_is_a_bug_not_an_answer() -> None:
         checked_solution(state, np.array([[0, 0]], dtype=np.int8))
     with pytest.raises(search.SolutionCheckFailed, match="leaves 15 stacks"):
         checked_solution(state, np.array([[0, 1]], dtype=np.int8))
+
+
+SPECIALIZATIONS = """
+import numpy as np
+import search
+from game import deal
+from search import kernel
+from search.ordering import OrderingModel, DEFAULT_ORDERING
+from search.probe import probe
+from game.arrays import states_to_array
+states = [deal(1), deal(2)]
+numpy_model = OrderingModel(
+    DEFAULT_ORDERING.intercept, DEFAULT_ORDERING.coefficients, np.int32(DEFAULT_ORDERING.cutoff)
+)
+search.solve_many(states)
+search.solve_many(states, max_nodes=500, time_limit=5, ordering=numpy_model)
+search.solve_many(states, time_limit=30, max_memory_mb=64)
+search.solve(deal(3), max_nodes=300, time_limit=2, ordering=numpy_model)
+search.solve(deal(3), threads=2, max_nodes=300, time_limit=2)
+probe(states_to_array(states), 4, 4, max_nodes=100)
+probe(states_to_array(states), 4, 4, max_nodes=100, algorithm="ordered")
+print(len(kernel.solve_batch.signatures), len(kernel.solve_one.signatures))
+"""
+
+
+def test_numpy_scalars_and_defaults_compile_no_second_copy_of_the_kernel() -> None:
+    """Every caller hands the kernels plain ints and floats, so numba compiles each kernel once (not per type)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", SPECIALIZATIONS], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "1"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from numba.core.registry import CPUDispatcher as Dispatcher
 from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server
 
 from game import deal
@@ -28,6 +29,8 @@ from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.http import HttpServer
 from service.server import BoafServer
+
+KERNEL_MODULES = ("game.bits", "search.kernel", "features.kernel", "models.progress", "puzzles.kernel")
 
 
 def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
@@ -48,10 +51,13 @@ def test_no_rpc_compiles_a_kernel(server: BoafServer, stub: boaf_pb2_grpc.BoafSt
     """Every RPC, every algorithm, small and whole-deck grids: numba loads nothing new and compiles nothing."""
     small, big = state_to_proto(deal(7)), state_to_proto(deal(3, rows=4, cols=13))
     recorder = CompileRecorder()
+    loaded = _compiled_signatures()
     with recorder.recording(), channel_to(server) as channel:
         game = game_pb2_grpc.GameStub(channel)
         game.Deal(game_pb2.DealRequest(seed=5, rows=4, cols=13), timeout=30)
-        stub.Classify(pb.ClassifyRequest(states=[small, big]), timeout=60)
+        hard = state_to_proto(deal(12226))  # an FFUD past the exact path's budget: the learned path runs
+        answer = stub.Classify(pb.ClassifyRequest(states=[small, big, hard]), timeout=60)
+        assert not answer.predictions[2].exact
         stub.Features(pb.FeaturesRequest(states=[small, big]), timeout=60)
         for algorithm in pb.Algorithm.values():
             if algorithm:
@@ -61,6 +67,18 @@ def test_no_rpc_compiles_a_kernel(server: BoafServer, stub: boaf_pb2_grpc.BoafSt
         stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(deal(9, rows=2, cols=3))), timeout=60)
         stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, seed=2), timeout=60)
     assert recorder.compiled == []
+    # Nor does any kernel gain a new compiled version (one loaded from the cache counts too: cold, it compiles).
+    assert _compiled_signatures() == loaded
+
+
+def _compiled_signatures() -> dict[str, int]:
+    modules = [sys.modules[name] for name in KERNEL_MODULES]
+    return {
+        f"{module.__name__}.{name}": len(value.signatures)
+        for module in modules
+        for name, value in vars(module).items()
+        if isinstance(value, Dispatcher)
+    }
 
 
 def test_a_puzzle_call_while_its_kernels_compile_is_unavailable_with_a_retry_hint(server: BoafServer) -> None:
