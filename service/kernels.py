@@ -24,6 +24,7 @@ correctness checks (``DataPlane.warm_up`` starts their budget afterwards).
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -164,6 +165,13 @@ class Kernels:
         self.compiled = []
         self.stage = ""
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._children: set[subprocess.Popen[str]] = set()
+
+    def stop(self) -> None:
+        """Start no more compile processes, and end this server's running ones (the server is stopping)."""
+        self._stopped.set()
+        _terminate(self._children)
 
     def is_ready(self, name: str) -> bool:
         """True once unit ``name`` is loaded here: calls that need it run no compile."""
@@ -206,7 +214,8 @@ class Kernels:
     def _compile_in_children(self, units: Sequence[Unit], parallel: int) -> None:
         # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first).
         def compile_one(name: str) -> None:
-            _compile_in_child(name, self._child_compiled)
+            if not self._stopped.is_set():
+                _compile_in_child(name, self._child_compiled, self._children)
 
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
             list(pool.map(compile_one, [unit.name for unit in units]))
@@ -230,7 +239,22 @@ def _default_parallel() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _compile_in_child(name: str, on_compiled: Callable[[Compiled], None]) -> bool:
+_children: set[subprocess.Popen[str]] = set()
+_children_lock = threading.Lock()
+
+
+def _terminate(children: set[subprocess.Popen[str]]) -> None:
+    with _children_lock:
+        for child in children:
+            child.terminate()
+
+
+atexit.register(_terminate, _children)  # a child must not go on compiling for a process that has gone
+
+
+def _compile_in_child(
+    name: str, on_compiled: Callable[[Compiled], None], running: set[subprocess.Popen[str]] | None = None
+) -> bool:
     """Run ``python -m service.kernels NAME``, hearing each kernel it compiled as it goes; False when it failed.
 
     A child that fails (no cache directory it can write, say) costs nothing but
@@ -238,17 +262,27 @@ def _compile_in_child(name: str, on_compiled: Callable[[Compiled], None]) -> boo
     """
     command = [sys.executable, "-m", "service.kernels", name]
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty child cannot block on it
-        try:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
-        except OSError as exc:
-            log.warning("could not compile kernels in a child process", extra={"unit": name, "error": str(exc)})
-            return False
+        with _children_lock:
+            try:
+                child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
+            except OSError as exc:
+                log.warning("could not compile kernels in a child process", extra={"unit": name, "error": str(exc)})
+                return False
+            _children.add(child)
+            if running is not None:
+                running.add(child)
         assert child.stdout is not None
-        with child:
-            for line in child.stdout:
-                if line.startswith("{"):
-                    report = json.loads(line)
-                    on_compiled(Compiled(report["kernel"], float(report["seconds"])))
+        try:
+            with child:
+                for line in child.stdout:
+                    if line.startswith("{"):
+                        report = json.loads(line)
+                        on_compiled(Compiled(report["kernel"], float(report["seconds"])))
+        finally:
+            with _children_lock:
+                _children.discard(child)
+                if running is not None:
+                    running.discard(child)
         stderr.seek(0)
         errors = stderr.read()
     if child.returncode != 0:

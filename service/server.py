@@ -218,6 +218,7 @@ class BoafServer:
         """Health NOT_SERVING, then stop; calls in flight get ``grace`` s (default: the settings') to finish."""
         grace = self.settings.shutdown_grace_s if grace is None else grace
         log.info("shutting down", extra={"grace_s": grace})
+        self.kernels.stop()  # a first start stopped while its kernels compile ends their processes too
         self.health.enter_graceful_shutdown()
         self.metrics.ready.set(0)
         stopped = self._server.stop(grace)

@@ -45,6 +45,10 @@ def serve_command(
 
     Every other setting comes from BOAF_* environment variables (see service/settings.py).
     """
+    # SIGTERM first: as a container's PID 1, the process would ignore it until a handler is set.
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
     from service.http import HttpServer
     from service.logs import configure_logging
@@ -65,22 +69,23 @@ def serve_command(
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
     server = BoafServer(settings)
-    stopping = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stopping.set())
     server.start()
     web = HttpServer(server) if settings.http_enabled else None
     if web is not None:
         web.start()
-    if not server.wait_until_ready():
+    # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
+    while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
+        pass
+    if server.load_error is not None:
         if web is not None:
             web.stop()
         server.stop(0)
         print(f"boaf: the service could not start: {server.load_error}", file=sys.stderr)
         raise typer.Exit(1)
-    typer.echo(
-        f"boaf: serving {_addresses(settings.host, server.port, web)} (metrics on {server.metrics_port})", err=True
-    )
+    if not stopping.is_set():
+        typer.echo(
+            f"boaf: serving {_addresses(settings.host, server.port, web)} (metrics on {server.metrics_port})", err=True
+        )
     stopping.wait()
     if web is not None:
         web.shutdown()  # both sides drain at once, within one grace period

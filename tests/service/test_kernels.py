@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -18,7 +19,7 @@ from pathlib import Path
 import grpc
 import pytest
 from numba.core.registry import CPUDispatcher as Dispatcher
-from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server
+from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server, wait_for
 
 from game import deal
 from service import kernels
@@ -206,3 +207,32 @@ def _readyz(web: HttpServer) -> tuple[int, object]:
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
+
+
+def test_sigterm_while_the_kernels_compile_ends_the_server_and_its_compile_processes(tmp_path: Path) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "BOAF_LOG_LEVEL": "INFO", "BOAF_HTTP_ENABLED": "false"}
+    command = [sys.executable, "-c", "from service.cli import main; main()", "serve", "--port", "0"]
+    command += ["--metrics-port", "0"]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for line in process.stderr:
+        if COMPILING in line:
+            break
+    assert wait_for(lambda: bool(_compile_children(process.pid)), timeout=30), "a cold start compiles in children"
+    children = _compile_children(process.pid)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == 0
+    assert wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in children), timeout=10)
+
+
+def _compile_children(parent: int) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            command = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(parent) and b"service.kernels" in command:
+            found.append(int(status.parent.name))
+    return found
