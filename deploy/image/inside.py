@@ -115,6 +115,8 @@ def check_cache_target() -> None:
 def check_rpcs() -> None:
     import grpc
 
+    from game.notation import parse_state
+    from service.converters import state_to_proto
     from service.generated.boaf.v1 import boaf_pb2 as pb
     from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
     from service.logs import configure_logging
@@ -123,28 +125,7 @@ def check_rpcs() -> None:
 
     configure_logging("INFO")
     logging.getLogger("service").setLevel(logging.INFO)
-    deal_1 = pb.State(
-        rows=4,
-        cols=4,
-        cells=[
-            "5S",
-            "JC",
-            "QH",
-            "8H",
-            "KC",
-            "6H",
-            "3H",
-            "9H",
-            "3S",
-            "JS",
-            "TH",
-            "TS",
-            "KS",
-            "7D",
-            "AH",
-            "5C",
-        ],  # the README's Classify example
-    )
+    deal_1 = state_to_proto(parse_state("5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"))  # the README's Classify
     three = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])
 
     def ok(condition: bool, what: str) -> None:

@@ -26,27 +26,15 @@ if CHECKOUT is not None and (CHECKOUT / "service" / "generated").is_dir():
 import grpc  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
+from game.notation import parse_state  # noqa: E402
+from service.converters import state_to_proto  # noqa: E402
 from service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
 from service.generated.boaf.v1 import boaf_pb2_grpc  # noqa: E402
 
-CELLS = [
-    "5S",
-    "JC",
-    "QH",
-    "8H",
-    "KC",
-    "6H",
-    "3H",
-    "9H",
-    "3S",
-    "JS",
-    "TH",
-    "TS",
-    "KS",
-    "7D",
-    "AH",
-    "5C",
-]  # the README's example deal
+README_GRID = "5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"
+
+# The README's Classify example, read by boaf's own parser (both scripts use it: no second copy of the cells).
+CELLS = list(state_to_proto(parse_state(README_GRID)).cells)
 
 
 def wait_serving(channel: grpc.Channel, started: float, within: float) -> float:
