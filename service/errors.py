@@ -50,7 +50,11 @@ class Compiling(NotReady):
 
 
 class ModelUnavailable(ServiceError, Failure):
-    """The served model failed; a server-side problem, not the caller's input."""
+    """The served model failed; a server-side problem, not the caller's input: UNAVAILABLE, retry later."""
+
+
+class Unauthenticated(ServiceError, InvalidInput):
+    """Bearer tokens are on (``BOAF_API_TOKENS``) and the call has no valid ``authorization: Bearer`` header."""
 
 
 STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
@@ -59,7 +63,8 @@ STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (Cancelled, grpc.StatusCode.CANCELLED),
     (GenerationFailed, grpc.StatusCode.NOT_FOUND),  # the iterations ran out before a solvable puzzle turned up
     (NotReady, grpc.StatusCode.UNAVAILABLE),
-    (ModelUnavailable, grpc.StatusCode.FAILED_PRECONDITION),
+    (ModelUnavailable, grpc.StatusCode.UNAVAILABLE),
+    (Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     # The three branches. Any other stop (DeadlineExceeded, AnalysisStopped) is a time limit that ran out:
     # the servicer raises Cancelled instead when the client cancelled the call.
     (InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ import grpc
 import search
 from puzzles import AnalysisStopped
 from service import converters
+from service.admission import cut_quotes
 from service.dataplane import Batch, CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
@@ -47,7 +47,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
             return method(self, request, context)
         except Exception as exc:
             code, message = status_of(exc)
-            message = short_quotes(message)
+            message = cut_quotes(message)
             if code is grpc.StatusCode.INTERNAL:
                 log.exception("%s failed", name, extra={"method": name, "peer": context.peer()})
             else:
@@ -61,20 +61,6 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
             metrics.record(name, code.name, time.perf_counter() - started)
 
     return handler
-
-
-QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
-# A quote opens after a non-word character (not an apostrophe in "server's") and runs to the same quote mark.
-_LONG_QUOTE = re.compile(rf"""(?<!\w)(['"])((?:(?!\1).){{{QUOTE_PREFIX}}})(?:(?!\1).){{8,}}\1""", re.DOTALL)
-
-
-def short_quotes(message: str) -> str:
-    """``message`` with every quoted input longer than ``QUOTE_PREFIX`` characters cut to a prefix and ``…``.
-
-    Messages quote the caller's input (``unknown card 'ZZ'``); a 100,000-character
-    cell must not come back whole (it would not even fit in a status header).
-    """
-    return _LONG_QUOTE.sub(lambda m: f"{m[1]}{m[2]}…{m[1]}", message)
 
 
 class BoafServicer(boaf_pb2_grpc.BoafServicer):

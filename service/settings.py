@@ -20,6 +20,8 @@ from typing import Any
 from game.errors import InvalidInput
 
 ENV_PREFIX = "BOAF_"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 MIB = 1024 * 1024
 # The memory arithmetic (worst_case_memory_mb; deploy/README.md shows the sums).
 BASE_MEMORY_MB = 512  # a warmed-up server: 317 MiB RSS measured, with room for Python's heap to grow
@@ -73,6 +75,13 @@ class Settings:
     max_concurrent_rpcs: int = field(
         default=64, metadata=_doc("Calls in flight at once (running or queued); more are RESOURCE_EXHAUSTED.")
     )
+    max_streams: int = field(
+        default=64,
+        metadata=_doc(
+            "Open streams (health Watch, reflection) at once, apart from max_concurrent_rpcs; each has a thread of "
+            "its own, so none holds a worker. More are RESOURCE_EXHAUSTED."
+        ),
+    )
     max_message_bytes: int = field(
         default=4 * 1024 * 1024,
         metadata=_doc("Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB)."),
@@ -85,6 +94,13 @@ class Settings:
     )
     solve_time_limit_ms: int = field(
         default=30_000, metadata=_doc("Longest search time of a Solve in ms, and the limit when it asks for none.")
+    )
+    batch_time_limit_ms: int = field(
+        default=30_000,
+        metadata=_doc(
+            "Longest time of a Classify or Features call in ms, counted from arrival; past it the call ends "
+            "DEADLINE_EXCEEDED (a client deadline shortens it)."
+        ),
     )
     puzzle_max_states: int = field(
         default=10_000_000,
@@ -131,6 +147,45 @@ class Settings:
     shutdown_grace_s: float = field(
         default=10.0, metadata=_doc("On SIGTERM, seconds in-flight calls get to finish before they are cancelled.")
     )
+    http_header_timeout_s: float = field(
+        default=10.0, metadata=_doc("Seconds an HTTP client has to send a request's headers; then it is closed.")
+    )
+    http_body_timeout_s: float = field(
+        default=30.0, metadata=_doc("Seconds an HTTP client has to send a request's body; then 408, and it is closed.")
+    )
+    idle_timeout_s: float = field(
+        default=60.0,
+        metadata=_doc(
+            "Seconds a connection (HTTP keep-alive, gRPC, metrics) may sit idle between calls; then it is closed."
+        ),
+    )
+    metrics_host: str = field(
+        default="127.0.0.1",
+        metadata=_doc("Address the metrics server binds to: loopback by default, whatever host says (0.0.0.0 in k8s)."),
+    )
+    allowed_hosts: str = field(
+        default="",
+        metadata=_doc(
+            "Comma-separated Host header names the HTTP edge answers (DNS rebinding). Unset: localhost, 127.0.0.1 "
+            "and [::1] when host is loopback; any Host otherwise."
+        ),
+    )
+    cors_origins: str = field(
+        default="",
+        metadata=_doc("Comma-separated origins a browser page may call the HTTP API from (CORS); unset: none."),
+    )
+    api_tokens: str = field(
+        default="",
+        metadata=_doc(
+            "Comma-separated bearer tokens; set (here or in api_tokens_file), every RPC on both edges needs "
+            "'authorization: Bearer TOKEN'. Health, readiness and the page's files are exempt."
+        ),
+    )
+    api_tokens_file: Path | None = field(
+        default=None, metadata=_doc("A file of bearer tokens, one per line ('#' starts a comment); adds to api_tokens.")
+    )
+    reflection_enabled: bool = field(default=True, metadata=_doc("Serve gRPC server reflection."))
+    page_enabled: bool = field(default=True, metadata=_doc("Serve the playground page at / on the HTTP port."))
     tls_cert: Path | None = field(default=None, metadata=_doc("PEM certificate chain; with tls_key, serve TLS."))
     tls_key: Path | None = field(default=None, metadata=_doc("PEM private key of tls_cert."))
     log_level: str = field(default="INFO", metadata=_doc("Logging level: DEBUG, INFO, WARNING or ERROR."))
@@ -157,29 +212,49 @@ class Settings:
         """The most nodes one search of a ``cells``-cell grid may expand within ``search_memory_mb``."""
         return max(1, self.search_memory_mb * MIB // search_bytes_per_node(cells))
 
+    def api_token_set(self) -> frozenset[str]:
+        """The bearer tokens of ``api_tokens`` and ``api_tokens_file`` (empty: no authentication)."""
+        tokens = [t.strip() for t in self.api_tokens.split(",")]
+        if self.api_tokens_file is not None:
+            lines = self.api_tokens_file.read_text(encoding="utf-8").splitlines()
+            tokens += [line.split("#", 1)[0].strip() for line in lines]
+        return frozenset(t for t in tokens if t)
+
+    def allowed_host_set(self) -> frozenset[str] | None:
+        """Host header names (lower case, no port) the HTTP edge answers; None: any."""
+        names = {h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()}
+        if names:
+            return frozenset(names)
+        if self.host in LOOPBACK_HOSTS:
+            return LOOPBACK_NAMES
+        return None
+
+    def cors_origin_set(self) -> frozenset[str]:
+        """Origins (``scheme://host[:port]``) allowed to call the HTTP API from a browser page."""
+        return frozenset(o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip())
+
     def worst_case_memory_mb(self) -> dict[str, int]:
         """The most memory each part of the server can hold at once, in MiB, and their ``total``.
 
         ``searches``: every Solve slot holding a search at its cap. ``puzzles``: every
         puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
-        at its cap. ``batches``: every worker thread, of the gRPC side and of the HTTP side
-        (each has ``max_workers``), parsing a message of the largest size
-        (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte). ``base``: the process
-        with the model and the compiled kernels (``BASE_MEMORY_MB``).
+        at its cap. ``batches``: every admitted call holding a request of the largest
+        size while it waits (``max_concurrent_rpcs``, both edges together), and every
+        work slot (``max_workers``, shared by both edges: ``service.admission``) parsing
+        and processing one (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte; batches
+        are processed in chunks, so their working arrays stay within this). ``base``:
+        the process with the model and the compiled kernels (``BASE_MEMORY_MB``).
         """
+        held = self.max_concurrent_rpcs * self.max_message_bytes
+        working = self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE
         parts = {
             "base": BASE_MEMORY_MB,
             "searches": self.max_concurrent_searches * self.search_memory_mb,
             "puzzles": self.max_concurrent_puzzles
             * (-(-self.puzzle_max_states * PUZZLE_BYTES_PER_STATE // MIB) + self.search_memory_mb),
-            "batches": -(-self.sides * self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE // MIB),
+            "batches": -(-(held + working) // MIB),
         }
         return {**parts, "total": sum(parts.values())}
-
-    @property
-    def sides(self) -> int:
-        """How many front ends serve calls (gRPC, HTTP), each with its own ``max_workers`` threads."""
-        return int(self.grpc_enabled) + int(self.http_enabled)
 
     @property
     def tls_enabled(self) -> bool:
@@ -234,7 +309,8 @@ def _check(settings: Settings) -> None:
         if not 0 <= value <= 65535:
             raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
     for name in (
-        "max_workers", "max_concurrent_rpcs", "max_message_bytes", "max_batch_size", "solve_max_nodes",
+        "max_workers", "max_concurrent_rpcs", "max_streams", "max_message_bytes", "batch_time_limit_ms",
+        "max_batch_size", "solve_max_nodes",
         "puzzle_max_states", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb",
         "puzzle_max_samples", "puzzle_max_iterations", "memory_limit_mb",
     ):  # fmt: skip
@@ -249,8 +325,13 @@ def _check(settings: Settings) -> None:
         )
     if settings.solve_time_limit_ms < 1:
         raise InvalidSettings(f"BOAF_SOLVE_TIME_LIMIT_MS={settings.solve_time_limit_ms}: must be at least 1")
+    for name in ("http_header_timeout_s", "http_body_timeout_s", "idle_timeout_s"):
+        if not getattr(settings, name) > 0:
+            raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be more than 0")
     if settings.shutdown_grace_s < 0:
         raise InvalidSettings(f"BOAF_SHUTDOWN_GRACE_S={settings.shutdown_grace_s}: must be at least 0")
+    if settings.api_tokens_file is not None and not settings.api_tokens_file.is_file():
+        raise InvalidSettings(f"BOAF_API_TOKENS_FILE={settings.api_tokens_file}: no such file")
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise InvalidSettings("BOAF_TLS_CERT and BOAF_TLS_KEY must be set together")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:

@@ -65,6 +65,7 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     (errors.DeadlineExceeded("the client's deadline passed"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
     (errors.Cancelled("the call was cancelled"), grpc.StatusCode.CANCELLED, 3),
     (errors.Busy("puzzles: 1 already running; retry later"), EXHAUSTED, 3),
+    (errors.Unauthenticated("authorization: no bearer token"), grpc.StatusCode.UNAUTHENTICATED, 2),
     # boaf failed: exit 1.
     (JobFailed("chunk 1 failed: ValueError: seven"), grpc.StatusCode.INTERNAL, 1),
     (ModelError("model file classifier.onnx is missing"), grpc.StatusCode.INTERNAL, 1),
@@ -72,7 +73,7 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     (search.SolutionCheckFailed("solution 'AS-2S' leaves 2 stacks"), grpc.StatusCode.INTERNAL, 1),
     (errors.NotReady("the model is still loading"), grpc.StatusCode.UNAVAILABLE, 1),
     (errors.Compiling("compiling kernels (first start only)"), grpc.StatusCode.UNAVAILABLE, 1),
-    (errors.ModelUnavailable("the served model failed"), grpc.StatusCode.FAILED_PRECONDITION, 1),
+    (errors.ModelUnavailable("the served model failed"), grpc.StatusCode.UNAVAILABLE, 1),
 ]
 BRANCHES = (InvalidInput, Stopped, Failure)
 PACKAGE_BASES = {BoafError, *BRANCHES, search.SearchError, puzzles.PuzzleError, JobError, errors.ServiceError}

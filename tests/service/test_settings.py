@@ -16,8 +16,10 @@ def test_defaults_bind_loopback_on_50051() -> None:
     assert not settings.tls_enabled
 
 
-def test_every_field_reads_its_boaf_variable() -> None:
+def test_every_field_reads_its_boaf_variable(tmp_path: Path) -> None:
+    (tmp_path / "tokens").write_text("from-file\n", encoding="utf-8")
     env = {
+        "BOAF_API_TOKENS_FILE": str(tmp_path / "tokens"),
         "BOAF_HOST": "0.0.0.0",
         "BOAF_PORT": "6000",
         "BOAF_METRICS_PORT": "6001",
@@ -28,6 +30,17 @@ def test_every_field_reads_its_boaf_variable() -> None:
         "BOAF_MODEL_DIR": "/models/v2",
         "BOAF_MAX_WORKERS": "3",
         "BOAF_MAX_CONCURRENT_RPCS": "7",
+        "BOAF_MAX_STREAMS": "9",
+        "BOAF_BATCH_TIME_LIMIT_MS": "1500",
+        "BOAF_HTTP_HEADER_TIMEOUT_S": "2",
+        "BOAF_HTTP_BODY_TIMEOUT_S": "3",
+        "BOAF_IDLE_TIMEOUT_S": "4",
+        "BOAF_METRICS_HOST": "0.0.0.0",
+        "BOAF_ALLOWED_HOSTS": "boaf.example, localhost",
+        "BOAF_CORS_ORIGINS": "https://app.example",
+        "BOAF_API_TOKENS": "s3cret,other",
+        "BOAF_REFLECTION_ENABLED": "no",
+        "BOAF_PAGE_ENABLED": "off",
         "BOAF_MAX_MESSAGE_BYTES": "1000",
         "BOAF_MAX_BATCH_SIZE": "5",
         "BOAF_SOLVE_MAX_NODES": "99",
@@ -57,6 +70,18 @@ def test_every_field_reads_its_boaf_variable() -> None:
         model_dir=Path("/models/v2"),
         max_workers=3,
         max_concurrent_rpcs=7,
+        max_streams=9,
+        batch_time_limit_ms=1500,
+        http_header_timeout_s=2.0,
+        http_body_timeout_s=3.0,
+        idle_timeout_s=4.0,
+        metrics_host="0.0.0.0",
+        allowed_hosts="boaf.example, localhost",
+        cors_origins="https://app.example",
+        api_tokens="s3cret,other",
+        api_tokens_file=tmp_path / "tokens",
+        reflection_enabled=False,
+        page_enabled=False,
         max_message_bytes=1000,
         max_batch_size=5,
         solve_max_nodes=99,
@@ -74,6 +99,27 @@ def test_every_field_reads_its_boaf_variable() -> None:
         log_level="debug",
     )
     assert settings.tls_enabled
+    assert settings.allowed_host_set() == {"boaf.example", "localhost"}
+    assert settings.cors_origin_set() == {"https://app.example"}
+    assert settings.api_token_set() == {"s3cret", "other", "from-file"}
+
+
+def test_api_tokens_file_adds_one_token_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "tokens"
+    path.write_text("# the app's token\nalpha\n\nbeta  # the page\n", encoding="utf-8")
+    assert Settings.from_env({"BOAF_API_TOKENS": "gamma", "BOAF_API_TOKENS_FILE": str(path)}).api_token_set() == {
+        "alpha",
+        "beta",
+        "gamma",
+    }
+    with pytest.raises(InvalidSettings, match="BOAF_API_TOKENS_FILE=.*: no such file"):
+        Settings.from_env({"BOAF_API_TOKENS_FILE": str(tmp_path / "missing")})
+
+
+def test_the_host_check_is_on_for_loopback_and_off_elsewhere_unless_set() -> None:
+    assert "localhost" in Settings().allowed_host_set()
+    assert Settings(host="0.0.0.0").allowed_host_set() is None
+    assert Settings(host="0.0.0.0", allowed_hosts="boaf.example").allowed_host_set() == {"boaf.example"}
 
 
 def test_overrides_beat_the_environment_and_none_keeps_it() -> None:

@@ -1,0 +1,160 @@
+"""The one admission layer: what both edges (gRPC and HTTP) decide the same way before a servicer runs.
+
+The concurrency model of the server, in one place:
+
+- One process. Each edge has its own I/O: gRPC core's poller threads, and
+  uvicorn's asyncio event loop for HTTP. Neither runs boaf code on its I/O
+  threads beyond this module's cheap checks.
+- Every admitted call gets a thread of its own at once (the gRPC pool has
+  ``max_concurrent_rpcs + max_streams`` threads; HTTP runs calls in threads up
+  to ``max_concurrent_rpcs``), so no call ever waits behind another in a queue
+  it cannot see.
+- ``max_concurrent_rpcs`` counts unary calls in flight on both edges together
+  (``call``); a call past it is RESOURCE_EXHAUSTED at once. Streams (health
+  Watch, reflection) are counted apart against ``max_streams`` (``stream``), so
+  idle streams never hold a worker nor shut out calls.
+- ``max_workers`` work slots, shared by both edges, bound the calls that parse
+  and compute at once (``work_slot``); an admitted call waits for one while its
+  client is there and its time allows. The kernels release the GIL, so slots
+  run in parallel.
+
+It also owns the other edge rules: the message size limit (``check_size``, OUT_OF_RANGE
+on both edges), how much of the client's input a message may quote
+(``cut_quotes``), and bearer tokens (``authenticate``). Host and origin checks
+apply to HTTP only and live in ``service.http``, reading the sets from the settings.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from service.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
+from service.settings import Settings
+
+QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
+SLOT_POLL_S = 0.05  # how often a call waiting for a work slot checks that its client is still there
+# A quote opens after a non-word character (not an apostrophe in "server's") and runs to the same quote mark.
+_LONG_QUOTE = re.compile(rf"""(?<!\w)(['"])((?:(?!\1).){{{QUOTE_PREFIX}}})(?:(?!\1).){{8,}}\1""", re.DOTALL)
+
+
+def cut_quotes(message: str) -> str:
+    """``message`` with every quoted input longer than ``QUOTE_PREFIX`` characters cut to a prefix and ``…``.
+
+    Messages quote the caller's input (``unknown card 'ZZ'``); a 100,000-character
+    cell must not come back whole (it would not even fit in a status header).
+    Characters that cannot be encoded (a lone surrogate from JSON's ``\\ud800``)
+    become ``\\ud800`` escapes, so the message always encodes as UTF-8.
+    """
+    message = _LONG_QUOTE.sub(lambda m: f"{m[1]}{m[2]}…{m[1]}", message)
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def quoted(text: str) -> str:
+    """``text`` as a short quote for a message: ``repr``, at most ``QUOTE_PREFIX`` characters of it."""
+    short = text if len(text) <= QUOTE_PREFIX else text[:QUOTE_PREFIX] + "…"
+    return cut_quotes(repr(short))
+
+
+class Admission:
+    """Counts, slots and checks shared by both edges of one server (see the module notes)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.tokens = settings.api_token_set()
+        self._lock = threading.Lock()
+        self._calls = 0
+        self._streams = 0
+        self._work = threading.BoundedSemaphore(settings.max_workers)
+
+    @property
+    def calls(self) -> int:
+        """Unary calls in flight now, on both edges."""
+        return self._calls
+
+    @property
+    def streams(self) -> int:
+        """Streams open now."""
+        return self._streams
+
+    def check_size(self, size: int, what: str = "request") -> None:
+        """``LimitExceeded`` (OUT_OF_RANGE) when a message of ``size`` bytes is past ``BOAF_MAX_MESSAGE_BYTES``."""
+        limit = self.settings.max_message_bytes
+        if size > limit:
+            raise LimitExceeded(
+                f"{what}: a message of {size:,} bytes exceeds the limit of {limit:,} bytes (BOAF_MAX_MESSAGE_BYTES)"
+            )
+
+    def try_call(self) -> None:
+        """Admit one unary call, or ``Busy`` when ``max_concurrent_rpcs`` are in flight; pair with ``end_call``."""
+        limit = self.settings.max_concurrent_rpcs
+        with self._lock:
+            if self._calls >= limit:
+                raise Busy(f"{limit} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later")
+            self._calls += 1
+
+    def end_call(self) -> None:
+        """One admitted call has ended (answered, failed or cancelled)."""
+        with self._lock:
+            self._calls -= 1
+
+    def try_stream(self) -> None:
+        """Admit one stream, or raise ``Busy`` when ``max_streams`` are open; pair with ``end_stream``."""
+        limit = self.settings.max_streams
+        with self._lock:
+            if self._streams >= limit:
+                raise Busy(f"{limit} streams already open (BOAF_MAX_STREAMS); retry later")
+            self._streams += 1
+
+    def end_stream(self) -> None:
+        """One admitted stream has ended."""
+        with self._lock:
+            self._streams -= 1
+
+    @contextmanager
+    def work_slot(self, deadline: float, is_active: Callable[[], bool]) -> Iterator[None]:
+        """Hold one of the ``max_workers`` work slots; wait for one until ``deadline`` (``time.perf_counter``).
+
+        A call whose client has gone (``is_active()`` False) stops waiting with
+        ``Cancelled``; one still waiting at ``deadline`` gets ``DeadlineExceeded``.
+        """
+        while not self._work.acquire(timeout=max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter()))):
+            if not is_active():
+                raise Cancelled("the call was cancelled while it waited for a worker")
+            if time.perf_counter() >= deadline:
+                raise DeadlineExceeded(
+                    f"the call's time ran out while it waited for a worker ({self.settings.max_workers} busy, "
+                    "BOAF_MAX_WORKERS)"
+                )
+        try:
+            yield
+        finally:
+            self._work.release()
+
+    def wait_limit_s(self) -> float:
+        """The longest a call may wait for a work slot, from its arrival: the longest server time limit."""
+        settings = self.settings
+        return max(settings.solve_time_limit_ms, settings.batch_time_limit_ms) / 1000
+
+    @property
+    def tokens_required(self) -> bool:
+        """True when bearer tokens are configured."""
+        return bool(self.tokens)
+
+    def authenticate(self, authorization: str | None) -> None:
+        """Raise ``Unauthenticated`` unless tokens are off or ``authorization`` is ``Bearer <a configured token>``."""
+        if not self.tokens:
+            return
+        if not authorization:
+            raise Unauthenticated("authorization: this server needs a bearer token ('authorization: Bearer TOKEN')")
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated("authorization: expected 'Bearer TOKEN'")
+        given = token.strip().encode("utf-8", "surrogateescape")
+        # Compare with every token, in constant time each, so the answer's timing says nothing of which matched.
+        if not any([hmac.compare_digest(given, known.encode()) for known in self.tokens]):
+            raise Unauthenticated("authorization: the bearer token is not valid")
