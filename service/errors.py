@@ -73,6 +73,8 @@ STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
 )
 
 INTERNAL_MESSAGE = "internal error; the server logged the details"
+# What a call in flight gets, on both edges, when the server stops before its answer (UNAVAILABLE).
+SHUTTING_DOWN_MESSAGE = "the server is shutting down; retry (another replica, or this one once restarted)"
 
 
 def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:

@@ -32,6 +32,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from service import reflection as reflection_v1
+from service.admission import Admission
 from service.compile_log import COMPILING
 from service.dataplane import Classifier, DataPlane, warm_up_puzzles
 from service.game_servicer import GameServicer
@@ -79,6 +80,7 @@ class BoafServer:
     def __init__(self, settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> None:
         self.settings = settings
         self.metrics = Metrics()
+        self.admission = Admission(settings)  # shared with the HTTP edge (service.http.server)
         self.servicer = BoafServicer(self.metrics)
         self.game = GameServicer(self.metrics)
         self.health = BoafHealth(
