@@ -70,10 +70,18 @@ class Settings:
         metadata=_doc("Model version directory, or a model root whose CURRENT names one; unset: the committed model."),
     )
     max_workers: int = field(
-        default=8, metadata=_doc("Threads running RPCs (searches run in parallel, GIL-free); calls past them queue.")
+        default=8,
+        metadata=_doc(
+            "Work slots, shared by gRPC and HTTP: calls parsing and computing at once (the kernels run in parallel, "
+            "GIL-free); an admitted call past them waits for one within its time, then is DEADLINE_EXCEEDED."
+        ),
     )
     max_concurrent_rpcs: int = field(
-        default=64, metadata=_doc("Calls in flight at once (running or queued); more are RESOURCE_EXHAUSTED.")
+        default=64,
+        metadata=_doc(
+            "Unary calls in flight at once, gRPC and HTTP together (running or waiting for a work slot); "
+            "more are RESOURCE_EXHAUSTED."
+        ),
     )
     max_streams: int = field(
         default=64,
@@ -84,16 +92,24 @@ class Settings:
     )
     max_message_bytes: int = field(
         default=4 * 1024 * 1024,
-        metadata=_doc("Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB)."),
+        metadata=_doc(
+            "Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB); "
+            "a larger request is OUT_OF_RANGE."
+        ),
     )
     max_batch_size: int = field(
-        default=10_000, metadata=_doc("States per Classify or Features request; more are RESOURCE_EXHAUSTED.")
+        default=10_000, metadata=_doc("States per Classify or Features request; more are OUT_OF_RANGE.")
     )
     solve_max_nodes: int = field(
-        default=100_000_000, metadata=_doc("Largest node budget of a Solve, and the budget when it asks for none.")
+        default=100_000_000,
+        metadata=_doc("Largest node budget of a Solve, and the budget when it asks for none; more is OUT_OF_RANGE."),
     )
     solve_time_limit_ms: int = field(
-        default=30_000, metadata=_doc("Longest search time of a Solve in ms, and the limit when it asks for none.")
+        default=30_000,
+        metadata=_doc(
+            "Longest search time of a Solve or puzzle call in ms, and the limit when it asks for none; "
+            "more is OUT_OF_RANGE."
+        ),
     )
     batch_time_limit_ms: int = field(
         default=30_000,
@@ -105,8 +121,8 @@ class Settings:
     puzzle_max_states: int = field(
         default=10_000_000,
         metadata=_doc(
-            "States a puzzle analysis may keep (about 60 bytes each at peak), and the budget when it asks for none; "
-            "the default keeps every 12-card puzzle exact."
+            "States a puzzle analysis may keep (about 60 bytes each at peak), and the budget when it asks for none "
+            "(more is OUT_OF_RANGE); the default keeps every 12-card puzzle exact."
         ),
     )
     max_concurrent_puzzles: int = field(
@@ -132,10 +148,11 @@ class Settings:
         ),
     )
     puzzle_max_samples: int = field(
-        default=2_000, metadata=_doc("Largest samples (states solved per sampled depth) of an AnalyzePuzzle.")
+        default=2_000,
+        metadata=_doc("Largest samples (states solved per sampled depth) of an AnalyzePuzzle; more are OUT_OF_RANGE."),
     )
     puzzle_max_iterations: int = field(
-        default=10_000, metadata=_doc("Largest iterations (local steps) of a GeneratePuzzle.")
+        default=10_000, metadata=_doc("Largest iterations (local steps) of a GeneratePuzzle; more are OUT_OF_RANGE.")
     )
     memory_limit_mb: int = field(
         default=3072,
@@ -178,7 +195,7 @@ class Settings:
         default="",
         metadata=_doc(
             "Comma-separated bearer tokens; set (here or in api_tokens_file), every RPC on both edges needs "
-            "'authorization: Bearer TOKEN'. Health, readiness and the page's files are exempt."
+            "'authorization: Bearer TOKEN', else UNAUTHENTICATED. Health, readiness and the page's files are exempt."
         ),
     )
     api_tokens_file: Path | None = field(

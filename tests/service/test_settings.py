@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import grpc
 import pytest
 
+from service import errors
 from service.settings import InvalidSettings, Settings, env_names
 
 
@@ -150,3 +153,33 @@ def test_bad_values_name_the_variable(env: dict[str, str], match: str) -> None:
     with pytest.raises(InvalidSettings) as caught:
         Settings.from_env(env)
     assert match in str(caught.value)
+
+
+# Each setting that documents a status code, and the error the server raises when a call meets that setting.
+ENFORCED_BY: dict[str, type[Exception]] = {
+    "max_workers": errors.DeadlineExceeded,  # an admitted call that never got a work slot within its time
+    "max_concurrent_rpcs": errors.Busy,
+    "max_streams": errors.Busy,
+    "max_message_bytes": errors.LimitExceeded,
+    "max_batch_size": errors.LimitExceeded,
+    "solve_max_nodes": errors.LimitExceeded,
+    "solve_time_limit_ms": errors.LimitExceeded,
+    "batch_time_limit_ms": errors.DeadlineExceeded,
+    "puzzle_max_states": errors.LimitExceeded,
+    "max_concurrent_puzzles": errors.Busy,
+    "max_concurrent_searches": errors.Busy,
+    "puzzle_max_samples": errors.LimitExceeded,
+    "puzzle_max_iterations": errors.LimitExceeded,
+    "api_tokens": errors.Unauthenticated,
+}
+
+
+def test_each_setting_documents_the_code_status_of_gives_its_error() -> None:
+    codes = {code.name for code in grpc.StatusCode}
+    documented = {
+        f.name: {word.strip(".,;()") for word in f.metadata["doc"].split()} & codes for f in dataclasses.fields(Settings)
+    }
+    assert {name for name, named in documented.items() if named} == set(ENFORCED_BY)
+    for name, error in ENFORCED_BY.items():
+        code, _ = errors.status_of(error("x"))
+        assert documented[name] == {code.name}, name
