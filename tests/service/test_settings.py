@@ -115,7 +115,7 @@ def test_api_tokens_file_adds_one_token_a_line(tmp_path: Path) -> None:
         "beta",
         "gamma",
     }
-    with pytest.raises(InvalidSettings, match="BOAF_API_TOKENS_FILE=.*: no such file"):
+    with pytest.raises(InvalidSettings, match=r"BOAF_API_TOKENS_FILE=.*: no such file"):
         Settings.from_env({"BOAF_API_TOKENS_FILE": str(tmp_path / "missing")})
 
 
@@ -176,9 +176,8 @@ ENFORCED_BY: dict[str, type[Exception]] = {
 
 def test_each_setting_documents_the_code_status_of_gives_its_error() -> None:
     codes = {code.name for code in grpc.StatusCode}
-    documented = {
-        f.name: {word.strip(".,;()") for word in f.metadata["doc"].split()} & codes for f in dataclasses.fields(Settings)
-    }
+    words = {f.name: {word.strip(".,;()") for word in f.metadata["doc"].split()} for f in dataclasses.fields(Settings)}
+    documented = {name: named & codes for name, named in words.items()}
     assert {name for name, named in documented.items() if named} == set(ENFORCED_BY)
     for name, error in ENFORCED_BY.items():
         code, _ = errors.status_of(error("x"))
