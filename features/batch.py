@@ -29,7 +29,7 @@ from features import kernel
 from features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, SCHEMA_VERSION, feature_names, is_integer_feature
 from game.arrays import EMPTY, states_to_array
 from game.cards import DECK_SIZE
-from game.errors import InvalidState
+from game.errors import InvalidState, Stopped
 from game.state import State
 
 if TYPE_CHECKING:  # Arrow is boaf[batch]'s: serving never builds tables
@@ -37,8 +37,13 @@ if TYPE_CHECKING:  # Arrow is boaf[batch]'s: serving never builds tables
 
 INT64_MAX = np.iinfo(np.int64).max
 TEXT_SUFFIX = "_text"
+CHUNK_STATES = 1024  # states per kernel call: the exact integers' work arrays stay small (~2 MB on 52 cards)
 
 StatesOrArray = Sequence[State] | np.ndarray
+
+
+class FeaturesStopped(Stopped):
+    """The cancel flag was set before every state of the batch had its features."""
 
 
 @dataclass(frozen=True)
@@ -54,22 +59,29 @@ class FeatureBatch:
     exact: dict[str, np.ndarray]
 
 
-def compute_features(states: StatesOrArray, rows: int | None = None, cols: int | None = None) -> FeatureBatch:
+def compute_features(
+    states: StatesOrArray, rows: int | None = None, cols: int | None = None, *, cancel: np.ndarray | None = None
+) -> FeatureBatch:
     """Every feature of a batch of states.
 
     ``states`` is a sequence of ``State`` (any mix of grid shapes) or an int8
     array of shape (N, rows*cols) as made by ``game.arrays.states_to_array``;
     an array needs ``rows`` and ``cols`` unless it has 16 columns (4x4).
+    ``cancel`` is an int64[1] flag another thread may set: the kernel reads it
+    before each state, and once it is set the call raises ``FeaturesStopped``.
     """
+    flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     if isinstance(states, np.ndarray):
         r, c = _array_grid(states, rows, cols)
-        return _compute_array(_checked_array(states, r * c), c)
-    return _compute_states(list(states))
+        return _compute_array(_checked_array(states, r * c), c, flag)
+    return _compute_states(list(states), flag)
 
 
-def feature_matrix(states: StatesOrArray, rows: int | None = None, cols: int | None = None) -> np.ndarray:
+def feature_matrix(
+    states: StatesOrArray, rows: int | None = None, cols: int | None = None, *, cancel: np.ndarray | None = None
+) -> np.ndarray:
     """The (N, n_features) float64 feature matrix in schema order; see ``compute_features``."""
-    return compute_features(states, rows, cols).matrix
+    return compute_features(states, rows, cols, cancel=cancel).matrix
 
 
 def feature_table(states: StatesOrArray, rows: int | None = None, cols: int | None = None) -> pa.Table:
@@ -110,34 +122,52 @@ def arrow_schema() -> pa.Schema:
 # ---------------------------------------------------------------- internals
 
 
-def _compute_states(states: list[State]) -> FeatureBatch:
+def _compute_states(states: list[State], cancel: np.ndarray) -> FeatureBatch:
     """Group by grid shape, run each group, and put rows back in input order."""
     if not states:
-        return _compute_array(np.empty((0, 16), dtype=np.int8), 4)
+        return _compute_array(np.empty((0, 16), dtype=np.int8), 4, cancel)
     shapes: dict[tuple[int, int], list[int]] = {}
     for i, state in enumerate(states):
         shapes.setdefault((state.rows, state.cols), []).append(i)
     if len(shapes) == 1:
         ((_, cols),) = shapes
-        return _compute_array(states_to_array(states), cols)
+        return _compute_array(states_to_array(states), cols, cancel)
     matrix = np.empty((len(states), len(FEATURE_INDEX)), dtype=np.float64)
     exact = {name: np.empty(len(states), dtype=object) for name in BIG_INTEGER_FEATURES}
     for (_, cols), where in shapes.items():
-        part = _compute_array(states_to_array([states[i] for i in where]), cols)
+        part = _compute_array(states_to_array([states[i] for i in where]), cols, cancel)
         matrix[where] = part.matrix
         for name in BIG_INTEGER_FEATURES:
             exact[name][where] = part.exact[name]
     return FeatureBatch(matrix, exact)
 
 
-def _compute_array(cells: np.ndarray, cols: int) -> FeatureBatch:
+def _compute_array(cells: np.ndarray, cols: int, cancel: np.ndarray) -> FeatureBatch:
+    # Chunk by chunk, so the Garner digits and the exact integers of a large batch are never all held at once.
+    parts = [_compute_chunk(cells[start : start + CHUNK_STATES], cols, cancel) for start in _chunk_starts(cells)]
+    if len(parts) == 1:
+        return parts[0]
+    matrix = np.concatenate([part.matrix for part in parts])
+    exact = {name: np.concatenate([part.exact[name] for part in parts]) for name in BIG_INTEGER_FEATURES}
+    return FeatureBatch(matrix, exact)
+
+
+def _chunk_starts(cells: np.ndarray) -> range:
+    return range(0, max(cells.shape[0], 1), CHUNK_STATES)
+
+
+def _compute_chunk(cells: np.ndarray, cols: int, cancel: np.ndarray) -> FeatureBatch:
     k = kernel.primes_needed(cells.shape[1])
     primes = kernel.PRIMES[:k]
     matrix = np.zeros((cells.shape[0], len(FEATURE_INDEX)), dtype=np.float64)
     digits = np.zeros((cells.shape[0], 2, k), dtype=np.int64)
     inverses = kernel.garner_inverses(k)
     scratch = kernel.scratch_for(cells.shape[1], k)
-    kernel.batch_kernel(cells, cols, kernel.compatibility_table(), primes, inverses, scratch, matrix, digits)
+    done = kernel.batch_kernel(
+        cells, cols, kernel.compatibility_table(), primes, inverses, scratch, matrix, digits, cancel
+    )
+    if done < cells.shape[0]:
+        raise FeaturesStopped(f"stopped after the features of {done} of {cells.shape[0]} states (cancelled)")
     exact = {
         "spanning_trees": from_digits(digits[:, kernel.SPANNING], primes, signed=False),
         "adjacency_det": from_digits(digits[:, kernel.DETERMINANT], primes, signed=True),

@@ -614,18 +614,23 @@ def _position_features(cards, cell_of, n, cols, compat, scratch, out):  # type: 
 
 
 @numba.njit(cache=True, nogil=True)
-def batch_kernel(cells, cols, compat, primes, inv, scratch, out, digits):  # type: ignore[no-untyped-def]
+def batch_kernel(cells, cols, compat, primes, inv, scratch, out, digits, cancel):  # type: ignore[no-untyped-def]
     """Fill ``out[s]`` (float64 features) and ``digits[s]`` (mixed-radix exact integers) per state.
 
     ``cells`` is the (N, rows*cols) int8 batch and ``scratch`` comes from
     ``scratch_for(rows*cols, len(primes))``; the two exact-integer columns of
-    ``out`` are left for the caller to fill from ``digits``.
+    ``out`` are left for the caller to fill from ``digits``. ``cancel`` is an
+    int64[1] flag another thread may set: it is read before each state (at most
+    ~50 ms apart on 52 cards), and once set the kernel returns. Returns the
+    states filled: N, or fewer when ``cancel`` stopped it.
     """
     n_states, n_cells = cells.shape
     cards = np.empty(n_cells, dtype=np.int64)
     cell_of = np.empty(n_cells, dtype=np.int64)
     adj = np.empty(n_cells, dtype=np.int64)
     for s in range(n_states):
+        if cancel[0] != 0:
+            return s
         n = 0
         for c in range(n_cells):
             if cells[s, c] >= 0:
@@ -641,6 +646,7 @@ def batch_kernel(cells, cols, compat, primes, inv, scratch, out, digits):  # typ
         _graph_features(adj, n, primes, inv, scratch, out[s], digits[s])
         _card_features(cards, n, scratch, out[s])
         _position_features(cards, cell_of, n, cols, compat, scratch, out[s])
+    return n_states
 
 
 def compatibility_table() -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game.errors import Failure, InvalidInput
+from game.errors import Failure, InvalidInput, Stopped
 
 
 class ModelError(Failure):
@@ -11,3 +11,7 @@ class ModelError(Failure):
 
 class DatasetError(InvalidInput):
     """A dataset cannot be generated or read as asked."""
+
+
+class ClassifyStopped(Stopped):
+    """The cancel flag was set before every state of the batch had its answer."""

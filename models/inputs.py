@@ -47,12 +47,21 @@ def model_inputs(states: Sequence[State], probe_nodes: int, progress_nodes: int 
     return out
 
 
-def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int, progress_nodes: int = 0) -> np.ndarray:
+def cell_inputs(
+    cells: np.ndarray,
+    rows: int,
+    cols: int,
+    probe_nodes: int,
+    progress_nodes: int = 0,
+    cancel: np.ndarray | None = None,
+) -> np.ndarray:
     """``model_inputs`` of a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``).
 
-    Each extra block (probe, progress) is one compiled call for the whole batch.
+    Each extra block (probe, progress) is one compiled call for the whole batch. ``cancel``
+    (an int64[1] flag) stops the features and the progress search between states:
+    they raise ``FeaturesStopped`` or ``ProgressStopped`` (both ``game.errors.Stopped``).
     """
-    matrix = feature_matrix(cells, rows, cols)
+    matrix = feature_matrix(cells, rows, cols, cancel=cancel)
     if probe_nodes:
         # Local for start-up time, as in probe_columns.
         from search.probe import probe
@@ -60,7 +69,7 @@ def cell_inputs(cells: np.ndarray, rows: int, cols: int, probe_nodes: int, progr
         outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
         matrix = np.column_stack([matrix, outcome, nodes])
     if progress_nodes:
-        matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes)])
+        matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes, cancel)])
     return as_model_input(matrix)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from game.errors import Stopped
 from search import compat_table, line_table
 from search.tables import is_connected
 
@@ -43,21 +44,32 @@ U1 = np.uint64(1)
 SOLVED, DEAD, SPENT = 1.0, 0.0, 0.5
 
 
-def search_progress(cells: np.ndarray, rows: int, cols: int, max_nodes: int) -> np.ndarray:
+class ProgressStopped(Stopped):
+    """The cancel flag was set before every state of the batch had its search progress."""
+
+
+def search_progress(
+    cells: np.ndarray, rows: int, cols: int, max_nodes: int, cancel: np.ndarray | None = None
+) -> np.ndarray:
     """``(n, len(PROGRESS_COLUMNS))`` float64: each state's search progress within ``max_nodes`` expanded states.
 
     ``cells`` is ``int8`` ``(n, rows*cols)`` (``game.arrays``); one compiled call for the batch.
+    ``cancel`` is an int64[1] flag another thread may set: the search reads it before each
+    state and once it is set the call raises ``ProgressStopped``.
     """
     cells = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     out = np.zeros((cells.shape[0], len(PROGRESS_COLUMNS)), dtype=np.float64)
+    flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     if cells.shape[0]:
-        _progress_batch(cells, compat_table(), line_table(rows, cols), max(int(max_nodes), 1), out)
+        done = _progress_batch(cells, compat_table(), line_table(rows, cols), max(int(max_nodes), 1), out, flag)
+        if done < cells.shape[0]:
+            raise ProgressStopped(f"stopped after the search progress of {done} of {cells.shape[0]} states")
     return out
 
 
 def warm_up_progress() -> None:
     """Compile (or load from numba's cache) the progress search, on one small state."""
-    search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2)
+    search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2, np.zeros(1, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -184,7 +196,8 @@ def _progress_one(root, compat, line, max_nodes, table, used, depth_cells, src, 
 
 
 @njit(cache=True, nogil=True)
-def _progress_batch(cells, compat, line, max_nodes, out):
+def _progress_batch(cells, compat, line, max_nodes, out, cancel):
+    # Returns the states done: all of them, or fewer once ``cancel[0]`` is set.
     size = 1
     while size < 4 * max_nodes:
         size *= 2
@@ -198,7 +211,10 @@ def _progress_batch(cells, compat, line, max_nodes, out):
     count = np.zeros(ncells + 1, dtype=np.int64)
     nxt = np.zeros(ncells + 1, dtype=np.int64)
     for i in range(cells.shape[0]):
+        if cancel[0] != 0:
+            return i
         _progress_one(cells[i], compat, line, max_nodes, table, used, depth_cells, src, dst, count, nxt, out[i])
+    return cells.shape[0]
 
 
 def progress_reference(cells: np.ndarray, rows: int, cols: int, max_nodes: int) -> list[float]:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from strategies import states
 
 from features import SCHEMA_VERSION, compute_features, feature_matrix, feature_names, feature_table, state_features
-from features.batch import FeatureBatch, arrow_schema
+from features.batch import CHUNK_STATES, FeatureBatch, FeaturesStopped, arrow_schema
 from features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, INTEGER_FEATURES, is_integer_feature
 from game import InvalidState, State, deal, parse_grid, random_states
 from game.arrays import states_to_array
@@ -114,3 +114,18 @@ def test_empty_batch() -> None:
 def test_bad_arrays_are_refused(cells: np.ndarray, shape: dict[str, int], match: str) -> None:
     with pytest.raises(InvalidState, match=match):
         feature_matrix(cells, **shape)
+
+
+def test_a_batch_of_several_chunks_equals_its_parts() -> None:
+    cells = states_to_array(random_states(7, 2 * CHUNK_STATES + 3))
+    whole, head, tail = compute_features(cells), compute_features(cells[:5]), compute_features(cells[5:])
+    np.testing.assert_array_equal(whole.matrix, np.concatenate([head.matrix, tail.matrix]))
+    for name in BIG_INTEGER_FEATURES:
+        assert list(whole.exact[name]) == list(head.exact[name]) + list(tail.exact[name])
+
+
+def test_a_set_cancel_flag_stops_the_kernel_before_the_next_state() -> None:
+    cells = states_to_array([deal(seed, rows=4, cols=13) for seed in range(3)])
+    with pytest.raises(FeaturesStopped, match="0 of 3 states"):
+        feature_matrix(cells, 4, 13, cancel=np.ones(1, dtype=np.int64))
+    assert feature_matrix(cells, 4, 13, cancel=np.zeros(1, dtype=np.int64)).shape[0] == 3

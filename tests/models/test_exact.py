@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +15,8 @@ from hypothesis import strategies as st
 
 from game import State, deal, random_states
 from models.calibration import CALIBRATION_FILE
-from models.classifier import load_classifier
-from models.errors import ModelError
+from models.classifier import CHUNK_STATES, load_classifier
+from models.errors import ClassifyStopped, ModelError
 from models.exact import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
 from models.registry import default_root
 from search import SOLVABLE, UNKNOWN, solve_many
@@ -107,14 +109,32 @@ def test_a_malformed_exact_path_is_refused_by_name(tmp_path: Path, text: str, ma
         read_exact_budget(tmp_path)
 
 
-def test_a_cancelled_exact_path_leaves_the_states_to_the_model() -> None:
-    # The service sets the flag at the call's deadline: the searches stop (each within a node or two)
-    # and the states they did not settle get the learned estimate, never a made-up exact answer.
+def test_a_cancelled_classify_stops_every_stage_and_makes_nothing_up() -> None:
+    # The service sets the flag at the call's deadline: every stage (exact path, features, progress,
+    # inference) stops, and the call ends ClassifyStopped rather than answering with made-up estimates.
     classifier = load_classifier()
     states = [deal(seed) for seed in range(1, 41)]
-    free = classifier.classify(states)
-    stopped = classifier.classify(states, cancel=np.ones(1, dtype=np.int64))
-    assert stopped.exact.sum() < free.exact.sum() and int(stopped.nodes.max()) <= 2
-    assert np.array_equal(stopped.p_solvable[stopped.exact], free.p_solvable[stopped.exact])
-    open_ = ~stopped.exact
-    assert np.all((stopped.p_solvable[open_] > 0) & (stopped.p_solvable[open_] < 1))
+    with pytest.raises(ClassifyStopped, match="classify cancelled"):
+        classifier.classify(states, cancel=np.ones(1, dtype=np.int64))
+
+
+def test_a_flag_set_while_the_learned_path_runs_stops_it() -> None:
+    # An exact path of 0 nodes sends every 52-card state to the features (~15 ms each): seconds of work
+    # for 1,000 states, which a flag set 0.2 s in stops at the next state.
+    classifier = replace(load_classifier(), exact=NO_EXACT_PATH)
+    cells = np.array([np.random.default_rng(i).permutation(52) for i in range(1000)], np.int8)
+    flag = np.zeros(1, dtype=np.int64)
+    timer = threading.Timer(0.2, flag.__setitem__, (0, 1))
+    timer.start()
+    with pytest.raises(ClassifyStopped):
+        classifier.classify_cells(cells, 4, 13, flag)
+    timer.join()
+
+
+def test_chunks_give_the_answers_of_one_pass(model_dir: Path) -> None:
+    classifier = load_classifier(model_dir)
+    states = random_states(11, 2 * CHUNK_STATES + 7)
+    whole = classifier.classify(states)
+    parts = [classifier.classify(states[i : i + 100]) for i in range(0, len(states), 100)]
+    np.testing.assert_array_equal(whole.p_solvable, np.concatenate([p.p_solvable for p in parts]))
+    np.testing.assert_array_equal(whole.exact, np.concatenate([p.exact for p in parts]))

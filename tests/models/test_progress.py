@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game import deal, random_states
 from game.arrays import states_to_array
 from models.inputs import input_names, model_inputs
-from models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, progress_reference, search_progress
+from models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, ProgressStopped, progress_reference, search_progress
 from search import SOLVABLE, solve_many
 
 
@@ -54,3 +55,9 @@ def test_model_inputs_append_the_progress_columns_in_input_order() -> None:
     assert input_names(0, 120)[-len(PROGRESS_COLUMNS) :] == list(PROGRESS_COLUMNS)
     alone = search_progress(states_to_array(states[5:8]), 3, 3, 120)
     np.testing.assert_allclose(matrix[5:8, -len(PROGRESS_COLUMNS) :], alone.astype(np.float32))
+
+
+def test_a_set_cancel_flag_stops_the_search_before_the_next_state() -> None:
+    cells = states_to_array([deal(seed) for seed in range(4)])
+    with pytest.raises(ProgressStopped, match="0 of 4 states"):
+        search_progress(cells, 4, 4, 300, np.ones(1, dtype=np.int64))
