@@ -1,17 +1,32 @@
 """The ASGI app: one route per RPC of the proto's services, health, readiness and the playground page.
 
-Every call goes the same way whatever the method (``Edge.serve``): admit it
-(concurrency, timeout header, content type, body size), then in a worker thread
-parse the body with ``json_format`` into the method's request message, run the
-servicer method with a ``CallContext``, and write the answer back as JSON. The
-servicer maps domain errors to gRPC codes as it does for gRPC; ``statuses``
-turns the code into an HTTP status.
+Every call goes the same way whatever the method (``Edge.serve``):
+
+1. Before the body, cheap checks (``Edge._admit``): the server is not stopping,
+   the bearer token (``Admission.authenticate``), the ``Connect-Timeout-Ms``
+   header, the content type, the declared ``Content-Length`` (``check_size``:
+   OUT_OF_RANGE, and the connection closes unread), and a place among the calls
+   in flight of both edges (``Admission.try_call``).
+2. The body, within ``BOAF_HTTP_BODY_TIMEOUT_S`` (408 and close) and the size
+   limit (OUT_OF_RANGE and close as soon as it is passed). A client gone
+   mid-body is CANCELLED (499), logged once at INFO.
+3. In a thread of its own: one of the work slots both edges share
+   (``Admission.work_slot``), then the body parsed (``wire.parse_request``), the
+   servicer method run with a ``CallContext``, and the answer encoded
+   (``wire.encode_answer``), which stops when the call ends.
+
+The servicer maps domain errors to gRPC codes as it does for gRPC and counts the
+calls it sees; the edge counts every call it answers before or without the
+servicer. ``statuses`` turns a code into an HTTP status. Every error is JSON.
+Stopping (``Edge.begin_shutdown``): calls in flight get the grace period, then
+answer UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``, as over gRPC.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
-import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -20,27 +35,35 @@ from typing import Any
 
 import anyio
 import grpc
-from google.protobuf import json_format, message_factory
+from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from service.admission import Admission, quoted
+from service.errors import SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
 from service.http.context import CallAborted, CallContext
-from service.http.statuses import HTTP_STATUS, connect_code
-from service.interceptors import mark_arrival
+from service.http.guards import EdgeGuard
+from service.http.statuses import error_response
+from service.http.wire import encode_answer, parse_request
+from service.interceptors import UNKNOWN_METHOD, mark_arrival
 from service.kernels import RETRY_AFTER_S
 from service.metrics import Metrics
 from service.settings import Settings
 
+log = logging.getLogger(__name__)
+
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 TIMEOUT_HEADER = "connect-timeout-ms"
-DRAIN_FACTOR = 4  # an oversize body is read (and dropped) up to this many times the limit
-MAX_QUOTED_CHARS = 120  # messages may quote the input; never more than this many characters of it
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
+ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+CLOSE = {"Connection": "close"}  # after a refusal whose body was not read to its end
 # The page talks only to this server; nothing else may load.
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'",
@@ -72,92 +95,187 @@ def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endp
     ]
 
 
-def error_response(code: grpc.StatusCode, message: str) -> JSONResponse:
-    """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status.
+class Refused(Exception):
+    """A call answered by the edge itself, before or without the servicer: the answer, already counted."""
 
-    UNAVAILABLE (loading, compiling kernels, stopping) carries a ``Retry-After`` hint.
-    """
-    headers = {"Retry-After": str(RETRY_AFTER_S)} if code is grpc.StatusCode.UNAVAILABLE else None
-    return JSONResponse(
-        {"code": connect_code(code), "message": message}, status_code=HTTP_STATUS[code], headers=headers
-    )
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+@dataclass(eq=False)
+class LiveCall:
+    """A call between its headers and its answer: what stopping the server ends."""
+
+    context: CallContext
+    body_timer: anyio.CancelScope | None = None  # while its body is read
 
 
 class Edge:
-    """Admits, parses, runs and answers calls; its limits are the gRPC server's, from the same settings."""
+    """Admits, reads, runs and answers calls with the gRPC server's limits and its ``Admission``."""
 
-    def __init__(self, settings: Settings, metrics: Metrics) -> None:
+    def __init__(self, settings: Settings, metrics: Metrics, admission: Admission) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.in_flight = 0
-        self._workers: anyio.CapacityLimiter | None = None  # made on the event loop, at the first call
+        self.admission = admission
+        self.stopping = False
+        self._calls: set[LiveCall] = set()
+        self._threads: anyio.CapacityLimiter | None = None  # made on the event loop, at the first call
+
+    @property
+    def calls_in_flight(self) -> int:
+        """Calls between their headers and their answer now."""
+        return len(self._calls)
 
     def route(self, endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
         """The request handler of one endpoint."""
         return functools.partial(self.serve, endpoint)
 
     async def serve(self, endpoint: Endpoint, request: Request) -> Response:
-        """Answer one call: the response message as JSON, or an error through ``statuses``."""
+        """Answer one call: the response message as JSON, or a JSON error."""
         started = time.perf_counter()
         try:
-            timeout_s = self._admit(request)
-            body = await _body(request, self.settings.max_message_bytes)
-        except CallAborted as exc:
-            return self._rejected(endpoint, exc, started)
-        self.in_flight += 1
+            timeout_s = self._admit(endpoint, request, started)
+        except Refused as refused:
+            return refused.response
+        call = LiveCall(CallContext(_peer(request), timeout_s, started))
         try:
-            return await self._run(endpoint, body, CallContext(_peer(request), timeout_s), request, started)
+            self._calls.add(call)
+            body = await self._body(endpoint, request, call, started)
+            return await self._run(endpoint, body, call.context, request, started)
+        except Refused as refused:
+            return refused.response
         finally:
-            self.in_flight -= 1
+            self._calls.discard(call)
+            self.admission.end_call()
 
-    def _admit(self, request: Request) -> float | None:
-        # Cheap checks first, before the body is read; returns the call's timeout in seconds.
-        settings = self.settings
-        if self.in_flight >= settings.max_concurrent_rpcs:
-            raise CallAborted(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"{settings.max_concurrent_rpcs} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later",
-            )
-        timeout_s = _timeout_s(request.headers.get(TIMEOUT_HEADER))
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise CallAborted(INVALID, f"content-type must be application/json, got {_quoted(content_type)}")
+    def _admit(self, endpoint: Endpoint, request: Request, started: float) -> float | None:
+        # Cheap checks, before the body is read; returns the call's timeout in seconds.
+        if request.method != "POST":
+            message = f"{request.method}: {endpoint.path} answers POST only"
+            raise self._refused(endpoint, started, grpc.StatusCode.UNIMPLEMENTED, message, 405, {"Allow": "POST"})
+        try:
+            if self.stopping:
+                raise NotReady(SHUTTING_DOWN_MESSAGE)
+            self.admission.authenticate(request.headers.get("authorization"))
+            timeout_s = _timeout_s(request.headers.get(TIMEOUT_HEADER))
+            _check_content_type(request.headers.get("content-type", ""))
+            declared = request.headers.get("content-length", "")
+            if declared.isdigit():
+                self.admission.check_size(int(declared))
+            self.admission.try_call()
+        except Exception as exc:
+            code, message = _status(exc)
+            raise self._refused(endpoint, started, code, message, headers=_refusal_headers(exc)) from None
         return timeout_s
 
-    def _rejected(self, endpoint: Endpoint, exc: CallAborted, started: float) -> Response:
-        # Turned away before the servicer, which counts the calls it sees: count this one here.
-        self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
-        return error_response(exc.code, exc.message)
+    def _refused(
+        self,
+        endpoint: Endpoint,
+        started: float,
+        code: grpc.StatusCode,
+        message: str,
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Refused:
+        # Turned away by the edge, which counts it: the servicer counts only the calls it runs.
+        self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
+        return Refused(error_response(code, message, status=status, headers=headers))
+
+    async def _body(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> bytes:
+        # The body within the body timeout and the size limit; past either, the connection closes unread.
+        limit, chunks, size = self.settings.max_message_bytes, [], 0
+        try:
+            with anyio.move_on_after(self.settings.http_body_timeout_s) as call.body_timer:
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > limit:
+                        self.admission.check_size(size)
+                    chunks.append(chunk)
+                return b"".join(chunks)
+        except ClientDisconnect:
+            log.info("client gone before its request body ended", extra={"method": endpoint.method, "bytes": size})
+            raise self._refused(endpoint, started, grpc.StatusCode.CANCELLED, "the client went away") from None
+        except LimitExceeded as exc:
+            raise self._refused(endpoint, started, grpc.StatusCode.OUT_OF_RANGE, str(exc), headers=CLOSE) from None
+        if call.context.shutting_down:
+            raise self._refused(endpoint, started, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, headers=CLOSE)
+        seconds = self.settings.http_body_timeout_s
+        message = f"the request body did not arrive within {seconds:g} s (BOAF_HTTP_BODY_TIMEOUT_S)"
+        raise self._refused(endpoint, started, grpc.StatusCode.DEADLINE_EXCEEDED, message, 408, CLOSE)
 
     async def _run(
         self, endpoint: Endpoint, body: bytes, context: CallContext, request: Request, started: float
     ) -> Response:
-        if self._workers is None:
-            self._workers = anyio.CapacityLimiter(self.settings.max_workers)
+        if self._threads is None:  # every admitted call gets a thread at once; work slots bound the work
+            self._threads = anyio.CapacityLimiter(self.settings.max_concurrent_rpcs)
         call = functools.partial(self._answer, endpoint, body, context, started)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
-                text = await anyio.to_thread.run_sync(call, limiter=self._workers)
+                data = await anyio.to_thread.run_sync(call, limiter=self._threads)
             except CallAborted as exc:  # counted where it was raised
-                return error_response(exc.code, exc.message)
+                return self._final(context, error_response(exc.code, exc.message))
             finally:
                 context.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
-        if context.time_remaining() <= 0:
-            return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
-        return Response(text, media_type="application/json")
+        return self._final(context, Response(data, media_type="application/json"))
 
-    def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> str:
+    def _final(self, context: CallContext, response: Response) -> Response:
+        # A call the server's stop ended answers UNAVAILABLE, whatever its work said; one past its deadline, 504.
+        if context.shutting_down:
+            return error_response(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+        if context.time_remaining() <= 0 and response.status_code == 200:
+            return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
+        return response
+
+    def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> bytes:
         # In a worker thread, so that a large batch's JSON never holds up the event loop.
         mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
+        timeout_s = context.time_remaining()
+        deadline = started + min(timeout_s, self.admission.wait_limit_s())
+        servicer_counts = False
         try:
-            message = _parse(body, endpoint.request_type())
-        except CallAborted as exc:
-            self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
+            with self.admission.work_slot(deadline, context.is_active):
+                message = parse_request(body, endpoint.request_type())
+                servicer_counts = True
+                answer = endpoint.handler(message, context)  # raises CallAborted, counted, on errors
+                return encode_answer(answer, context)
+        except CallAborted:
             raise
-        answer = endpoint.handler(message, context)
-        return str(json_format.MessageToJson(answer, indent=None, always_print_fields_with_no_presence=True))
+        except Exception as exc:
+            code, text = _status(exc)
+            if code is grpc.StatusCode.INTERNAL:
+                log.exception("%s failed at the HTTP edge", endpoint.method, extra={"method": endpoint.method})
+            if not servicer_counts:
+                self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
+            raise CallAborted(code, text) from None
+
+    def begin_shutdown(self, grace_s: float) -> None:
+        """Refuse new calls now; after ``grace_s`` seconds, end the calls still in flight (on the event loop)."""
+        self.stopping = True
+        asyncio.get_running_loop().call_later(grace_s, self._end_calls)
+
+    def _end_calls(self) -> None:
+        for call in list(self._calls):
+            call.context.shut_down()
+            if call.body_timer is not None:
+                call.body_timer.cancel()
+
+
+def _status(exc: BaseException) -> tuple[grpc.StatusCode, str]:
+    # The edge's own refusals carry their code; the rest go through the one table.
+    return (exc.code, exc.message) if isinstance(exc, CallAborted) else status_of(exc)
+
+
+def _refusal_headers(exc: BaseException) -> dict[str, str] | None:
+    if isinstance(exc, LimitExceeded):
+        return CLOSE  # the declared body is never read: the connection closes after the answer
+    if _status(exc)[0] is grpc.StatusCode.UNAUTHENTICATED:
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, Busy):
+        return {"Retry-After": str(RETRY_AFTER_S)}
+    return None
 
 
 async def _finish_on_disconnect(request: Request, context: CallContext) -> None:
@@ -172,62 +290,15 @@ def _timeout_s(header: str | None) -> float | None:
     if header is None:
         return None
     if not (header.isascii() and header.isdigit() and len(header) <= 10 and int(header) > 0):
-        raise CallAborted(
-            INVALID, f"Connect-Timeout-Ms must be a positive integer of milliseconds, got {_quoted(header)}"
-        )
+        message = f"Connect-Timeout-Ms must be a positive integer of milliseconds, got {quoted(header)}"
+        raise CallAborted(INVALID, message)
     return int(header) / 1000
 
 
-async def _body(request: Request, limit: int) -> bytes:
-    # Past the limit, read on without keeping anything (up to DRAIN_FACTOR x the limit), so that a client
-    # still sending its body reads the 429 instead of a reset connection.
-    declared = request.headers.get("content-length", "")
-    body, size = bytearray(), 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size <= limit:
-            body += chunk
-        elif size > DRAIN_FACTOR * limit:
-            break
-    if size > limit:
-        raise _too_large(max(size, int(declared) if declared.isdigit() else 0), limit)
-    return bytes(body)
-
-
-def _too_large(size: int, limit: int) -> CallAborted:
-    return CallAborted(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        f"request body larger than max ({size} vs. {limit} bytes, BOAF_MAX_MESSAGE_BYTES)",
-    )
-
-
-def _parse(body: bytes, message: Message) -> Message:
-    # The proto3 JSON mapping, strictly: unknown fields and wrong types are errors that name the field.
-    try:
-        value = json.loads(body.decode("utf-8").strip() or "{}")
-    except UnicodeDecodeError as exc:
-        raise CallAborted(INVALID, f"request body is not UTF-8: byte {exc.start}") from None
-    except (ValueError, RecursionError) as exc:
-        raise CallAborted(INVALID, f"request body is not JSON: {_cut(str(exc))}") from None
-    if not isinstance(value, dict):
-        raise CallAborted(INVALID, f"request body must be a JSON object, got {_json_type(value)}")
-    try:
-        return json_format.ParseDict(value, message)
-    except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CallAborted(INVALID, f"request body: {_cut(reason)}") from None
-
-
-def _json_type(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_QUOTED_CHARS else text[:MAX_QUOTED_CHARS] + "…"
-
-
-def _quoted(text: str) -> str:
-    return repr(_cut(text))
+def _check_content_type(header: str) -> None:
+    content_type = header.split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise CallAborted(INVALID, f"content-type must be application/json, got {quoted(content_type)}")
 
 
 def _peer(request: Request) -> str:
@@ -239,6 +310,7 @@ def build_app(
     services: Sequence[tuple[ServiceDescriptor, object]],
     settings: Settings,
     metrics: Metrics,
+    admission: Admission,
     is_ready: Callable[[], bool],
     stage: Callable[[], str] = lambda: "",
 ) -> Starlette:
@@ -246,23 +318,39 @@ def build_app(
 
     ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then, and
     before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...).
+    The page is served only when ``settings.page_enabled``.
     """
-    edge = Edge(settings, metrics)
-    routes: list[BaseRoute] = [Route(e.path, edge.route(e), methods=["POST"]) for e in endpoints(services)]
+    edge = Edge(settings, metrics, admission)
+    rpcs = endpoints(services)
+    routes: list[BaseRoute] = [Route(e.path, edge.route(e), methods=ANY_METHOD) for e in rpcs]
     routes += [
-        Route("/{service}/{method}", _unimplemented, methods=["POST"]),
+        Route("/{service}/{method}", functools.partial(_unimplemented, metrics), methods=["POST"]),
         Route("/healthz", _alive, methods=["GET"]),
         Route("/readyz", functools.partial(_readiness, is_ready, stage), methods=["GET"]),
-        Mount("/", PageFiles(directory=STATIC_DIR, html=True)),
     ]
-    app = Starlette(routes=routes)
+    if settings.page_enabled:
+        routes.append(Mount("/", PageFiles(directory=STATIC_DIR, html=True)))
+    guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
+    app = Starlette(routes=routes, middleware=[guard], exception_handlers={HTTPException: _http_error})
     app.state.edge = edge
     return app
 
 
-async def _unimplemented(request: Request) -> Response:
-    path = _quoted(request.url.path)
-    return error_response(grpc.StatusCode.UNIMPLEMENTED, f"no such method: {path}")
+async def _http_error(request: Request, exc: Exception) -> Response:
+    # Starlette's own answers (no route, a method a route does not take, no such file): JSON like every other.
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else None
+    if status == 404:
+        return error_response(grpc.StatusCode.NOT_FOUND, f"no such path: {quoted(request.url.path)}")
+    if status == 405:
+        message = f"{request.method}: {quoted(request.url.path)} does not answer it"
+        return error_response(grpc.StatusCode.UNIMPLEMENTED, message, status=405, headers=headers)
+    return error_response(grpc.StatusCode.INVALID_ARGUMENT, f"{status}: {quoted(request.url.path)}", status=status)
+
+
+async def _unimplemented(metrics: Metrics, request: Request) -> Response:
+    metrics.record(UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
+    return error_response(grpc.StatusCode.UNIMPLEMENTED, f"no such method: {quoted(request.url.path)}")
 
 
 async def _alive(request: Request) -> Response:

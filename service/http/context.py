@@ -31,20 +31,23 @@ class CallAborted(Exception):
 class CallContext:
     """Deadline, liveness and end-of-call callbacks of one HTTP call.
 
-    ``timeout_s`` is the client's timeout in seconds (None: no deadline), counted from now.
-    ``finish()`` ends the call (answered, or the client disconnected) and runs the callbacks once.
+    ``timeout_s`` is the client's timeout in seconds (None: no deadline), counted from ``arrived``
+    (``time.perf_counter`` seconds; default now). ``finish()`` ends the call (answered, or the client
+    disconnected) and runs the callbacks once; ``shut_down()`` ends it because the server is stopping.
     """
 
-    def __init__(self, peer: str, timeout_s: float | None) -> None:
+    def __init__(self, peer: str, timeout_s: float | None, arrived: float | None = None) -> None:
         self._peer = peer
-        self._deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        start = time.perf_counter() if arrived is None else arrived
+        self._deadline = None if timeout_s is None else start + timeout_s
         self._callbacks: list[Callable[[], None]] = []
         self._finished = False
+        self.shutting_down = False  # ended by the server's stop, not by its client
         self._lock = threading.Lock()
 
     def time_remaining(self) -> float:
         """Seconds until the deadline (negative once past); without one, ``NO_DEADLINE_S`` as gRPC does."""
-        return NO_DEADLINE_S if self._deadline is None else self._deadline - time.monotonic()
+        return NO_DEADLINE_S if self._deadline is None else self._deadline - time.perf_counter()
 
     def is_active(self) -> bool:
         """True while the call has not finished and its deadline has not passed."""
@@ -67,6 +70,11 @@ class CallContext:
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             callback()
+
+    def shut_down(self) -> None:
+        """End the call because the server is stopping: its work stops, and it answers UNAVAILABLE."""
+        self.shutting_down = True
+        self.finish()
 
     def set_trailing_metadata(self, metadata: object) -> None:
         """Nothing to do: the HTTP edge sends its own headers (``Retry-After`` with UNAVAILABLE)."""

@@ -1,27 +1,41 @@
 """The HTTP server (uvicorn, in a thread of its own) beside a ``BoafServer``.
 
 It shares everything with the gRPC side: the settings, the servicers (so the
-data plane and its limits), the metrics and the readiness; only the port
-(``BOAF_HTTP_PORT``) is its own.
+data plane and its limits), the admission (calls in flight, work slots, tokens),
+the metrics and the readiness; only the port (``BOAF_HTTP_PORT``) is its own.
+
+Connections are bounded in time: headers within ``BOAF_HTTP_HEADER_TIMEOUT_S``
+(``protocol.HeaderTimedProtocol``), a body within ``BOAF_HTTP_BODY_TIMEOUT_S``
+(the edge), and an idle keep-alive connection closes after ``BOAF_IDLE_TIMEOUT_S``.
+Stopping closes idle and half-sent connections at once; calls in flight get
+``shutdown_grace_s``, then answer UNAVAILABLE.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import functools
 import logging
 import math
 import socket
 import threading
 import time
+from typing import Any
 
 import uvicorn
 
 from service.generated.boaf.v1 import boaf_pb2, game_pb2
 from service.http.app import build_app
+from service.http.guards import install_request_id_logging
+from service.http.protocol import HeaderTimedProtocol
 from service.server import BoafServer
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
+# uvicorn cancels what is left this long after the grace period, by when every call has answered UNAVAILABLE.
+ANSWER_MARGIN_S = 5
 
 
 class HttpServer:
@@ -36,9 +50,10 @@ class HttpServer:
             (boaf_pb2.DESCRIPTOR.services_by_name["Boaf"], boaf.servicer),
             (game_pb2.DESCRIPTOR.services_by_name["Game"], boaf.game),
         ]
-        self.app = build_app(services, self.settings, boaf.metrics, self.is_ready, lambda: boaf.stage)
+        self.app = build_app(services, self.settings, boaf.metrics, boaf.admission, self.is_ready, lambda: boaf.stage)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def is_ready(self) -> bool:
         """True while the gRPC side reports SERVING and this server is not stopping."""
@@ -49,17 +64,21 @@ class HttpServer:
         settings = self.settings
         listener = _bind(settings.host, settings.http_port)
         self.port = int(listener.getsockname()[1])
+        protocol: Any = functools.partial(HeaderTimedProtocol, header_timeout_s=settings.http_header_timeout_s)
         config = uvicorn.Config(
             self.app,
+            http=protocol,
             log_config=None,  # keep the service's JSON logging
             access_log=False,
             lifespan="off",
-            timeout_graceful_shutdown=max(1, math.ceil(settings.shutdown_grace_s)),  # 0 would log an error
+            timeout_keep_alive=settings.idle_timeout_s,  # type: ignore[arg-type]  # a float works: call_later
+            timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_s) + ANSWER_MARGIN_S,
             ssl_certfile=settings.tls_cert,
             ssl_keyfile=settings.tls_key,
         )
+        install_request_id_logging()
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listener]}, name="boaf-http")
+        self._thread = threading.Thread(target=self._run, args=(listener,), name="boaf-http")
         self._thread.daemon = True
         self._thread.start()
         give_up = time.monotonic() + START_TIMEOUT_S
@@ -69,14 +88,31 @@ class HttpServer:
             raise RuntimeError("the HTTP server did not start")
         log.info("listening (HTTP)", extra={"address": f"{settings.host}:{self.port}", "tls": settings.tls_enabled})
 
+    def _run(self, listener: socket.socket) -> None:
+        assert self._server is not None
+        asyncio.run(self._serve(self._server, listener))
+
+    async def _serve(self, server: uvicorn.Server, listener: socket.socket) -> None:
+        self._loop = asyncio.get_running_loop()  # where shutdown() tells the edge to stop
+        await server.serve(sockets=[listener])
+
     def shutdown(self) -> None:
-        """Readiness off and stop accepting calls, without waiting; ``stop()`` waits."""
+        """Readiness off and stop accepting calls, without waiting; ``stop()`` waits.
+
+        New calls answer UNAVAILABLE; calls in flight get ``shutdown_grace_s`` seconds, then answer
+        UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``. Idle and half-sent connections close at once.
+        """
+        if self._stopping:
+            return
         self._stopping = True
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has ended already: no call is in flight
+                self._loop.call_soon_threadsafe(self.app.state.edge.begin_shutdown, self.settings.shutdown_grace_s)
         if self._server is not None:
             self._server.should_exit = True
 
     def stop(self) -> None:
-        """``shutdown()``, then wait: calls in flight get ``shutdown_grace_s`` seconds, then are cancelled."""
+        """``shutdown()``, then wait until every connection is closed (at most the grace period and a few seconds)."""
         self.shutdown()
         if self._thread is not None:
             self._thread.join()

@@ -3,11 +3,18 @@
 The servicers decide the gRPC code (``service.errors.status_of``); the HTTP edge
 only translates it here, so a call fails the same way on both sides, with the
 same message. The statuses are Connect's (connectrpc.com/docs/protocol).
+``error_response`` writes every error the edge answers, whoever decided it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import grpc
+from starlette.responses import JSONResponse
+
+from service.admission import cut_quotes
+from service.kernels import RETRY_AFTER_S
 
 HTTP_STATUS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.OK: 200,
@@ -33,3 +40,20 @@ HTTP_STATUS: dict[grpc.StatusCode, int] = {
 def connect_code(code: grpc.StatusCode) -> str:
     """Connect's name of a gRPC code: ``invalid_argument``; CANCELLED is spelled ``canceled``."""
     return "canceled" if code is grpc.StatusCode.CANCELLED else code.name.lower()
+
+
+def error_response(
+    code: grpc.StatusCode, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status.
+
+    ``status`` overrides the status for the few answers HTTP has its own for (405, 408). UNAVAILABLE
+    (loading, compiling kernels, stopping) carries a ``Retry-After`` hint. The message always encodes
+    (``cut_quotes`` escapes a lone surrogate quoted from the input).
+    """
+    extra = {"Retry-After": str(RETRY_AFTER_S)} if code is grpc.StatusCode.UNAVAILABLE else {}
+    return JSONResponse(
+        {"code": connect_code(code), "message": cut_quotes(message)},
+        status_code=HTTP_STATUS[code] if status is None else status,
+        headers={**extra, **(headers or {})},
+    )

@@ -86,9 +86,9 @@ HTTP_CASES: list[tuple[str, str, bytes, dict[str, str], int, str, str]] = [
      "Connect-Timeout-Ms must be a positive integer of milliseconds, got 'soon'"),
     ("no such method", "/boaf.v1.Boaf/Guess", b"{}", {}, 501, "unimplemented",
      "no such method: '/boaf.v1.Boaf/Guess'"),
-    ("oversize body", SOLVE, b" " * (TEST_LIMITS["max_message_bytes"] + 1), {}, 429, "resource_exhausted",
-     f"request body larger than max ({TEST_LIMITS['max_message_bytes'] + 1} vs. "
-     f"{TEST_LIMITS['max_message_bytes']} bytes, BOAF_MAX_MESSAGE_BYTES)"),
+    ("oversize body", SOLVE, b" " * (TEST_LIMITS["max_message_bytes"] + 1), {}, 400, "out_of_range",
+     f"request: a message of {TEST_LIMITS['max_message_bytes'] + 1:,} bytes exceeds the limit of "
+     f"{TEST_LIMITS['max_message_bytes']:,} bytes (BOAF_MAX_MESSAGE_BYTES)"),
 ]  # fmt: skip
 
 

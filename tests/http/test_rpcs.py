@@ -146,24 +146,6 @@ def test_readiness_follows_the_model_load_and_grpc_can_be_off() -> None:
         server.stop(0)
 
 
-def test_calls_past_the_concurrency_limit_are_turned_away(client: Client, http_server: HttpServer) -> None:
-    edge = http_server.app.state.edge
-    limit = http_server.settings.max_concurrent_rpcs
-    edge.in_flight += limit  # as if that many calls were running
-    try:
-        answer = client.call("Game/Deal", {"seed": 1})
-    finally:
-        edge.in_flight -= limit
-    assert (answer.status, answer.body) == (
-        429,
-        {
-            "code": "resource_exhausted",
-            "message": f"{limit} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later",
-        },
-    )
-    assert client.call("Game/Deal", {"seed": 1}).status == 200
-
-
 def test_a_client_that_hangs_up_cancels_its_search(client: Client, grpc_server: BoafServer) -> None:
     def sample(name: str, labels: dict[str, str]) -> float:
         return grpc_server.metrics.registry.get_sample_value(name, labels) or 0.0
@@ -173,7 +155,7 @@ def test_a_client_that_hangs_up_cancels_its_search(client: Client, grpc_server: 
     body = json.dumps(hard).encode()  # millions of nodes
     host, port = client.base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as connection:
-        head = "POST /boaf.v1.Boaf/Solve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        head = "POST /boaf.v1.Boaf/Solve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
         assert wait_for(lambda: sample("boaf_requests_in_flight", {"method": "Solve"}) == 1, timeout=60)
     assert wait_for(lambda: sample("boaf_requests_total", {"method": "Solve", "code": "CANCELLED"}) == cancelled + 1)

@@ -1,0 +1,81 @@
+"""uvicorn's h11 protocol with the one timeout it lacks: the time a client has to send a request's headers.
+
+uvicorn closes a keep-alive connection idle between requests (``timeout_keep_alive``,
+``BOAF_IDLE_TIMEOUT_S``), and the HTTP edge bounds the time a body takes
+(``BOAF_HTTP_BODY_TIMEOUT_S``), but nothing bounds the headers: a client that
+connects and sends them a byte at a time (slowloris) holds its connection, and a
+server stopping waits for it. ``HeaderTimedProtocol`` starts a timer when a
+connection opens and when the first byte of each later request arrives, stops it
+when the request's headers are complete, and closes the connection when it fires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+log = logging.getLogger(__name__)
+
+
+class HeaderTimedProtocol(H11Protocol):
+    """``H11Protocol`` that closes a connection whose request headers take more than ``header_timeout_s``."""
+
+    def __init__(self, *args: Any, header_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.header_timeout_s = header_timeout_s
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self._header_timer is None and self._awaiting_headers():
+            self._start_header_timer()  # the first bytes of the next request on a kept-alive connection
+        super().data_received(data)
+        self._stop_header_timer_once_headers_are_in()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._stop_header_timer_once_headers_are_in()  # a pipelined request may be under way already
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_header_timer()
+        super().connection_lost(exc)
+
+    def _awaiting_headers(self) -> bool:
+        # No request yet on this connection, or the last one is answered and the next one's headers are not in.
+        return self.cycle is None or self.cycle.response_complete
+
+    def _start_header_timer(self) -> None:
+        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _stop_header_timer_once_headers_are_in(self) -> None:
+        if not self._awaiting_headers():
+            self._cancel_header_timer()
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or not self._awaiting_headers():
+            return
+        log.debug(
+            "closed a connection whose request headers took too long",
+            extra={"peer": _peer(self.client), "header_timeout_s": self.header_timeout_s},
+        )
+        with contextlib.suppress(h11.LocalProtocolError):  # mid-request on the client's side: close all the same
+            self.conn.send(h11.ConnectionClosed())
+        self.transport.close()
+
+
+def _peer(client: tuple[str, int] | None) -> str:
+    return "unknown" if client is None else f"{client[0]}:{client[1]}"
