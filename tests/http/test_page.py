@@ -19,6 +19,7 @@ from game import deal
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "browser"
+PAGE_TOKEN = "page-token-1"
 WAIT_S = 300  # generous: a cold numba cache compiles on a shared machine
 SERVER_ENV = {"BOAF_SOLVE_TIME_LIMIT_MS": str(WAIT_S * 1000), "BOAF_LOG_LEVEL": "WARNING"}
 CHROMIUM_FLAGS = [
@@ -52,6 +53,15 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 def base_url() -> Iterator[str]:
     """``boaf serve`` on free loopback ports; its HTTP address, read from the line it prints when ready."""
     with boaf_serve(env=SERVER_ENV) as line:
+        found = re.search(r"HTTP on (http://[\d.]+:\d+)/", line)
+        assert found, line
+        yield found.group(1)
+
+
+@pytest.fixture(scope="module")
+def token_url() -> Iterator[str]:
+    """``boaf serve`` with bearer tokens on (``PAGE_TOKEN``)."""
+    with boaf_serve(env={**SERVER_ENV, "BOAF_API_TOKENS": PAGE_TOKEN}) as line:
         found = re.search(r"HTTP on (http://[\d.]+:\d+)/", line)
         assert found, line
         yield found.group(1)
@@ -183,3 +193,24 @@ def test_the_solution_is_played_move_by_move_to_the_win(page: WebDriver) -> None
     page.find_element(By.ID, "play-solution").click()
     wait(page).until(lambda d: text_of(d, "status") == "You won: one stack left.")
     assert played(page) == 15
+
+
+def test_with_tokens_on_the_page_asks_for_one_keeps_it_for_the_tab_and_plays(
+    browser: WebDriver, token_url: str
+) -> None:
+    browser.get(token_url + "/")
+    wait(browser).until(lambda d: d.find_element(By.ID, "token-form").is_displayed())
+    assert text_of(browser, "token-note") == "This server needs an access token."
+    assert not browser.find_elements(By.CSS_SELECTOR, "#board .card")
+    enter(browser, "token", "not-the-token", "use-token")
+    wait(browser).until(lambda d: text_of(d, "token-note") == "That token was refused; enter another.")
+    enter(browser, "token", PAGE_TOKEN, "use-token")
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board .card"))
+    assert not browser.find_element(By.ID, "token-form").is_displayed()
+    assert browser.execute_script("return sessionStorage.getItem('boaf-token')") == PAGE_TOKEN
+    screenshot(browser, "token")
+    browser.refresh()  # the tab keeps its token: no question this time
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board .card"))
+    enter(browser, "seed", "360528", "deal")
+    wait(browser).until(lambda d: text_of(d, "status") == "Deal 360528.")
+    assert not browser.find_element(By.ID, "token-form").is_displayed()

@@ -7,22 +7,51 @@ const MOVE_CHECK_NODES = 20000; // node budget of the exact check of each legal 
 const STEP_MS = 500; // pause between the moves of a played solution
 const RANKS = { A: "ace", T: "ten", J: "jack", Q: "queen", K: "king" };
 const SUITS = { C: ["♣", "clubs"], D: ["♦", "diamonds"], H: ["♥", "hearts"], S: ["♠", "spades"] };
+const TOKEN_KEY = "boaf-token"; // the bearer token, when the server asks for one (BOAF_API_TOKENS); this tab only
 
 const $ = (id) => document.getElementById(id);
 let game = null; // the last PlayResponse: {state, legalMoves, won}
 let history = []; // states before each move, for undo
 let selected = null; // cell index of the chosen source stack
 let solution = null; // moves of the last Solve, from the current state
+let tokenWaiters = []; // calls waiting for a token to be entered
 
+// A call refused for want of a valid token waits until one is entered, then goes again.
 async function call(method, body) {
-  const response = await fetch(`/boaf.v1.${method}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "Connect-Timeout-Ms": String(TIMEOUT_MS) },
-    body: JSON.stringify(body),
-  });
-  const answer = await response.json();
-  if (!response.ok) throw new Error(answer.message || `${response.status} ${response.statusText}`);
-  return answer;
+  for (;;) {
+    const headers = { "Content-Type": "application/json", "Connect-Timeout-Ms": String(TIMEOUT_MS) };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(`/boaf.v1.${method}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (response.status === 401 && answer.code === "unauthenticated") {
+      await askForToken(token ? "That token was refused; enter another." : "This server needs an access token.");
+      continue;
+    }
+    if (!response.ok) throw new Error(answer.message || `${response.status} ${response.statusText}`);
+    return answer;
+  }
+}
+
+function askForToken(note) {
+  $("token-note").textContent = note;
+  if ($("token-form").hidden) {
+    $("token-form").hidden = false;
+    $("token").focus();
+  }
+  return new Promise((resolve) => tokenWaiters.push(resolve));
+}
+
+function useToken(event) {
+  event.preventDefault();
+  const token = $("token").value.trim();
+  if (!token) return;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $("token").value = "";
+  $("token-form").hidden = true;
+  const waiting = tokenWaiters;
+  tokenWaiters = [];
+  waiting.forEach((resume) => resume());
 }
 
 function cardName(text) {
@@ -258,6 +287,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("solve").addEventListener("click", guarded(solve));
   $("play-solution").addEventListener("click", guarded(playSolution));
   $("undo").addEventListener("click", () => undo());
+  $("token-form").addEventListener("submit", useToken);
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && selected !== null) { selected = null; drawBoard(); say("Choice cleared."); }
   });
