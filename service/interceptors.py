@@ -1,26 +1,43 @@
-"""What every gRPC call goes through before a servicer sees it: its arrival time, its payload, its count.
+"""What every gRPC call goes through before a servicer sees it: admission, its arrival time, its payload, its count.
 
-``CallGate`` is the server's one interceptor. For every call it
+``CallGate`` is the server's one interceptor, the gRPC side of ``service.admission``
+(read its notes for the concurrency model). For every call it
 
 - notes the arrival time (``arrival_time()`` in the handler), so time limits
-  count from arrival, including any wait for a thread or a search slot;
-- takes the request as raw bytes and parses it itself, so bytes that are not
-  the method's message (random bytes, invalid UTF-8 in a string field, a wrong
-  wire type) are INVALID_ARGUMENT with a short message, logged once at WARNING
-  without a traceback, and a message past ``BOAF_MAX_MESSAGE_BYTES`` is
-  OUT_OF_RANGE (gRPC core itself refuses only messages past
-  ``HARD_MESSAGE_FACTOR`` times that, before any boaf code runs);
-- counts, in ``boaf_requests_total``, the calls gRPC turns away before a
-  handler runs (an unknown method: UNIMPLEMENTED; past
-  ``BOAF_MAX_CONCURRENT_RPCS``: RESOURCE_EXHAUSTED), the calls it refuses
-  itself, and every call of the services that do not count their own calls
-  (health, reflection). ``boaf.v1`` servicers count theirs in ``servicer.rpc``,
-  which also serves the HTTP edge.
+  count from arrival, including any wait for the request or a work slot;
+- checks the bearer token (``authorization`` metadata; health is exempt);
+- admits the call: a unary call against ``BOAF_MAX_CONCURRENT_RPCS`` (both edges
+  together), a stream (health Watch, reflection) against ``BOAF_MAX_STREAMS``,
+  each released when the call terminates, not when its handler returns; health
+  Check and List, which probes send, have ``PROBE_CALLS`` places of their own so
+  that a busy server still answers them. Past a cap: RESOURCE_EXHAUSTED;
+- reads the request itself (every handler it returns takes a request stream), so
+  that the admission comes first and a client that never sends its message, or a
+  stream that sends nothing more, is cancelled after ``BOAF_IDLE_TIMEOUT_S``; an
+  answer the client does not take within that time is cancelled too;
+- holds one of the shared work slots while it parses the request, runs the
+  servicer and serializes the answer (health and reflection need none);
+- parses the request bytes itself, so bytes that are not the method's message
+  (random bytes, invalid UTF-8 in a string field, a wrong wire type) are
+  INVALID_ARGUMENT with a short message, logged once at WARNING without a
+  traceback, and a message past ``BOAF_MAX_MESSAGE_BYTES`` is OUT_OF_RANGE (gRPC
+  core itself refuses only messages past ``HARD_MESSAGE_FACTOR`` times that);
+- counts, in ``boaf_requests_total``, every call it refuses, the calls gRPC turns
+  away before any handler runs (an unknown method: UNIMPLEMENTED; past the
+  thread pool: RESOURCE_EXHAUSTED), and every call of the services that do not
+  count their own (health, reflection). ``boaf.v1`` servicers count theirs in
+  ``servicer.rpc``, which also serves the HTTP edge;
+- at shutdown (``drain``, then ``stop_calls`` once the grace is over), ends
+  streams and then calls still in flight with UNAVAILABLE and
+  ``errors.SHUTTING_DOWN_MESSAGE``.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
@@ -29,15 +46,22 @@ from typing import Any, NoReturn
 import grpc
 from google.protobuf.message import DecodeError
 
+from game.errors import InvalidInput
+from service.admission import Admission
+from service.errors import SHUTTING_DOWN_MESSAGE, Busy, ServiceError, status_of
 from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_METHOD = "unknown"  # the metric label of every method the server does not serve
 HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the configured limit
+PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
+# What an armed timeout guards: a unary call's request, a stream's next request, an answer being taken.
+CALL_READ, STREAM_READ, ANSWER = "call read", "stream read", "answer"
 
 Deserializer = Callable[[bytes], Any]
+Serializer = Callable[[Any], bytes]
 Behavior = Callable[..., Any]
 
 
@@ -61,27 +85,114 @@ def method_name(full_method: str, known: frozenset[str]) -> str:
     return method if service in known else UNKNOWN_METHOD
 
 
+class Timeouts:
+    """Runs each armed action once its time is up, unless it was disarmed first; one daemon thread for all."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._armed: dict[int, tuple[str, Callable[[], None]]] = {}
+        self._due: list[tuple[float, int]] = []
+        self._keys = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def arm(self, seconds: float, kind: str, action: Callable[[], None]) -> Callable[[], None]:
+        """Run ``action`` in ``seconds`` unless the returned function (disarm) is called first."""
+        with self._changed:
+            key = next(self._keys)
+            self._armed[key] = (kind, action)
+            heapq.heappush(self._due, (time.monotonic() + seconds, key))
+            if len(self._due) > 2 * len(self._armed) + 64:  # disarmed entries, dropped in bulk
+                self._due = [entry for entry in self._due if entry[1] in self._armed]
+                heapq.heapify(self._due)
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name="boaf-timeouts", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return lambda: self._disarm(key)
+
+    def fire(self, kinds: Iterable[str]) -> int:
+        """Run every armed action of ``kinds`` now; returns how many ran."""
+        wanted = set(kinds)
+        with self._changed:
+            due = [key for key, (kind, _) in self._armed.items() if kind in wanted]
+            actions = [self._armed.pop(key)[1] for key in due]
+        for action in actions:
+            _run_action(action)
+        return len(actions)
+
+    def close(self) -> None:
+        """Stop the thread; armed actions never run."""
+        with self._changed:
+            self._closed = True
+            self._armed.clear()
+            self._changed.notify()
+
+    def _disarm(self, key: int) -> None:
+        with self._changed:
+            self._armed.pop(key, None)
+
+    def _run(self) -> None:
+        while (action := self._next_due()) is not None:
+            _run_action(action)
+
+    def _next_due(self) -> Callable[[], None] | None:
+        with self._changed:
+            while not self._closed:
+                while self._due and self._due[0][1] not in self._armed:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._changed.wait()
+                    continue
+                due, key = self._due[0]
+                if due <= time.monotonic():
+                    heapq.heappop(self._due)
+                    return self._armed.pop(key)[1]
+                self._changed.wait(due - time.monotonic())
+            return None
+
+
+def _run_action(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except Exception:  # a timeout's action (cancelling a call) must not end the thread that runs them all
+        log.exception("a call timeout's action failed")
+
+
 class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base class is untyped
     """The interceptor described in the module notes.
 
     ``services`` are the served service names; ``self_counting`` those whose
-    servicer records its own calls. ``busy()`` says whether gRPC will turn the
-    call away for the concurrency limit (see ``BoafServer``).
+    servicer records its own calls; ``probes`` those exempt from bearer tokens,
+    work slots and the call cap (health), with ``PROBE_CALLS`` places of their
+    own. ``busy()`` says whether gRPC will turn the call away because its thread
+    pool is full (see ``BoafServer``).
     """
 
     def __init__(
         self,
         metrics: Metrics,
-        max_message_bytes: int,
+        admission: Admission,
         services: Iterable[str],
         self_counting: Iterable[str],
+        probes: Iterable[str] = (),
         busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.metrics = metrics
-        self.max_message_bytes = max_message_bytes
+        self.admission = admission
         self.services = frozenset(services)
         self.self_counting = frozenset(self_counting)
+        self.probes = frozenset(probes)
         self.busy = busy
+        self.timeouts = Timeouts()
+        self.draining = threading.Event()  # streams end (UNAVAILABLE) and no stream waits for a request
+        self.stopping = threading.Event()  # calls still in flight end UNAVAILABLE
+        self._probe_calls = threading.BoundedSemaphore(PROBE_CALLS)
+
+    @property
+    def idle_timeout_s(self) -> float:
+        """How long a call may wait for its client: to send a request, or to take an answer."""
+        return self.admission.settings.idle_timeout_s
 
     def intercept_service(
         self, continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None], details: Any
@@ -96,71 +207,163 @@ class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base cla
         if self.busy():
             self.metrics.record(name, grpc.StatusCode.RESOURCE_EXHAUSTED.name, 0.0)
             return handler  # gRPC rejects it without calling it
-        counted = full_method.lstrip("/").rpartition("/")[0] not in self.self_counting
-        return _Call(self, name, full_method, arrived, counted).wrap(handler)
+        service = full_method.lstrip("/").rpartition("/")[0]
+        return _Call(self, name, full_method, arrived, service).wrap(handler)
+
+    def drain(self) -> int:
+        """Shutdown begins: streams that end from now on end UNAVAILABLE, and those waiting for a request end now.
+
+        Returns how many streams were waiting (cancelled: their clients see CANCELLED).
+        """
+        self.draining.set()
+        return self.timeouts.fire([STREAM_READ])
+
+    def stop_calls(self) -> None:
+        """The grace is over: calls still in flight end UNAVAILABLE, and those still waiting for a request end now."""
+        self.draining.set()
+        self.stopping.set()
+        self.timeouts.fire([STREAM_READ, CALL_READ])
+
+    def close(self) -> None:
+        """The server has stopped: no timeout runs any more."""
+        self.timeouts.close()
 
 
 class _Call:
-    """One call's wrapping of its method handler."""
+    """One call: its admission, its request, its handler and its count."""
 
-    def __init__(self, gate: CallGate, name: str, full_method: str, arrived: float, counted: bool) -> None:
-        self.gate, self.name, self.full_method, self.arrived, self.counted = gate, name, full_method, arrived, counted
+    def __init__(self, gate: CallGate, name: str, full_method: str, arrived: float, service: str) -> None:
+        self.gate, self.name, self.full_method, self.arrived = gate, name, full_method, arrived
+        self.counted = service not in gate.self_counting
+        self.probe = service in gate.probes
+        self._release: Callable[[], None] = lambda: None
+        self._disarm_answer: Callable[[], None] = lambda: None
+        self._ended = False
+        self._recorded = False
+        self._lock = threading.Lock()
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        # Every handler takes a request stream, so that it runs (admits, then reads) as soon as the call arrives.
         parse, serialize = handler.request_deserializer, handler.response_serializer
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(self._unary(handler.unary_unary, parse), None, serialize)
+            return grpc.stream_unary_rpc_method_handler(self._unary(handler.unary_unary, parse, serialize))
         if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._unary_stream(handler.unary_stream, parse), None, serialize
-            )
+            return grpc.stream_stream_rpc_method_handler(self._unary_stream(handler.unary_stream, parse, serialize))
         if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(self._stream(handler.stream_unary, parse), None, serialize)
-        return grpc.stream_stream_rpc_method_handler(self._stream_stream(handler.stream_stream, parse), None, serialize)
+            return grpc.stream_unary_rpc_method_handler(self._stream_unary(handler.stream_unary, parse, serialize))
+        return grpc.stream_stream_rpc_method_handler(self._stream_stream(handler.stream_stream, parse, serialize))
 
-    def _unary(self, behavior: Behavior, parse: Deserializer | None) -> Behavior:
-        def handle(raw: bytes, context: grpc.ServicerContext) -> Any:
-            _ARRIVAL.set(self.arrived)
-            request = self._parse(raw, parse, context)
-            return self._counting(lambda: behavior(request, context), context)
+    # ------------------------------------------------------------ the four shapes
 
-        return handle
-
-    def _unary_stream(self, behavior: Behavior, parse: Deserializer | None) -> Behavior:
-        def handle(raw: bytes, context: grpc.ServicerContext) -> Iterator[Any]:
-            _ARRIVAL.set(self.arrived)
-            request = self._parse(raw, parse, context)
-            return self._counting_stream(behavior(request, context), context)
-
-        return handle
-
-    def _stream(self, behavior: Behavior, parse: Deserializer | None) -> Behavior:
+    def _unary(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Any:
             _ARRIVAL.set(self.arrived)
-            return self._counting(lambda: behavior(self._parse_each(raws, parse, context), context), context)
+            self._admit(context, stream=False)
+            raw = self._one_request(raws, context)
+            with self._work(context):
+                request = self._parse(raw, parse, context)
+                answer = self._run(lambda: _serialized(behavior(request, context), serialize), context)
+            self._time_the_answer(context)
+            return answer
 
         return handle
 
-    def _stream_stream(self, behavior: Behavior, parse: Deserializer | None) -> Behavior:
+    def _unary_stream(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[Any]:
             _ARRIVAL.set(self.arrived)
-            return self._counting_stream(behavior(self._parse_each(raws, parse, context), context), context)
+            self._admit(context, stream=True)
+            request = self._parse(self._one_request(raws, context), parse, context)
+            return self._streaming(lambda: behavior(request, context), serialize, context)
 
         return handle
 
-    def _parse_each(self, raws: Iterator[bytes], parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
-        for raw in raws:
+    def _stream_unary(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
+        def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+            _ARRIVAL.set(self.arrived)
+            self._admit(context, stream=True)
+            requests = self._requests(raws, parse, context)
+            return self._run(lambda: _serialized(behavior(requests, context), serialize), context)
+
+        return handle
+
+    def _stream_stream(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
+        def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[Any]:
+            _ARRIVAL.set(self.arrived)
+            self._admit(context, stream=True)
+            requests = self._requests(raws, parse, context)
+            return self._streaming(lambda: behavior(requests, context), serialize, context)
+
+        return handle
+
+    # ------------------------------------------------------------ admission
+
+    def _admit(self, context: grpc.ServicerContext, *, stream: bool) -> None:
+        admission = self.gate.admission
+        try:
+            if not self.probe:
+                admission.authenticate(_metadata(context, "authorization"))
+            if stream:
+                admission.try_stream()
+                self._release = admission.end_stream
+            elif self.probe:
+                if not self.gate._probe_calls.acquire(blocking=False):
+                    raise Busy(f"{PROBE_CALLS} health checks already in flight; retry later")
+                self._release = self.gate._probe_calls.release
+            else:
+                admission.try_call()
+                self._release = admission.end_call
+        except ServiceError as exc:
+            self._refuse(context, exc)
+        if not context.add_callback(self._end):  # released when the call terminates, answer taken or not
+            self._end()
+
+    def _end(self) -> None:
+        with self._lock:
+            ended, self._ended = self._ended, True
+        if not ended:
+            self._release()
+            self._disarm_answer()
+
+    def _work(self, context: grpc.ServicerContext) -> Any:
+        admission = self.gate.admission
+        if self.probe:
+            return _NoSlot()
+        deadline = min(time.perf_counter() + context.time_remaining(), self.arrived + admission.wait_limit_s())
+        return _Slot(self, context, admission.work_slot(deadline, lambda: self._active(context)))
+
+    def _active(self, context: grpc.ServicerContext) -> bool:
+        return bool(context.is_active()) and not self.gate.stopping.is_set()
+
+    # ------------------------------------------------------------ requests
+
+    def _one_request(self, raws: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
+        raw = self._next(raws, context, CALL_READ)
+        if raw is None:
+            self._refuse(context, InvalidInput(f"request: no request message ({self.full_method} takes one)"))
+        return raw
+
+    def _requests(self, raws: Iterator[bytes], parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
+        while (raw := self._next(raws, context, STREAM_READ)) is not None:
             yield self._parse(raw, parse, context)
 
+    def _next(self, raws: Iterator[bytes], context: grpc.ServicerContext, kind: str) -> bytes | None:
+        # A client that sends nothing for the idle timeout is cancelled, which ends the wait.
+        if kind == STREAM_READ and self.gate.draining.is_set():
+            context.cancel()
+        disarm = self.gate.timeouts.arm(self.gate.idle_timeout_s, kind, context.cancel)
+        try:
+            return next(raws, None)
+        except grpc.RpcError:  # the client went away, or the wait was cancelled: nobody reads an answer
+            self._record(grpc.StatusCode.CANCELLED.name)
+            raise
+        finally:
+            disarm()
+
     def _parse(self, raw: bytes, parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
-        limit = self.gate.max_message_bytes
-        if len(raw) > limit:
-            self._refuse(
-                context,
-                grpc.StatusCode.OUT_OF_RANGE,
-                f"request: a message of {len(raw):,} bytes exceeds the limit of {limit:,} bytes "
-                "(BOAF_MAX_MESSAGE_BYTES)",
-            )
+        try:
+            self.gate.admission.check_size(len(raw))
+        except ServiceError as exc:
+            self._refuse(context, exc)
         if parse is None:
             return raw
         try:
@@ -177,41 +380,113 @@ class _Call:
             )
             self._refuse(
                 context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"request: {len(raw):,} bytes that do not parse as the request message of {self.full_method} "
-                "(wrong message, a wire type that does not match a field, or invalid UTF-8 in a string)",
+                InvalidInput(
+                    f"request: {len(raw):,} bytes that do not parse as the request message of {self.full_method} "
+                    "(wrong message, a wire type that does not match a field, or invalid UTF-8 in a string)"
+                ),
             )
 
-    def _refuse(self, context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
-        self.gate.metrics.record(self.name, code.name, time.perf_counter() - self.arrived)
+    # ------------------------------------------------------------ answers
+
+    def _run(self, call: Callable[[], Any], context: grpc.ServicerContext) -> Any:
+        try:
+            answer = call()
+        except Exception:
+            self._failed(context)
+            raise
+        self._finished(context)
+        return answer
+
+    def _streaming(
+        self, start: Callable[[], Iterator[Any] | None], serialize: Serializer | None, context: grpc.ServicerContext
+    ) -> Iterator[Any]:
+        try:
+            for response in start() or ():
+                yield _serialized(response, serialize)
+        except Exception:
+            self._failed(context)
+            raise
+        if self.gate.draining.is_set():  # a Watch ended by the shutdown (health said NOT_SERVING first)
+            self._record(grpc.StatusCode.UNAVAILABLE.name)
+            context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+        self._finished(context)
+
+    def _time_the_answer(self, context: grpc.ServicerContext) -> None:
+        # The answer is ready; a client that does not take it within the idle timeout is cancelled.
+        with self._lock:
+            if not self._ended:
+                self._disarm_answer = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
+
+    def _failed(self, context: grpc.ServicerContext) -> None:
+        self._cut_by_the_stop(context)
+        if self.counted:
+            self._record(_code_name(context, failed=True))
+
+    def _finished(self, context: grpc.ServicerContext) -> None:
+        self._cut_by_the_stop(context)
+        if self.counted:
+            gone = context.code() is None and not context.is_active()
+            self._record(grpc.StatusCode.CANCELLED.name if gone else _code_name(context, failed=False))
+
+    def _cut_by_the_stop(self, context: grpc.ServicerContext) -> None:
+        # Past the grace, a call ends as the server stops, whatever its servicer made of being stopped.
+        # (A self-counting servicer has counted the call already, with the code it gave.)
+        if self.gate.stopping.is_set():
+            if self.counted:
+                self._record(grpc.StatusCode.UNAVAILABLE.name)
+            context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+
+    def _refuse(self, context: grpc.ServicerContext, exc: BaseException) -> NoReturn:
+        code, message = status_of(exc)
+        if self.gate.stopping.is_set():
+            code, message = grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE
+        self._record(code.name)
         context.abort(code, message)
         raise AssertionError("unreachable: abort raises")
 
-    def _counting(self, call: Callable[[], Any], context: grpc.ServicerContext) -> Any:
-        if not self.counted:
-            return call()
-        try:
-            response = call()
-        except BaseException:
-            self._record(context, failed=True)
-            raise
-        self._record(context, failed=False)
-        return response
+    def _record(self, code: str) -> None:
+        if not self._recorded:  # once per call, whoever ends it first
+            self._recorded = True
+            self.gate.metrics.record(self.name, code, time.perf_counter() - self.arrived)
 
-    def _counting_stream(self, responses: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-        if not self.counted:
-            yield from responses
-            return
-        try:
-            yield from responses
-        except BaseException:
-            self._record(context, failed=True)
-            raise
-        self._record(context, failed=False)
 
-    def _record(self, context: grpc.ServicerContext, *, failed: bool) -> None:
-        code = context.code()
-        if code is None:
-            code = grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK
-        name = code.name if isinstance(code, grpc.StatusCode) else str(code)
-        self.gate.metrics.record(self.name, name, time.perf_counter() - self.arrived)
+class _Slot:
+    """A work slot held around parsing, the servicer and serializing; a refusal to get one ends the call."""
+
+    def __init__(self, call: _Call, context: grpc.ServicerContext, slot: Any) -> None:
+        self.call, self.context, self.slot = call, context, slot
+
+    def __enter__(self) -> None:
+        try:
+            self.slot.__enter__()
+        except ServiceError as exc:
+            self.call._refuse(self.context, exc)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.slot.__exit__(*exc_info)
+
+
+class _NoSlot:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+
+def _serialized(response: Any, serialize: Serializer | None) -> Any:
+    return response if serialize is None else serialize(response)
+
+
+def _metadata(context: grpc.ServicerContext, key: str) -> str | None:
+    for name, value in context.invocation_metadata() or ():
+        if name == key:
+            return value if isinstance(value, str) else value.decode("utf-8", "surrogateescape")
+    return None
+
+
+def _code_name(context: grpc.ServicerContext, *, failed: bool) -> str:
+    code = context.code()
+    if code is None:
+        code = grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK
+    return code.name if isinstance(code, grpc.StatusCode) else str(code)

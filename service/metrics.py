@@ -2,18 +2,34 @@
 
 Each ``Metrics`` owns its ``CollectorRegistry`` (no process-wide default), so
 several servers in one process (the tests) never share counters.
+
+The metrics port binds ``BOAF_METRICS_HOST`` (loopback unless set), and its
+small HTTP server cannot be held by slow clients: one request per connection
+(HTTP/1.0, no idle keep-alive), a connection cut ``request_timeout_s`` after it
+opened whatever it has sent (slowloris), and at most ``METRICS_CONNECTIONS`` at
+once (more are closed at once; Prometheus retries at its next scrape).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import socket
 import threading
-from wsgiref.simple_server import WSGIServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import choose_encoder
+
+log = logging.getLogger(__name__)
 
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 NODE_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 BATCH_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000)
+METRICS_CONNECTIONS = 64  # open connections the metrics port serves at once
+METRICS_PATHS = frozenset({"/", "/metrics"})
 
 
 class Metrics:
@@ -51,7 +67,7 @@ class Metrics:
             registry=self.registry,
         )
         self.ready = Gauge("boaf_ready", "1 when the health service reports SERVING.", registry=self.registry)
-        self._http: WSGIServer | None = None
+        self._http: MetricsServer | None = None
         self._thread: threading.Thread | None = None
 
     def record(self, method: str, code: str, seconds: float) -> None:
@@ -59,10 +75,15 @@ class Metrics:
         self.requests.labels(method, code).inc()
         self.latency.labels(method, code).observe(seconds)
 
-    def serve(self, host: str, port: int) -> int:
-        """Serve ``/metrics`` over HTTP on ``host:port`` (0 = a free port) in a daemon thread; returns the port."""
-        self._http, self._thread = start_http_server(port, addr=host, registry=self.registry)
-        return int(self._http.server_port)
+    def serve(self, host: str, port: int, request_timeout_s: float = 10.0) -> int:
+        """Serve ``/metrics`` over HTTP on ``host:port`` (0 = a free port) in a daemon thread; returns the port.
+
+        Raises ``OSError`` when the address cannot be bound.
+        """
+        self._http = MetricsServer((host, port), self.registry, request_timeout_s)
+        self._thread = threading.Thread(target=self._http.serve_forever, name="boaf-metrics", daemon=True)
+        self._thread.start()
+        return int(self._http.server_address[1])
 
     def stop(self) -> None:
         """Stop the HTTP server, if running."""
@@ -70,3 +91,69 @@ class Metrics:
             self._http.shutdown()
             self._http.server_close()
             self._http = None
+
+
+class MetricsServer(ThreadingHTTPServer):
+    """The metrics port's HTTP server (see the module notes): a thread per connection, few connections, short ones."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], registry: CollectorRegistry, request_timeout_s: float) -> None:
+        self.registry = registry
+        self.request_timeout_s = request_timeout_s
+        self._connections = threading.BoundedSemaphore(METRICS_CONNECTIONS)
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        super().__init__(address, _MetricsHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._connections.acquire(blocking=False):
+            self.shutdown_request(request)  # full: closed at once, no thread
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connections.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that resets or is cut off is no error of the server's (and no traceback on stderr).
+        log.debug("metrics connection ended early", extra={"peer": str(client_address)}, exc_info=True)
+
+
+class _MetricsHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing idles between scrapes
+    server: MetricsServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.request_timeout_s)  # each read and write
+        # The whole connection, however slowly its bytes trickle in.
+        self._cut = threading.Timer(self.server.request_timeout_s, self._close)
+        self._cut.daemon = True
+        self._cut.start()
+
+    def finish(self) -> None:
+        self._cut.cancel()
+        with contextlib.suppress(OSError):  # cut off, or the client went away
+            super().finish()
+
+    def _close(self) -> None:
+        with contextlib.suppress(OSError):  # closed already
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def do_GET(self) -> None:  # http.server's name
+        if urlsplit(self.path).path not in METRICS_PATHS:
+            self.send_error(404, "only /metrics is served here")
+            return
+        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+        body = encoder(self.server.registry)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
+        log.debug("metrics: " + format, *args)

@@ -14,13 +14,22 @@ Lifecycle of a ``BoafServer``:
    then compile in the background; until they are loaded, the puzzle RPCs
    answer UNAVAILABLE with a retry hint.
 3. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
-   streams learn first), then stops accepting calls and gives the ones in flight
-   ``grace`` seconds before cancelling them; a cancelled Solve stops searching.
+   streams learn first), stops accepting calls, ends the streams (UNAVAILABLE),
+   and gives the calls in flight ``grace`` seconds; those still running then end
+   UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``, and their searches stop.
+
+Threads (``service.admission`` has the whole model): the gRPC pool has a thread
+for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
+and gRPC's own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
+Connections: one idle for ``BOAF_IDLE_TIMEOUT_S`` is closed; every connection is
+closed after ``CONNECTION_AGE_S`` (clients reconnect at once), giving the calls on
+it the longest time a call may take; keepalive pings find dead peers.
 """
 
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -37,11 +46,11 @@ from service.compile_log import COMPILING
 from service.dataplane import Classifier, DataPlane, warm_up_puzzles
 from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.interceptors import HARD_MESSAGE_FACTOR, CallGate
+from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
 from service.kernels import UNITS, Kernels
 from service.metrics import Metrics
 from service.servicer import BoafServicer
-from service.settings import Settings
+from service.settings import InvalidSettings, Settings, env_name
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,11 @@ GAME_SERVICE_NAME = game_pb2.DESCRIPTOR.services_by_name["Game"].full_name  # "b
 HEALTH_SERVICES = ("", SERVICE_NAME)
 
 ClassifierLoader = Callable[[Path | None], Classifier]
+
+CONNECTION_AGE_S = 1800  # a connection lives at most this long (gRPC adds up to 10 % jitter), then clients reconnect
+KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find dead peers ...
+KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer within this
+STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
 def load_default_classifier(directory: Path | None) -> Classifier:
@@ -80,12 +94,12 @@ class BoafServer:
     def __init__(self, settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> None:
         self.settings = settings
         self.metrics = Metrics()
-        self.admission = Admission(settings)  # shared with the HTTP edge (service.http.server)
+        self.admission = _admission(settings)  # shared with the HTTP edge (service.http.server)
         self.servicer = BoafServicer(self.metrics)
         self.game = GameServicer(self.metrics)
-        self.health = BoafHealth(
-            experimental_non_blocking=True, experimental_thread_pool=ThreadPoolExecutor(max_workers=1)
-        )
+        # Each Watch stream holds a thread of its own (counted against BOAF_MAX_STREAMS): grpc's
+        # "non-blocking" Watch would send from whichever thread sets a status, and wait there for slow readers.
+        self.health = BoafHealth(experimental_non_blocking=False)
         self.port = 0
         self.metrics_port = 0
         self.load_error: BaseException | None = None
@@ -96,61 +110,75 @@ class BoafServer:
         self._ready = threading.Event()
         self._settled = threading.Event()  # ready, or loading failed
         self._all_kernels = threading.Event()  # the background kernels (puzzles) are loaded, or failed to
+        self.gate = self._gate()
         self._server = self._build_server()
+
+    def _gate(self) -> CallGate:
+        served = [SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME]
+        if self.settings.reflection_enabled:
+            served += reflection_v1.SERVICE_NAMES
+        return CallGate(
+            self.metrics,
+            self.admission,
+            services=served,
+            self_counting=(SERVICE_NAME, GAME_SERVICE_NAME),  # servicer.rpc counts these (and the HTTP edge's)
+            probes=(health.SERVICE_NAME,),
+        )
 
     def _build_server(self) -> grpc.Server:
         settings = self.settings
-        options = [
-            # The gate refuses messages past the limit itself (OUT_OF_RANGE, counted); core only past a hard cap.
-            ("grpc.max_receive_message_length", HARD_MESSAGE_FACTOR * settings.max_message_bytes),
-            ("grpc.max_send_message_length", settings.max_message_bytes),
-            ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
-        ]
-        gate = CallGate(
-            self.metrics,
-            settings.max_message_bytes,
-            services=(SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME, *reflection_v1.SERVICE_NAMES),
-            self_counting=(SERVICE_NAME, GAME_SERVICE_NAME),  # servicer.rpc counts these (and the HTTP edge's)
-        )
+        threads = settings.max_concurrent_rpcs + settings.max_streams + PROBE_CALLS
         server = grpc.server(
-            ThreadPoolExecutor(max_workers=settings.max_workers, thread_name_prefix="boaf-rpc"),
-            interceptors=(gate,),
-            options=options,
-            maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+            ThreadPoolExecutor(max_workers=threads, thread_name_prefix="boaf-rpc"),
+            interceptors=(self.gate,),
+            options=_options(settings, self.admission.wait_limit_s()),
+            maximum_concurrent_rpcs=threads,  # the caps refuse first; this is only a backstop
         )
-        gate.busy = _concurrency_exceeded(server)
+        self.gate.busy = _concurrency_exceeded(server)
         boaf_pb2_grpc.add_BoafServicer_to_server(self.servicer, server)
         game_pb2_grpc.add_GameServicer_to_server(self.game, server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
-        reflection_v1.enable_server_reflection((SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME), server)
+        if settings.reflection_enabled:
+            reflection_v1.enable_server_reflection((SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME), server)
         self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         return server
 
     def start(self) -> None:
-        """Bind, serve (NOT_SERVING), and load + warm up in the background (no gRPC port when grpc_enabled is off)."""
-        if self.settings.grpc_enabled:
+        """Bind, serve (NOT_SERVING), and load + warm up in the background (no gRPC port when grpc_enabled is off).
+
+        Raises ``InvalidSettings`` naming the setting when a port cannot be bound or a TLS file is
+        missing, unreadable or does not match its pair.
+        """
+        settings = self.settings
+        if settings.grpc_enabled:
             self.port = self._bind()
             self._server.start()
-        if self.settings.metrics_enabled:
-            self.metrics_port = self.metrics.serve(self.settings.host, self.settings.metrics_port)
+        if settings.metrics_enabled:
+            self.metrics_port = self.metrics.serve(
+                settings.metrics_host, settings.metrics_port, request_timeout_s=settings.http_header_timeout_s
+            )
         log.info(
             "listening",
             extra={
-                "address": f"{self.settings.host}:{self.port}",
-                "metrics_port": self.metrics_port,
-                "tls": self.settings.tls_enabled,
+                "address": f"{settings.host}:{self.port}",
+                "metrics_address": f"{settings.metrics_host}:{self.metrics_port}",
+                "tls": settings.tls_enabled,
             },
         )
         threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True).start()
 
     def _bind(self) -> int:
-        address = self.settings.address
-        if not self.settings.tls_enabled:
-            return int(self._server.add_insecure_port(address))
-        cert, key = self.settings.tls_cert, self.settings.tls_key
-        assert cert is not None and key is not None
-        credentials = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
-        return int(self._server.add_secure_port(address, credentials))
+        settings = self.settings
+        cert, key = settings.tls_cert, settings.tls_key
+        try:
+            if cert is None or key is None:
+                return int(self._server.add_insecure_port(settings.address))
+            return int(self._server.add_secure_port(settings.address, _tls_credentials(cert, key)))
+        except RuntimeError as exc:  # grpc says only "Failed to bind to address"
+            raise InvalidSettings(
+                f"{env_name('port')}={settings.port}: cannot listen on {settings.address} (the port is taken, "
+                f"or {env_name('host')} is no address of this machine)"
+            ) from exc
 
     def _load_and_warm_up(self) -> None:
         started = time.perf_counter()
@@ -217,18 +245,27 @@ class BoafServer:
         return self._ready.is_set()
 
     def stop(self, grace: float | None = None) -> None:
-        """Health NOT_SERVING, then stop; calls in flight get ``grace`` s (default: the settings') to finish."""
+        """Health NOT_SERVING, streams ended, then stop; calls in flight get ``grace`` s (default: the settings').
+
+        Calls still running after the grace end UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``.
+        """
         grace = self.settings.shutdown_grace_s if grace is None else grace
         log.info("shutting down", extra={"grace_s": grace})
         self.kernels.stop()  # a first start stopped while its kernels compile ends their processes too
         self.health.enter_graceful_shutdown()
         self.metrics.ready.set(0)
-        stopped = self._server.stop(grace)
-        if not stopped.wait(grace) and self.servicer.plane is not None:
-            # gRPC cancels the calls still in flight; stop their searches too, so their threads end now
-            # (a cancel callback may never run once the server has stopped polling).
-            self.servicer.plane.cancel_all()
+        # gRPC itself cancels ("Cancelling all calls") only after our own grace and a margin.
+        stopped = self._server.stop(grace + STOP_MARGIN_S)
+        self.gate.drain()  # streams waiting for a request end now, and Watch streams end UNAVAILABLE:
+        self.health.end_watches()
+        if not stopped.wait(grace):
+            self.gate.stop_calls()  # the calls still in flight end UNAVAILABLE, with SHUTTING_DOWN_MESSAGE
+            if self.servicer.plane is not None:
+                self.servicer.plane.cancel_all()  # and their searches stop
+            if not stopped.wait(STOP_MARGIN_S):
+                log.warning("calls still running after the grace and its margin: gRPC cancels them")
         stopped.wait()
+        self.gate.close()
         self.metrics.stop()
         log.info("stopped")
 
@@ -259,9 +296,65 @@ class BoafHealth(health.HealthServicer):  # type: ignore[misc]  # grpcio-health-
             statuses={name: health_pb2.HealthCheckResponse(status=status) for name, status in statuses.items()}
         )
 
+    def end_watches(self) -> None:
+        """End every open Watch stream (the server is stopping; each has been told NOT_SERVING)."""
+        with self._lock:
+            watchers = [send for sends in self._send_response_callbacks.values() for send in sends]
+        for send in watchers:
+            send(None)  # a blocking Watch's iterator ends
+
+
+def _admission(settings: Settings) -> Admission:
+    try:
+        return Admission(settings)
+    except (OSError, UnicodeDecodeError) as exc:  # the tokens file
+        name = env_name("api_tokens_file")
+        raise InvalidSettings(f"{name}={settings.api_tokens_file}: cannot read it ({exc})") from exc
+
+
+def _options(settings: Settings, longest_call_s: float) -> list[tuple[str, int]]:
+    idle_ms = round(settings.idle_timeout_s * 1000)
+    return [
+        # The gate refuses messages past the limit itself (OUT_OF_RANGE, counted); core only past a hard cap.
+        ("grpc.max_receive_message_length", HARD_MESSAGE_FACTOR * settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
+        ("grpc.max_connection_idle_ms", idle_ms),  # a connection with no call for this long is closed
+        # Every connection ends after CONNECTION_AGE_S; its calls get the longest a call may take, and the
+        # time to take the answer (the gate cancels one not taken within the idle timeout). This bounds how
+        # long any client holds a stream place (a Watch never ends by itself), and spreads clients over pods.
+        ("grpc.max_connection_age_ms", CONNECTION_AGE_S * 1000),
+        ("grpc.max_connection_age_grace_ms", round(longest_call_s * 1000) + idle_ms),
+        ("grpc.keepalive_time_ms", KEEPALIVE_S * 1000),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_S * 1000),
+    ]
+
+
+def _tls_credentials(cert: Path, key: Path) -> grpc.ServerCredentials:
+    # grpc says only "Failed to bind to address" for a bad pair; check it first, and name the setting.
+    pems = {name: _read_setting_file(name, path) for name, path in (("tls_cert", cert), ("tls_key", key))}
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        raise InvalidSettings(
+            f"{env_name('tls_key')}={key}: not a PEM private key of the certificate in "
+            f"{env_name('tls_cert')}={cert} ({exc.reason or exc})"
+        ) from exc
+    return grpc.ssl_server_credentials([(pems["tls_key"], pems["tls_cert"])])
+
+
+def _read_setting_file(name: str, path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InvalidSettings(f"{env_name(name)}={path}: cannot read it ({exc.strerror or exc})") from exc
+
 
 def _concurrency_exceeded(server: grpc.Server) -> Callable[[], bool]:
-    # gRPC turns a call away when its active calls are at maximum_concurrent_rpcs, before any handler runs.
+    # gRPC turns a call away when its active calls are at maximum_concurrent_rpcs, before any handler runs:
+    # with the caps counted by the gate, only when every thread of the pool is taken (both caps full and
+    # every probe place busy). Those refusals are counted too, by this check.
     # The interceptor runs just before that check, under the same lock, so reading the same two numbers
     # tells it which calls will be turned away and lets it count them. They are grpcio internals
     # (tests/service/test_hostile.py fails if they change); without them nothing is counted.
