@@ -23,7 +23,8 @@ from game.errors import BoafError, InvalidState
 from game.notation import check_rows_and_cols, state_from_json
 from game.state import MAX_CELLS, State
 from puzzles.generation import GeneratedPuzzle
-from service.dataplane import Batch, Classification, FeatureRows, StateArray
+from service.dataplane import Batch, CancelFlag, Classification, FeatureRows, StateArray
+from service.errors import Cancelled
 from service.generated.boaf.v1 import boaf_pb2 as pb
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
@@ -40,6 +41,7 @@ SOLVE_STATUSES: dict[search.Status, pb.SolveStatus] = {
     search.UNKNOWN: pb.UNKNOWN,
 }
 DEFAULT_PUZZLE_GRID = (4, 4)  # rows, cols of a GeneratePuzzle that leaves them unset
+CHUNK_STATES = 512  # states read, or answers built, between two looks at the cancel flag (~10-50 ms of work)
 
 
 class AnalysisOptions(TypedDict):
@@ -84,17 +86,28 @@ def state_from_proto(message: pb.State, where: str) -> State:
         raise type(exc)(f"{where}: {exc}") from exc
 
 
-def states_from_proto(messages: Sequence[pb.State]) -> Batch:
+def states_from_proto(messages: Sequence[pb.State], cancel: CancelFlag | None = None) -> Batch:
     """States of a batch, in order; an error names the state as ``states[i]``.
 
     A batch of plain states on one grid (the common case) becomes a ``StateArray``
-    in a few vectorised steps; anything else, including every invalid batch, is
-    read state by state, which gives the precise error.
+    in a few vectorised steps, ``CHUNK_STATES`` states at a time (so the cell texts
+    of a large batch are never all held as Python strings at once); anything else,
+    including every invalid batch, is read state by state, which gives the precise
+    error. ``cancel``, once set, stops the reading between chunks (``Cancelled``).
     """
-    return _state_array(messages) or [state_from_proto(m, f"states[{i}]") for i, m in enumerate(messages)]
+    flag = CancelFlag() if cancel is None else cancel
+    array = _state_array(messages, flag)
+    if array is not None:
+        return array
+    states = []
+    for i, message in enumerate(messages):
+        if i % CHUNK_STATES == 0:
+            _raise_if_set(flag, "reading the states")
+        states.append(state_from_proto(message, f"states[{i}]"))
+    return states
 
 
-def _state_array(messages: Sequence[pb.State]) -> StateArray | None:
+def _state_array(messages: Sequence[pb.State], cancel: CancelFlag) -> StateArray | None:
     # None means "not the fast case": the slow path then accepts it or says exactly what is wrong.
     if not messages:
         return None
@@ -102,15 +115,19 @@ def _state_array(messages: Sequence[pb.State]) -> StateArray | None:
     n_cells = rows * cols
     if not (rows >= 1 and cols >= 1 and n_cells <= MAX_CELLS):
         return None
-    texts: list[str] = []
-    for message in messages:
-        if message.rows != rows or message.cols != cols or message.sizes or len(message.cells) != n_cells:
+    cells = np.empty((len(messages), n_cells), dtype=np.int8)
+    for start in range(0, len(messages), CHUNK_STATES):
+        _raise_if_set(cancel, "reading the states")
+        chunk = messages[start : start + CHUNK_STATES]
+        texts: list[str] = []
+        for message in chunk:
+            if message.rows != rows or message.cols != cols or message.sizes or len(message.cells) != n_cells:
+                return None
+            texts.extend(message.cells)
+        try:
+            cells[start : start + len(chunk)] = np.array([_CODES[t] for t in texts], dtype=np.int8).reshape(-1, n_cells)
+        except KeyError:
             return None
-        texts.extend(message.cells)
-    try:
-        cells = np.array([_CODES[t] for t in texts], dtype=np.int8).reshape(len(messages), n_cells)
-    except KeyError:
-        return None
     ordered = np.sort(cells, axis=1)
     if np.any(ordered[:, -1] < 0) or np.any((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)):
         return None  # a state with no stacks, or a duplicate card
@@ -227,20 +244,47 @@ def generate_puzzle_response(puzzle: GeneratedPuzzle) -> pb.GeneratePuzzleRespon
     )
 
 
-def classify_response(result: Classification) -> pb.ClassifyResponse:
-    """A ``ClassifyResponse``: one prediction per state, labelled against the model's threshold, exact or not."""
+def classify_response(result: Classification, cancel: CancelFlag | None = None) -> pb.ClassifyResponse:
+    """A ``ClassifyResponse``: one prediction per state, labelled against the model's threshold, exact or not.
+
+    Built ``CHUNK_STATES`` predictions at a time; ``cancel``, once set, stops it between chunks (``Cancelled``).
+    """
+    flag = CancelFlag() if cancel is None else cancel
     threshold = result.threshold
-    rows = zip(result.p_solvable.tolist(), result.exact.tolist(), result.nodes.tolist(), strict=True)
-    predictions = [
-        pb.Prediction(p_solvable=p, solvable=p >= threshold, exact=exact, nodes=nodes) for p, exact, nodes in rows
-    ]
-    return pb.ClassifyResponse(predictions=predictions, model_version=result.model_version, threshold=threshold)
+    response = pb.ClassifyResponse(model_version=result.model_version, threshold=threshold)
+    for start in range(0, len(result.p_solvable), CHUNK_STATES):
+        _raise_if_set(flag, "building the answer")
+        end = start + CHUNK_STATES
+        rows = zip(
+            result.p_solvable[start:end].tolist(),
+            result.exact[start:end].tolist(),
+            result.nodes[start:end].tolist(),
+            strict=True,
+        )
+        response.predictions.extend(
+            pb.Prediction(p_solvable=p, solvable=p >= threshold, exact=exact, nodes=nodes) for p, exact, nodes in rows
+        )
+    return response
 
 
-def features_response(rows: FeatureRows) -> pb.FeaturesResponse:
-    """A ``FeaturesResponse``: one vector per row of the (N, len(names)) matrix."""
-    vectors = [pb.FeatureVector(values=row) for row in rows.matrix.tolist()]
-    return pb.FeaturesResponse(schema_version=rows.schema_version, names=list(rows.names), vectors=vectors)
+def features_response(rows: FeatureRows, cancel: CancelFlag | None = None) -> pb.FeaturesResponse:
+    """A ``FeaturesResponse``: one vector per row of the (N, len(names)) matrix.
+
+    Built ``CHUNK_STATES`` vectors at a time; ``cancel``, once set, stops it between chunks (``Cancelled``).
+    """
+    flag = CancelFlag() if cancel is None else cancel
+    response = pb.FeaturesResponse(schema_version=rows.schema_version, names=list(rows.names))
+    for start in range(0, rows.matrix.shape[0], CHUNK_STATES):
+        _raise_if_set(flag, "building the answer")
+        response.vectors.extend(
+            pb.FeatureVector(values=row) for row in rows.matrix[start : start + CHUNK_STATES].tolist()
+        )
+    return response
+
+
+def _raise_if_set(cancel: CancelFlag, doing: str) -> None:
+    if cancel.is_set():
+        raise Cancelled(f"the call was stopped while {doing}")
 
 
 def server_info(info: Mapping[str, Any]) -> pb.ServerInfo:

@@ -7,11 +7,12 @@ settings; it is built once the model has loaded and been warmed up.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import heapq
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -24,18 +25,38 @@ import features
 import puzzles
 import search
 from game.deals import deal
+from game.errors import Stopped
 from game.state import MAX_CELLS, State
 from models.errors import ModelError
 from models.exact import ExactBudget, Predictions
 from puzzles.generation import GeneratedPuzzle, generate
 from service.compile_log import COMPILING
-from service.errors import Busy, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable
+from service.errors import Busy, Cancelled, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable, ServiceError
 from service.interceptors import arrival_time
 from service.kernels import RETRY_AFTER_S, Kernels
 from service.settings import Settings
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
+# Every setting that limits a request, as GetServerInfo reports them (the fields of the proto's Limits).
+LIMITS = (
+    "max_batch_size",
+    "max_message_bytes",
+    "max_concurrent_rpcs",
+    "max_streams",
+    "max_workers",
+    "solve_max_nodes",
+    "solve_time_limit_ms",
+    "batch_time_limit_ms",
+    "puzzle_max_states",
+    "puzzle_max_samples",
+    "puzzle_max_iterations",
+    "max_concurrent_puzzles",
+    "max_concurrent_searches",
+    "search_memory_mb",
+)
+LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its memory back when it ends
+TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
 
@@ -198,6 +219,44 @@ class Alarm:
                 self._changed.wait(None if not self._due else self._due[0][0] - now)
 
 
+class MemoryReturn:
+    """Gives the C heap's free pages back to the system after large calls (glibc's ``malloc_trim``).
+
+    glibc keeps what a burst freed in its heaps (one per thread that allocated), so an idle
+    server would stay at its peak RSS. A background thread trims ``TRIM_DELAY_S`` after the
+    last large call asked for it, so no call waits for it. Elsewhere than glibc it does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._trim = _malloc_trim()
+        self._due = threading.Event()
+        self.trims = 0  # how many times it has trimmed (for tests)
+        if self._trim is not None:
+            threading.Thread(target=self._run, name="boaf-memory-return", daemon=True).start()
+
+    def after_large_call(self) -> None:
+        """Ask for a trim soon (cheap; a burst of calls gets one trim after it)."""
+        self._due.set()
+
+    def _run(self) -> None:
+        assert self._trim is not None
+        while True:
+            self._due.wait()
+            time.sleep(TRIM_DELAY_S)  # the rest of a burst ends meanwhile, and asks for the same trim
+            self._due.clear()
+            self._trim(0)
+            self.trims += 1
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(None)
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None  # not glibc (musl, macOS): nothing to trim with
+    return trim
+
+
 class DataPlane:
     """Classify, solve, features, puzzle analysis and generation, and server info over a loaded classifier."""
 
@@ -212,6 +271,8 @@ class DataPlane:
         self._puzzle_slots = threading.BoundedSemaphore(settings.max_concurrent_puzzles)
         self._search_slots = threading.BoundedSemaphore(settings.max_concurrent_searches)
         self._alarm = Alarm()
+        self.memory = MemoryReturn()
+        self._info: dict[str, Any] | None = None
 
     def cancel_all(self) -> None:
         """Stop every search and puzzle call under way (at its next node or loop step)."""
@@ -225,26 +286,72 @@ class DataPlane:
                 f"states: a batch of {n_states} states exceeds the limit of {limit} (BOAF_MAX_BATCH_SIZE)"
             )
 
-    def classify(self, states: Batch, budget: SolveBudget, cancel: CancelFlag) -> Classification:
+    def batch_budget(self, deadline_s: float | None) -> SolveBudget:
+        """The time of a Classify or Features call: ``BOAF_BATCH_TIME_LIMIT_MS`` from arrival, or the client's
+        deadline when sooner (``deadline_s``: the seconds it has left, None for none).
+
+        ``DeadlineExceeded`` when the client's deadline has already passed.
+        """
+        arrived = arrival_time()
+        seconds = self.settings.batch_time_limit_ms / 1000
+        if deadline_s is not None:
+            if deadline_s <= 0:
+                raise DeadlineExceeded("the client's deadline passed before the call started")
+            seconds = min(seconds, time.perf_counter() - arrived + deadline_s)
+        return SolveBudget(0, seconds, arrived)
+
+    @contextmanager
+    def batch_call(self, budget: SolveBudget, cancel: CancelFlag, n_states: int) -> Iterator[CancelFlag]:
+        """Run a Classify or Features call (reading, computing, answering) within ``budget``'s time.
+
+        ``cancel`` expires at the budget's deadline, and every stage reads it; a stage it
+        stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
+        when the server's limit ran out), or ``Cancelled`` when something else set it (the
+        client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
+        states asks for its memory to be given back once it ends (``MemoryReturn``).
+        """
+        try:
+            with self._alarm.armed(cancel, budget.deadline):
+                yield cancel
+        except Stopped as exc:
+            raise self._batch_stopped(budget, cancel, exc) from exc
+        finally:
+            if n_states >= LARGE_BATCH_STATES:
+                self.memory.after_large_call()
+
+    def _batch_stopped(self, budget: SolveBudget, cancel: CancelFlag, exc: Stopped) -> Stopped:
+        limit_s = self.settings.batch_time_limit_ms / 1000
+        if cancel.expired or budget.seconds_left() <= 0:
+            if budget.time_limit_s >= limit_s:
+                return DeadlineExceeded(
+                    f"the time limit of {limit_s:.3g} s (BOAF_BATCH_TIME_LIMIT_MS, counted from the call's arrival) "
+                    "ran out"
+                )
+            return DeadlineExceeded("the client's deadline passed before the answer")
+        if isinstance(exc, ServiceError):
+            return exc
+        return Cancelled(f"the call was cancelled ({exc})")
+
+    def classify(self, states: Batch, cancel: CancelFlag) -> Classification:
         """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it.
 
-        The exact path stops at ``budget``'s deadline (the server's solve time limit or the client's
-        deadline, from arrival) or when ``cancel`` is set; states it has not settled get the estimate.
+        Every stage reads ``cancel`` and stops with ``game.errors.Stopped`` once it is set
+        (run it inside ``batch_call``, which sets it at the call's deadline).
         """
         model = self.classifier
         try:
-            with self._alarm.armed(cancel, budget.deadline):
-                if isinstance(states, StateArray):
-                    answers = model.classify_cells(states.cells, states.rows, states.cols, cancel.array)
-                else:
-                    answers = model.classify(states, cancel.array)
+            if isinstance(states, StateArray):
+                answers = model.classify_cells(states.cells, states.rows, states.cols, cancel.array)
+            else:
+                answers = model.classify(states, cancel.array)
         except ModelError as exc:
             raise ModelUnavailable(f"the served model failed: {exc}") from exc
         return Classification(answers.p_solvable, model.threshold, model.version, answers.exact, answers.nodes)
 
-    def features(self, states: Batch) -> FeatureRows:
-        """The feature vector of each state, in the schema's order."""
-        return FeatureRows(_feature_matrix(states), tuple(features.feature_names()), features.SCHEMA_VERSION)
+    def features(self, states: Batch, cancel: CancelFlag) -> FeatureRows:
+        """The feature vector of each state, in the schema's order; stops as ``classify`` does."""
+        matrix = _feature_matrix(states, cancel.array)
+        return FeatureRows(matrix, tuple(features.feature_names()), features.SCHEMA_VERSION)
 
     def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a Solve: the request's (0 = the server's limit), and never past the client's deadline.
@@ -429,27 +536,28 @@ class DataPlane:
                         f"the time limit of {budget.time_limit_s:.3g} s (counted from the call's arrival) ran out"
                     ) from exc
                 raise
+            finally:
+                self.memory.after_large_call()  # a puzzle call may have held hundreds of MB
 
     def info(self) -> dict[str, Any]:
-        """Versions, schema, model card summary and limits, as plain values."""
-        settings, model = self.settings, self.classifier
-        return {
-            "version": _package_version(),
-            "feature_schema_version": features.SCHEMA_VERSION,
-            "feature_names": list(features.feature_names()),
-            "model_version": model.version,
-            "model_schema_version": model.schema_version,
-            "model_card": model.card,
-            "classify_threshold": model.threshold,
-            "classify_exact_max_nodes": model.exact.max_nodes,
-            "limits": {
-                "max_batch_size": settings.max_batch_size,
-                "max_message_bytes": settings.max_message_bytes,
-                "max_concurrent_rpcs": settings.max_concurrent_rpcs,
-                "solve_max_nodes": settings.solve_max_nodes,
-                "solve_time_limit_ms": settings.solve_time_limit_ms,
-            },
-        }
+        """Versions, schema, model card summary and every limit (``LIMITS``), as plain values.
+
+        Built once per DataPlane (a new model is a new DataPlane), so answering it costs nothing.
+        """
+        if self._info is None:
+            settings, model = self.settings, self.classifier
+            self._info = {
+                "version": _package_version(),
+                "feature_schema_version": features.SCHEMA_VERSION,
+                "feature_names": list(features.feature_names()),
+                "model_version": model.version,
+                "model_schema_version": model.schema_version,
+                "model_card": model.card,
+                "classify_threshold": model.threshold,
+                "classify_exact_max_nodes": model.exact.max_nodes,
+                "limits": {name: getattr(settings, name) for name in LIMITS},
+            }
+        return self._info
 
     def warm_up(self) -> float:
         """Classify, featurize and solve a few deals, and check the answers; returns the seconds taken.
@@ -462,10 +570,10 @@ class DataPlane:
         started = time.perf_counter()
         states = [deal(seed) for seed in WARM_UP_SEEDS]
         budget = SolveBudget(self.settings.solve_max_nodes, WARM_UP_TIME_LIMIT_S)
-        p_solvable = self.classify(states, budget, CancelFlag()).p_solvable
+        p_solvable = self.classify(states, CancelFlag()).p_solvable
         if p_solvable.shape != (len(states),) or not np.all((p_solvable >= 0) & (p_solvable <= 1)):
             raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
-        self.features(states)
+        self.features(states, CancelFlag())
         result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
         if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
@@ -495,10 +603,10 @@ def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFl
     return "time_limit"
 
 
-def _feature_matrix(states: Batch) -> np.ndarray:
+def _feature_matrix(states: Batch, cancel: np.ndarray) -> np.ndarray:
     if isinstance(states, StateArray):
-        return features.feature_matrix(states.cells, states.rows, states.cols)
-    return features.feature_matrix(states)
+        return features.feature_matrix(states.cells, states.rows, states.cols, cancel=cancel)
+    return features.feature_matrix(states, cancel=cancel)
 
 
 def _package_version() -> str:

@@ -20,7 +20,7 @@ import search
 from puzzles import AnalysisStopped
 from service import converters
 from service.admission import cut_quotes
-from service.dataplane import Batch, CancelFlag, DataPlane
+from service.dataplane import CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
@@ -44,7 +44,10 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
         metrics, started, code = self.metrics, arrival_time(), grpc.StatusCode.OK
         metrics.in_flight.labels(name).inc()
         try:
-            return method(self, request, context)
+            response = method(self, request, context)
+            if context.time_remaining() <= 0:  # an answer past the client's deadline has no reader: never OK
+                raise DeadlineExceeded("the client's deadline passed before the answer")
+            return response
         except Exception as exc:
             code, message = status_of(exc)
             message = cut_quotes(message)
@@ -70,29 +73,40 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         self.metrics = metrics
         self.plane: DataPlane | None = None
         self.stage: Callable[[], str] = lambda: "the model is still loading"  # the server says what it is doing
+        self._server_info: tuple[DataPlane, pb.ServerInfo] | None = None
 
     def _ready_plane(self) -> DataPlane:
         if self.plane is None:
             raise NotReady(f"{self.stage()}; retry when health reports SERVING")
         return self.plane
 
-    def _ready_batch(self, states: Sequence[pb.State], method: str) -> tuple[DataPlane, Batch]:
-        # A batch's size is checked and counted before any of its states is read.
+    @contextmanager
+    def _batch_call(
+        self, states: Sequence[pb.State], method: str, context: grpc.ServicerContext
+    ) -> Iterator[tuple[DataPlane, CancelFlag]]:
+        # A batch's size is checked and counted before any of its states is read; then reading,
+        # computing and answering run within the call's time (DataPlane.batch_call).
         plane = self._ready_plane()
         plane.check_batch_size(len(states))
         self.metrics.batch_states.labels(method).observe(len(states))
-        return plane, converters.states_from_proto(states)
+        budget = plane.batch_budget(context.time_remaining())
+        with (
+            _stopped_for_a_gone_client(context, method),
+            plane.batch_call(budget, _cancel_flag(context), len(states)) as cancel,
+        ):
+            yield plane, cancel
 
     @rpc
     def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
-        plane, states = self._ready_batch(request.states, "Classify")
-        budget = plane.solve_budget(0, 0, context.time_remaining())
-        return converters.classify_response(plane.classify(states, budget, _cancel_flag(context)))
+        with self._batch_call(request.states, "Classify", context) as (plane, cancel):
+            states = converters.states_from_proto(request.states, cancel)
+            return converters.classify_response(plane.classify(states, cancel), cancel)
 
     @rpc
     def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:
-        plane, states = self._ready_batch(request.states, "Features")
-        return converters.features_response(plane.features(states))
+        with self._batch_call(request.states, "Features", context) as (plane, cancel):
+            states = converters.states_from_proto(request.states, cancel)
+            return converters.features_response(plane.features(states, cancel), cancel)
 
     @rpc
     def Solve(self, request: pb.SolveRequest, context: grpc.ServicerContext) -> pb.SolveResponse:
@@ -131,7 +145,12 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
 
     @rpc
     def GetServerInfo(self, request: pb.GetServerInfoRequest, context: grpc.ServicerContext) -> pb.ServerInfo:
-        return converters.server_info(self._ready_plane().info())
+        # Built once per DataPlane: a new model (a new plane) gets a new one.
+        plane = self._ready_plane()
+        cached = self._server_info
+        if cached is None or cached[0] is not plane:
+            cached = self._server_info = (plane, converters.server_info(plane.info()))
+        return cached[1]
 
 
 def _cancel_flag(context: grpc.ServicerContext) -> CancelFlag:
@@ -144,10 +163,10 @@ def _cancel_flag(context: grpc.ServicerContext) -> CancelFlag:
 
 @contextmanager
 def _stopped_for_a_gone_client(context: grpc.ServicerContext, what: str) -> Iterator[None]:
-    # A puzzle call that stopped early because its client is gone says so, rather than why the work stopped.
+    # A call that stopped early because its client is gone says so, rather than why the work stopped.
     try:
         yield
-    except AnalysisStopped as exc:
+    except (AnalysisStopped, Cancelled) as exc:
         _raise_if_client_gone(context, f"the {what} stopped ({exc})")
         raise
 

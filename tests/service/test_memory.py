@@ -1,4 +1,5 @@
-"""Memory that holds: the worst case of the limits fits the pod, and hard searches stay under the bound.
+"""Memory that holds: the worst case of the limits fits the pod, hard searches and bursts of the largest
+batches stay under the bound, and an idle server gives a burst's memory back.
 
 The arithmetic is ``Settings.worst_case_memory_mb`` (deploy/README.md shows the
 sums); the run starts ``boaf serve`` as a process of its own, so that its peak
@@ -9,16 +10,19 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
+import numpy as np
 import pytest
 import yaml
-from servers import serve_process
+from servers import serve_process, wait_for
 
 from game import deal
+from game.cards import card_text
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
@@ -102,3 +106,64 @@ def _status_mb(pid: int, key: str) -> float:
         if line.startswith(key + ":"):
             return int(line.split()[1]) / 1024
     raise AssertionError(f"{key} not in /proc/{pid}/status")
+
+
+LARGEST_BATCH = Settings().max_batch_size  # 10,000 states of 52 cards: ~2.2 MB, within the 4 MiB limit
+BURST = 16  # the row-9 burst of issue 21 (there 8 over HTTP and 8 over gRPC; the work slots are shared)
+AFTER_BURST_S = 60  # within this long after a burst, RSS is back to at most RETURNED x the idle RSS
+RETURNED = 1.5
+
+
+@pytest.fixture(scope="module")
+def batch_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str]]:
+    """``boaf serve`` with a 2 s batch time limit, so each of the burst's calls costs at most 2 s of work."""
+    env = {"BOAF_BATCH_TIME_LIMIT_MS": "2000", "BOAF_SHUTDOWN_GRACE_S": "0"}
+    process, address = serve_process(env)
+    try:
+        yield process, Settings.from_env(env), address
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+@pytest.mark.slow
+def test_a_burst_of_the_largest_classify_batches_stays_within_the_arithmetic_and_is_given_back(
+    batch_server: tuple[subprocess.Popen[str], Settings, str],
+) -> None:
+    process, settings, address = batch_server
+    request = pb.ClassifyRequest(states=random_52_card_states(LARGEST_BATCH))
+    options = [("grpc.max_send_message_length", 8 * MIB)]
+    with grpc.insecure_channel(address, options=options) as channel:
+        stub = boaf_pb2_grpc.BoafStub(channel)
+        codes = _classify_all(stub, [request])  # warm-up: the heaps reach their working size
+        time.sleep(2)
+        idle_mb = _status_mb(process.pid, "VmRSS")
+        codes += _classify_all(stub, [request] * BURST)
+    # Each call ends at the 2 s limit (or answers): none is OK past its time, none fails otherwise.
+    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.DEADLINE_EXCEEDED}
+    peak_mb = _status_mb(process.pid, "VmHWM")
+    worst = settings.worst_case_memory_mb()
+    assert peak_mb <= worst["base"] + worst["batches"], (peak_mb, worst)
+    assert peak_mb - idle_mb <= worst["batches"], (peak_mb, idle_mb, worst)
+    assert wait_for(lambda: _status_mb(process.pid, "VmRSS") <= RETURNED * idle_mb, AFTER_BURST_S), (
+        _status_mb(process.pid, "VmRSS"),
+        idle_mb,
+    )
+
+
+def random_52_card_states(n: int, seed: int = 9) -> list[pb.State]:
+    rng = np.random.default_rng(seed)
+    texts = [card_text(card) for card in range(52)]
+    return [pb.State(rows=4, cols=13, cells=[texts[c] for c in rng.permutation(52)]) for _ in range(n)]
+
+
+def _classify_all(stub: boaf_pb2_grpc.BoafStub, requests: list[pb.ClassifyRequest]) -> list[grpc.StatusCode]:
+    def code(request: pb.ClassifyRequest) -> grpc.StatusCode:
+        try:
+            stub.Classify(request, timeout=60)
+        except grpc.RpcError as error:
+            return error.code()  # type: ignore[no-any-return]
+        return grpc.StatusCode.OK
+
+    with ThreadPoolExecutor(len(requests)) as pool:
+        return list(pool.map(code, requests))

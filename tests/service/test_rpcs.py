@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from servers import TEST_LIMITS, grid_state
@@ -11,8 +13,11 @@ from game import State, deal, play, random_states
 from game.notation import format_grid
 from models.classifier import load_classifier
 from service.converters import state_to_proto
+from service.dataplane import LIMITS, DataPlane
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.http.context import CallContext
+from service.server import BoafServer
 
 SOLVABLE_DEAL = 16  # a few thousand nodes
 UNSOLVABLE_DEAL = 1163  # connected graph, yet unsolvable: only search can tell
@@ -127,10 +132,31 @@ def test_server_info_reports_versions_schema_model_and_limits(stub: boaf_pb2_grp
     assert info.model_schema_version == model.schema_version
     assert info.classify_threshold == model.threshold
     assert len(info.model_card.fields) > 0
-    assert info.limits.max_batch_size == TEST_LIMITS["max_batch_size"]
-    assert info.limits.max_message_bytes == TEST_LIMITS["max_message_bytes"]
-    assert info.limits.max_concurrent_rpcs == TEST_LIMITS["max_concurrent_rpcs"]
-    assert info.limits.solve_max_nodes == TEST_LIMITS["solve_max_nodes"]
-    assert info.limits.solve_time_limit_ms == TEST_LIMITS["solve_time_limit_ms"]
+    for name, value in TEST_LIMITS.items():
+        assert getattr(info.limits, name) == value, name
     assert set(info.algorithms) == {pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N, pb.ISLAND_MERGE}
     assert info.default_algorithm == pb.ORDERED
+
+
+def test_server_info_lists_every_limit_with_the_served_value(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+    limits = stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).limits
+    assert {f.name for f in pb.Limits.DESCRIPTOR.fields} == set(LIMITS)
+    for name in LIMITS:
+        assert getattr(limits, name) == getattr(server.settings, name), name
+
+
+def test_server_info_is_built_once_per_data_plane_and_a_new_model_refreshes_it(server: BoafServer) -> None:
+    servicer, plane = server.servicer, server.servicer.plane
+    assert plane is not None
+    first = servicer.GetServerInfo(pb.GetServerInfoRequest(), _context())
+    assert servicer.GetServerInfo(pb.GetServerInfoRequest(), _context()) is first
+    try:
+        servicer.plane = DataPlane(plane.settings, replace(plane.classifier, version="v-next"), plane.kernels)
+        again = servicer.GetServerInfo(pb.GetServerInfoRequest(), _context())
+        assert again.model_version == "v-next" and first.model_version != "v-next"
+    finally:
+        servicer.plane = plane
+
+
+def _context() -> CallContext:
+    return CallContext("ipv4:127.0.0.1:1", timeout_s=None)
