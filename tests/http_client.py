@@ -108,6 +108,13 @@ def _json(data: bytes) -> Any:
 @contextmanager
 def boaf_serve(*options: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """``boaf serve`` on free loopback ports (0 everywhere) until SERVING; yields the line it printed then."""
+    with boaf_process(*options, env=env) as (_, line):
+        yield line
+
+
+@contextmanager
+def boaf_process(*options: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``boaf_serve``, yielding the process too (the caller may signal it)."""
     command = [str(Path(sys.executable).with_name("boaf")), "serve", "--host", "127.0.0.1", "--port", "0"]
     command += ["--metrics-port", "0", "--http-port", "0", *options]
     variables = {**os.environ, "BOAF_LOG_LEVEL": "WARNING", **(env or {})}
@@ -118,7 +125,7 @@ def boaf_serve(*options: str, env: dict[str, str] | None = None) -> Iterator[str
         for line in process.stderr:
             said.append(line)
             if line.startswith("boaf: serving"):
-                yield line
+                yield process, line
                 break
         else:
             raise AssertionError(f"boaf serve exited with {process.wait()} before serving: {''.join(said[-5:])}")

@@ -119,6 +119,7 @@ class Edge:
         self.metrics = metrics
         self.admission = admission
         self.stopping = False
+        self._grace_ends_at = float("inf")
         self._calls: set[LiveCall] = set()
         self._threads: anyio.CapacityLimiter | None = None  # made on the event loop, at the first call
 
@@ -223,7 +224,7 @@ class Edge:
 
     def _final(self, context: CallContext, response: Response) -> Response:
         # A call the server's stop ended answers UNAVAILABLE, whatever its work said; one past its deadline, 504.
-        if context.shutting_down:
+        if context.shutting_down or time.perf_counter() >= self._grace_ends_at:
             return error_response(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
         if context.time_remaining() <= 0 and response.status_code == 200:
             return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
@@ -251,10 +252,15 @@ class Edge:
                 self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
             raise CallAborted(code, text) from None
 
-    def begin_shutdown(self, grace_s: float) -> None:
-        """Refuse new calls now; after ``grace_s`` seconds, end the calls still in flight (on the event loop)."""
+    def begin_shutdown(self, grace_ends_at: float) -> None:
+        """Refuse new calls now; at ``grace_ends_at`` (``time.perf_counter``), end the calls still in flight.
+
+        Runs on the event loop. Any answer ready after ``grace_ends_at`` is UNAVAILABLE too, so a call whose
+        work the gRPC side's stop cancelled (``DataPlane.cancel_all``) never answers as if it had finished.
+        """
         self.stopping = True
-        asyncio.get_running_loop().call_later(grace_s, self._end_calls)
+        self._grace_ends_at = grace_ends_at
+        asyncio.get_running_loop().call_later(max(0.0, grace_ends_at - time.perf_counter()), self._end_calls)
 
     def _end_calls(self) -> None:
         for call in list(self._calls):

@@ -105,9 +105,10 @@ class HttpServer:
         if self._stopping:
             return
         self._stopping = True
+        grace_ends_at = time.perf_counter() + self.settings.shutdown_grace_s  # counted from now, as gRPC's stop
         if self._loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop has ended already: no call is in flight
-                self._loop.call_soon_threadsafe(self.app.state.edge.begin_shutdown, self.settings.shutdown_grace_s)
+                self._loop.call_soon_threadsafe(self.app.state.edge.begin_shutdown, grace_ends_at)
         if self._server is not None:
             self._server.should_exit = True
 
