@@ -8,7 +8,9 @@ T = 1 − winning moves ÷ legal moves.
 
 ``analyze`` is exact (one full enumeration, labelled bottom-up) when the states
 fit the budget, and otherwise an estimate (``exact`` false) from sampled states
-with 95% intervals, see ``puzzles.estimate``.
+with 95% intervals, see ``puzzles.estimate``. It never keeps more states than the
+budget: its ``states_enumerated`` is at most the budget, which is what a server
+reports against its cap (generation's wider walk, ``walk_for_analysis``, reports no count).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from dataclasses import replace
 import numpy as np
 
 from game import State
-from puzzles.enumeration import Enumeration, Labels, label_states
-from puzzles.estimate import check_samples, estimate_from, walk_for_analysis
+from puzzles.enumeration import Enumeration, Labels, enumerate_states, label_states
+from puzzles.estimate import check_samples, estimate_from
 from puzzles.limits import deadline_after, seconds_left
 from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 
@@ -49,7 +51,7 @@ def analyze(
     check_samples(samples)
     start = time.perf_counter()
     deadline = deadline_after(time_limit)
-    enumeration = walk_for_analysis(state, budget, time_limit=time_limit, cancel=cancel)
+    enumeration = enumerate_states(state, budget, time_limit=time_limit, cancel=cancel)
     left = seconds_left(deadline)
     if enumeration.complete:
         result = exact_analysis(state, enumeration, time_limit=left, cancel=cancel)

@@ -6,7 +6,8 @@ import pytest
 
 from game import State, random_states
 from puzzles import analyze
-from puzzles.estimate import WIDEN, wilson_interval
+from puzzles.enumeration import enumerate_states
+from puzzles.estimate import WIDEN, walk_for_analysis, wilson_interval
 
 
 @pytest.fixture(scope="module")
@@ -76,12 +77,23 @@ def test_wilson_interval_narrows_with_the_finite_population() -> None:
     assert low < low_fpc < 0.2 < high_fpc < high
 
 
-def test_a_second_walk_without_moves_samples_the_halfway_depth_uniformly(ten_card_puzzles: list[State]) -> None:
+def test_a_second_walk_without_moves_reaches_the_halfway_depth(ten_card_puzzles: list[State]) -> None:
+    # Generation's walk: three times the states in the same memory, when the first walk stops short.
     for state in ten_card_puzzles[:3]:
         exact = analyze(state)
         through_halfway = sum(d.states or 0 for d in exact.by_depth[: exact.halfway_depth + 1])
         budget = through_halfway // WIDEN + 1  # the first walk stops short; three times more reach it
-        estimate = analyze(state, budget=budget, samples=50, seed=2)
-        halfway = estimate.halfway
-        assert not estimate.exact and halfway.method in ("sample", "exact")
-        assert halfway.states == exact.halfway.states  # known only from the second walk
+        assert not enumerate_states(state, budget).complete
+        walk = walk_for_analysis(state, budget)
+        assert walk.complete_depths > exact.halfway_depth
+        assert walk.level_size(exact.halfway_depth) == exact.halfway.states
+
+
+def test_an_estimate_never_keeps_more_states_than_its_budget(ten_card_puzzles: list[State]) -> None:
+    # The count a server reports (states_enumerated) respects the cap it was given (issue 21).
+    for state in ten_card_puzzles[:3]:
+        exact = analyze(state)
+        for budget in (exact.states_enumerated // WIDEN + 1, exact.states_enumerated - 1):
+            estimate = analyze(state, budget=budget, samples=30, seed=2)
+            assert not estimate.exact
+            assert 0 < estimate.states_enumerated <= budget
