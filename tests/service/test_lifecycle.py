@@ -7,7 +7,7 @@ import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -28,9 +28,10 @@ from servers import (
 
 from game import deal
 from service.converters import state_to_proto
+from service.errors import SHUTTING_DOWN_MESSAGE
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer
+from service.server import STOP_MARGIN_S, BoafServer
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -209,4 +210,51 @@ def test_tls_serves_clients_that_trust_the_certificate(tmp_path: Path) -> None:
             assert health_status(channel) == SERVING
             assert boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10).version
     finally:
+        server.stop(0)
+
+
+# ---------------------------------------------------------------- stopping, and clients that park a call
+
+
+def test_calls_still_running_after_the_grace_get_unavailable_with_the_shutting_down_message() -> None:
+    server = ready_server(loopback_settings())
+    with channel_to(server) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"))
+        assert next(watch).status == SERVING
+        running: Future[pb.SolveResponse] = boaf_pb2_grpc.BoafStub(channel).Solve.future(long_solve(), timeout=60)
+        assert wait_for(lambda: in_flight(server, "Solve") == 1)
+        started = time.monotonic()
+        stopping = _in_thread(lambda: server.stop(0.5))
+        assert next(watch).status == NOT_SERVING
+        with pytest.raises(grpc.RpcError) as ended:  # the stream ends at once, not after the grace
+            next(watch)
+        assert (ended.value.code(), ended.value.details()) == (grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+        assert time.monotonic() - started < 0.5
+        with pytest.raises(grpc.RpcError) as caught:
+            running.result(timeout=30)
+        assert (caught.value.code(), caught.value.details()) == (grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+        stopping.join(30)
+        assert not stopping.is_alive()
+        assert time.monotonic() - started < 0.5 + STOP_MARGIN_S
+
+
+def test_a_call_whose_request_never_comes_is_cancelled_after_the_idle_timeout() -> None:
+    server = ready_server(loopback_settings(idle_timeout_s=1.0, metrics_enabled=False))
+    never = threading.Event()
+
+    def no_request() -> Iterator[bytes]:
+        never.wait(30)  # the client sends the call's headers, and never its message
+        yield b""
+
+    try:
+        with channel_to(server) as channel:
+            parked = channel.stream_unary("/boaf.v1.Boaf/Solve").future(no_request(), timeout=30)
+            assert wait_for(lambda: server.admission.calls == 1, timeout=5)
+            with pytest.raises(grpc.RpcError) as caught:
+                parked.result(timeout=5)
+            assert caught.value.code() == grpc.StatusCode.CANCELLED
+            assert server.admission.calls == 0
+            assert requests_counted(server, "Solve", "CANCELLED") == 1
+    finally:
+        never.set()
         server.stop(0)
