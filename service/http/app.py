@@ -47,7 +47,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from service.admission import Admission, quoted
-from service.errors import SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
 from service.http.context import CallAborted, CallContext
 from service.http.guards import EdgeGuard
 from service.http.statuses import error_response
@@ -337,7 +337,8 @@ def build_app(
     if settings.page_enabled:
         routes.append(Mount("/", PageFiles(directory=STATIC_DIR, html=True)))
     guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
-    app = Starlette(routes=routes, middleware=[guard], exception_handlers={HTTPException: _http_error})
+    handlers = {HTTPException: _http_error, Exception: _internal_error}
+    app = Starlette(routes=routes, middleware=[guard], exception_handlers=handlers)
     app.state.edge = edge
     return app
 
@@ -352,6 +353,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = f"{request.method}: {quoted(request.url.path)} does not answer it"
         return error_response(grpc.StatusCode.UNIMPLEMENTED, message, status=405, headers=headers)
     return error_response(grpc.StatusCode.INVALID_ARGUMENT, f"{status}: {quoted(request.url.path)}", status=status)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    # A bug outside any call (a call's own errors never get here): JSON all the same; uvicorn logs the traceback.
+    return error_response(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
 
 
 async def _unimplemented(metrics: Metrics, request: Request) -> Response:

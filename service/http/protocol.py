@@ -7,19 +7,28 @@ connects and sends them a byte at a time (slowloris) holds its connection, and a
 server stopping waits for it. ``HeaderTimedProtocol`` starts a timer when a
 connection opens and when the first byte of each later request arrives, stops it
 when the request's headers are complete, and closes the connection when it fires.
+
+It also answers a request that is not HTTP/1.1 at all as the edge answers every
+error, in JSON with a request id, logged at DEBUG: uvicorn's own answer is plain
+text, with a WARNING line for each that a client could flood the log with
+(``drop_uvicorn_bad_request_warnings`` drops that line).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import uuid
 from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 log = logging.getLogger(__name__)
+
+UVICORN_BAD_REQUEST = "Invalid HTTP request received."  # what uvicorn logs at WARNING before send_400_response
 
 
 class HeaderTimedProtocol(H11Protocol):
@@ -48,6 +57,22 @@ class HeaderTimedProtocol(H11Protocol):
         self._cancel_header_timer()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        """Answer a request h11 cannot parse with a JSON 400, then close (uvicorn calls this)."""
+        request_id = uuid.uuid4().hex
+        log.debug("not an HTTP/1.1 request", extra={"peer": _peer(self.client), "request_id": request_id})
+        body = json.dumps({"code": "invalid_argument", "message": "not an HTTP/1.1 request"}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"x-request-id", request_id.encode()),
+            (b"connection", b"close"),
+        ]
+        with contextlib.suppress(h11.LocalProtocolError):  # h11 may not be in a state to answer: then just close
+            response = h11.Response(status_code=400, headers=headers, reason=STATUS_PHRASES[400])
+            for event in (response, h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
+
     def _awaiting_headers(self) -> bool:
         # No request yet on this connection, or the last one is answered and the next one's headers are not in.
         return self.cycle is None or self.cycle.response_complete
@@ -75,6 +100,18 @@ class HeaderTimedProtocol(H11Protocol):
         with contextlib.suppress(h11.LocalProtocolError):  # mid-request on the client's side: close all the same
             self.conn.send(h11.ConnectionClosed())
         self.transport.close()
+
+
+class _BadRequestWarnings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != UVICORN_BAD_REQUEST
+
+
+def drop_uvicorn_bad_request_warnings() -> None:
+    """Drop uvicorn's WARNING for each unparsable request (``send_400_response`` logs it at DEBUG); once."""
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _BadRequestWarnings) for f in uvicorn_log.filters):
+        uvicorn_log.addFilter(_BadRequestWarnings())
 
 
 def _peer(client: tuple[str, int] | None) -> str:

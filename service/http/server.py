@@ -28,7 +28,7 @@ import uvicorn
 from service.generated.boaf.v1 import boaf_pb2, game_pb2
 from service.http.app import build_app
 from service.http.guards import install_request_id_logging
-from service.http.protocol import HeaderTimedProtocol
+from service.http.protocol import HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
 from service.server import BoafServer
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class HttpServer:
             ssl_keyfile=settings.tls_key,
         )
         install_request_id_logging()
+        drop_uvicorn_bad_request_warnings()
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, args=(listener,), name="boaf-http")
         self._thread.daemon = True

@@ -90,6 +90,17 @@ def test_unknown_paths_are_json_404s(client: Client) -> None:
         assert answer.body["code"] == "not_found", answer.body
 
 
+def test_a_request_that_is_not_http_gets_a_json_400_and_no_warning(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        raw, closed = raw_exchange(client.address, b"\x16\x03\x01 not HTTP at all\r\n\r\n", timeout=10)
+    answer = parse_answer(raw)
+    assert closed and (answer.status, answer.body["code"]) == (400, "invalid_argument")
+    assert len(answer.headers["x-request-id"]) == 32
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 # ---------------------------------------------------------------- request ids
 
 
