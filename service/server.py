@@ -28,6 +28,7 @@ it the longest time a call may take; keepalive pings find dead peers.
 
 from __future__ import annotations
 
+import errno
 import logging
 import ssl
 import threading
@@ -103,6 +104,7 @@ class BoafServer:
         self.port = 0
         self.metrics_port = 0
         self.load_error: BaseException | None = None
+        self.failed_stage = ""  # the stage loading failed in ("loading the model": BOAF_MODEL_DIR's model)
         self.kernels = Kernels()
         self.stage = "starting"  # what the server is doing before SERVING (``/readyz`` says it)
         self.servicer.stage = lambda: COMPILING if self.stage == COMPILING else "the model is still loading"
@@ -154,9 +156,7 @@ class BoafServer:
             self.port = self._bind()
             self._server.start()
         if settings.metrics_enabled:
-            self.metrics_port = self.metrics.serve(
-                settings.metrics_host, settings.metrics_port, request_timeout_s=settings.http_header_timeout_s
-            )
+            self.metrics_port = self._serve_metrics()
         log.info(
             "listening",
             extra={
@@ -166,6 +166,19 @@ class BoafServer:
             },
         )
         threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True).start()
+
+    def _serve_metrics(self) -> int:
+        settings = self.settings
+        try:
+            return self.metrics.serve(
+                settings.metrics_host, settings.metrics_port, request_timeout_s=settings.http_header_timeout_s
+            )
+        except OSError as exc:
+            reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+            raise InvalidSettings(
+                f"{env_name('metrics_port')}={settings.metrics_port}: cannot listen on "
+                f"{settings.metrics_host}:{settings.metrics_port} ({reason}; {env_name('metrics_host')} sets the host)"
+            ) from exc
 
     def _bind(self) -> int:
         settings = self.settings
@@ -192,6 +205,7 @@ class BoafServer:
             seconds = plane.warm_up()
         except Exception as exc:  # the server must say why it never became ready, whatever went wrong
             self.load_error = exc
+            self.failed_stage = self.stage
             self.stage = "failed to start"
             log.exception("model load or warm-up failed; health stays NOT_SERVING")
             self._settled.set()

@@ -1,8 +1,20 @@
-"""``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C."""
+"""``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C.
+
+Start-up errors are one line on stderr, never a traceback: a setting that cannot
+be used (a value that does not parse, a port that is taken, a TLS file that is
+missing or does not match its pair, an unreadable tokens file, a model directory
+without a model that loads) names the
+``BOAF_*`` variable and its value, exit status 2; anything else is an internal
+failure, exit status 1 (its traceback goes to the JSON log). Every other line the
+process writes is JSON (``service.logs``), but for the one that says where it serves.
+"""
 
 from __future__ import annotations
 
+import errno
 import gc
+import logging
+import os
 import signal
 import sys
 import threading
@@ -15,6 +27,10 @@ from service.cli.app import app
 
 if TYPE_CHECKING:
     from service.http import HttpServer
+    from service.server import BoafServer
+    from service.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @app.command("serve")
@@ -49,11 +65,15 @@ def serve_command(
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
+    # gRPC core writes its own lines to stderr, not JSON: one per failed TLS handshake (a port scanner, a
+    # plaintext client) at its default level, and "Failed to add port" beside boaf's own one-line start-up
+    # error. Boaf logs and counts what matters of these itself, so core stays quiet unless GRPC_VERBOSITY
+    # is set (ERROR or DEBUG, to debug gRPC itself). Set before grpc is first imported, which reads it.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
-    from service.http import HttpServer
     from service.logs import configure_logging
-    from service.server import BoafServer, check_model
-    from service.settings import Settings
+    from service.server import check_model
+    from service.settings import Settings, env_name
 
     settings = Settings.from_env(
         host=host,
@@ -68,11 +88,7 @@ def serve_command(
     if check:
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
-    server = BoafServer(settings)
-    server.start()
-    web = HttpServer(server) if settings.http_enabled else None
-    if web is not None:
-        web.start()
+    server, web = _start(settings)
     # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
     while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
         pass
@@ -80,6 +96,9 @@ def serve_command(
         if web is not None:
             web.stop()
         server.stop(0)
+        if settings.model_dir is not None and server.failed_stage == "loading the model":
+            print(f"boaf: {env_name('model_dir')}={settings.model_dir}: {server.load_error}", file=sys.stderr)
+            raise typer.Exit(2)  # the setting names no model this server can load
         print(f"boaf: the service could not start: {server.load_error}", file=sys.stderr)
         raise typer.Exit(1)
     if not stopping.is_set():
@@ -95,6 +114,51 @@ def serve_command(
     # Every call has ended; spare the exit a final garbage collection over everything numba and
     # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.
     gc.freeze()
+
+
+def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
+    """Both edges, started; a failure stops what had started, and ends the command (see the module notes)."""
+    from service.http import HttpServer
+    from service.server import BoafServer
+    from service.settings import InvalidSettings
+
+    server: BoafServer | None = None
+    web: HttpServer | None = None
+    try:
+        server = BoafServer(settings)
+        server.start()
+        if settings.http_enabled:
+            web = HttpServer(server)
+            _start_http(web, settings)
+        return server, web
+    except InvalidSettings:
+        _stop_quietly(server, web)
+        raise  # one line and exit status 2 (service.cli.main)
+    except Exception as exc:  # an internal failure: one line here, the traceback in the log
+        log.exception("the service could not start")
+        _stop_quietly(server, web)
+        print(f"boaf: the service could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from exc
+
+
+def _start_http(web: HttpServer, settings: Settings) -> None:
+    from service.settings import InvalidSettings, env_name
+
+    try:
+        web.start()
+    except OSError as exc:
+        reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+        raise InvalidSettings(
+            f"{env_name('http_port')}={settings.http_port}: cannot listen on {settings.host}:{settings.http_port} "
+            f"({reason})"
+        ) from exc
+
+
+def _stop_quietly(server: BoafServer | None, web: HttpServer | None) -> None:
+    if web is not None:
+        web.stop()
+    if server is not None:
+        server.stop(0)
 
 
 def _addresses(host: str, grpc_port: int, web: HttpServer | None) -> str:
