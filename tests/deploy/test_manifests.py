@@ -374,6 +374,10 @@ LEFT_AT_DEFAULT = {
     "model_dir": "unset: the model baked into the image (configmap.yaml shows how to serve a retrained one)",
     "tls_cert": "unset: no TLS in the pod",
     "tls_key": "unset: no TLS in the pod",
+    "allowed_hosts": "unset: bound to 0.0.0.0, so any Host (set it to the ingress's names where one is used)",
+    "cors_origins": "unset: no browser page on another origin calls the API",
+    "api_tokens": "unset: tokens are secrets; deploy/README.md mounts a Secret as api_tokens_file",
+    "api_tokens_file": "unset: no tokens unless a Secret is mounted (deploy/README.md)",
 }
 FRONT_END_PORTS = {"grpc": "port", "http": "http_port", "metrics": "metrics_port"}
 HPA_METRICS = {"cpu"}
@@ -416,6 +420,7 @@ def test_the_front_ends_the_manifests_reach_are_enabled() -> None:
     assert annotations["prometheus.io/scrape"] == "true"
     assert settings.metrics_enabled, "Prometheus scrapes the pods"
     assert annotations["prometheus.io/path"] == "/metrics"
+    assert settings.metrics_host == "0.0.0.0", "Prometheus scrapes the pod's IP: metrics must listen beyond loopback"
 
 
 def test_every_probe_asks_grpc_health_for_a_service_the_server_reports() -> None:
