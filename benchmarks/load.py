@@ -12,10 +12,18 @@ each an asyncio loop on one channel), and prints one row per scenario:
 
 ``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
 ``--hostile S`` (default 60; 0 for none) ends with the hostile mix of
-``benchmarks/hostile.py`` at the largest client count: malformed and
-runaway-shaped calls among normal ones; it reports every status code (INTERNAL
-and UNKNOWN must be 0), the normal calls' p99 during the mix and the server's
-peak RSS, and exits 1 on any INTERNAL or UNKNOWN.
+``benchmarks/hostile.py`` at the largest client count, after a baseline of its
+normal calls alone (a quarter of S, at least 1 s): malformed and runaway-shaped
+gRPC calls among normal ones on both edges, with the attacks of issue 21 (idle
+streams past the stream cap, the largest batches with a 0.5 s deadline, JSON
+type confusion, half bodies, slowloris, a 2 GB Content-Length, slow readers).
+It reports every status code by kind, the normal calls' p50/p99 during the
+attack against the baseline, the server's CPU seconds in the 5 s after it, its
+peak RSS and its RSS ``--hostile-rss-wait`` seconds (default 60) after it
+against the idle RSS; it exits 1 on any INTERNAL or UNKNOWN, HTTP 500 or 501, or
+503/504 without a JSON error body. With ``--address``, the server's HTTP port is
+taken to be 8080 and its metrics port 9090, its stream cap BOAF_MAX_STREAMS as
+set here (unless GetServerInfo lists it), and /proc figures are n/a.
 ``--http`` adds ``http classify-1`` and ``http classify-1000``: the same calls as
 JSON over the HTTP edge (``POST /boaf.v1.Boaf/Classify``, a keep-alive connection
 per client), beside the gRPC rows.
@@ -26,6 +34,7 @@ classify-1000; solve-deal p50 <= 3 ms; no errors in a 60 s soak at 16 clients.
     python benchmarks/load.py                                  # every scenario at 1 and 16 clients
     python benchmarks/load.py --clients 16 --duration 10 --soak 60
     python benchmarks/load.py --scenarios classify-1,classify-1000 --http   # gRPC and HTTP/JSON side by side
+    python benchmarks/load.py --scenarios solve-deal --duration 1 --hostile 60   # mostly the hostile mix
 """
 
 from __future__ import annotations
@@ -38,10 +47,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -53,10 +64,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from game import State, card_text, deal, random_states
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.settings import Settings
 
 SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000")
 CALL_TIMEOUT_S = 30.0
 READY_TIMEOUT_S = 300.0
+STOP_TIMEOUT_S = 60.0  # then the server is killed
 
 
 @dataclass
@@ -224,18 +237,36 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_server(env: dict[str, str]) -> Iterator[str]:
-    """``boaf serve`` on free loopback ports, SERVING; yields its address."""
-    port, metrics_port = free_port(), free_port()
+def local_server(env: dict[str, str], log_dir: Path | None = None) -> Iterator[hostile.Target]:
+    """``boaf serve`` (gRPC, HTTP, metrics) on free loopback ports with ``env`` added, SERVING; yields where.
+
+    Its output goes to a new ``boaf-serve-*.log`` in ``log_dir`` (default: the temporary directory).
+    """
+    port, http_port, metrics_port = free_port(), free_port(), free_port()
     command = ["boaf", "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", str(metrics_port)]
-    process = subprocess.Popen(command, env={**os.environ, "BOAF_LOG_LEVEL": "WARNING", **env})
-    address = f"127.0.0.1:{port}"
+    command += ["--http-port", str(http_port)]
+    server_env = {**os.environ, "BOAF_LOG_LEVEL": "WARNING", **env}
+    max_streams = Settings.from_env(server_env).max_streams
+    # Its log goes to a file: a hostile run can make it long (issue 21, rows 3 and 4), and the report counts it.
+    with tempfile.NamedTemporaryFile("wb", prefix="boaf-serve-", suffix=".log", dir=log_dir, delete=False) as log:
+        process = subprocess.Popen(command, env=server_env, stdout=log, stderr=subprocess.STDOUT)
+    log_path = Path(log.name)
+    target = hostile.Target(f"127.0.0.1:{port}", http_port, metrics_port, process.pid, max_streams, log_path)
     try:
-        wait_until_serving(address)
-        yield address
+        try:
+            wait_until_serving(target.grpc)
+        except SystemExit:
+            sys.stderr.write(log_path.read_text(errors="replace")[-4000:])
+            raise
+        yield target
     finally:
         process.terminate()
-        process.wait(60)
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            print(f"the server did not stop within {STOP_TIMEOUT_S:g} s of SIGTERM; killed", file=sys.stderr)
+            process.kill()
+            process.wait()
 
 
 def wait_until_serving(address: str) -> None:
@@ -287,14 +318,22 @@ def main(argv: list[str] | None = None) -> int:
         "--hostile", type=float, default=60.0, help="seconds of the hostile mix at the largest client count (0: none)"
     )
     parser.add_argument(
+        "--hostile-rss-wait",
+        type=float,
+        default=60.0,
+        help="seconds after the hostile mix at which the server's RSS is read (default 60)",
+    )
+    parser.add_argument(
         "--http", action="store_true", help="also Classify over HTTP/JSON (the started server's HTTP port)"
     )
     options = parser.parse_args(argv)
     client_counts = [int(c) for c in options.clients.split(",")]
     scenarios = options.scenarios.split(",")
-    http_port = 8080 if options.address else free_port()  # a running server: its default HTTP port
-    with _server(options.address, {"BOAF_HTTP_PORT": str(http_port)}) as address:
+    with _server(options.address) as target:
+        address, http_port = target.grpc, target.http_port
         print(f"server {address}; {os.cpu_count()} cores shared by server and clients; {options.duration:g} s per row")
+        if target.log_path is not None:
+            print(f"server log: {target.log_path}")
         print(HEADER)
         for scenario in scenarios:
             for clients in client_counts:
@@ -306,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
                 for clients in client_counts:
                     out = run_http_scenario(base, scenario, clients, options.duration, options.processes)
                     print(report_row(f"http {scenario}", clients, out, options.duration), flush=True)
-        if options.hostile and not run_hostile_mix(address, max(client_counts), options, local=not options.address):
+        if options.hostile and not run_hostile_mix(target, max(client_counts), options):
             return 1
         if options.soak:
             clients = max(client_counts)
@@ -316,21 +355,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_hostile_mix(address: str, clients: int, options: argparse.Namespace, *, local: bool) -> bool:
-    """Run and report the hostile mix; False when any call came back INTERNAL or UNKNOWN."""
-    mix = hostile.run_hostile_mix(address, clients, options.hostile, options.processes)
-    pid = hostile.server_pid(int(address.rsplit(":", 1)[1])) if local else None
-    for line in hostile.report(mix, clients, options.hostile, hostile.peak_rss_mb(pid)):
+def run_hostile_mix(target: hostile.Target, clients: int, options: argparse.Namespace) -> bool:
+    """Run and report the hostile mix; False on any INTERNAL, UNKNOWN, HTTP 500/501, or 503/504 without JSON."""
+    outcome = hostile.run_hostile(
+        target,
+        clients,
+        options.hostile,
+        options.processes,
+        baseline_s=max(1.0, options.hostile / 4),
+        rss_wait_s=options.hostile_rss_wait,
+    )
+    for line in hostile.report(outcome):
         print(line, flush=True)
-    return not (mix.total("INTERNAL") or mix.total("UNKNOWN"))
+    return not outcome.failures()
 
 
 @contextmanager
-def _server(address: str | None, env: dict[str, str]) -> Iterator[str]:
-    if address:
-        yield address
+def _server(address: str | None) -> Iterator[hostile.Target]:
+    if address:  # a running server: its default HTTP and metrics ports
+        yield hostile.Target(address, 8080, 9090, None, Settings.from_env().max_streams)
         return
-    with local_server(env) as started:
+    with local_server({}) as started:
         yield started
 
 
