@@ -238,7 +238,11 @@ class Edge:
         servicer_counts = False
         try:
             with self.admission.work_slot(deadline, context.is_active):
-                message = parse_request(body, endpoint.request_type())
+                try:
+                    message = parse_request(body, endpoint.request_type())
+                except CallAborted as exc:
+                    self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
+                    raise
                 servicer_counts = True
                 answer = endpoint.handler(message, context)  # raises CallAborted, counted, on errors
                 return encode_answer(answer, context)

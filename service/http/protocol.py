@@ -8,6 +8,12 @@ server stopping waits for it. ``HeaderTimedProtocol`` starts a timer when a
 connection opens and when the first byte of each later request arrives, stops it
 when the request's headers are complete, and closes the connection when it fires.
 
+A connection closed while its client is still sending a body (the edge refused
+it unread: too large, too slow) first lingers: the answer goes out, the server's
+side is shut for writing, and what the client still sends is dropped, for at
+most ``LINGER_S`` seconds and ``LINGER_BYTES`` bytes. Closing at once would reset
+the connection, and the client would see the reset instead of the answer.
+
 It also answers a request that is not HTTP/1.1 at all as the edge answers every
 error, in JSON with a request id, logged at DEBUG: uvicorn's own answer is plain
 text, with a WARNING line for each that a client could flood the log with
@@ -21,13 +27,15 @@ import contextlib
 import json
 import logging
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 log = logging.getLogger(__name__)
 
+LINGER_S = 2.0
+LINGER_BYTES = 4 * 1024 * 1024
 UVICORN_BAD_REQUEST = "Invalid HTTP request received."  # what uvicorn logs at WARNING before send_400_response
 
 
@@ -38,12 +46,20 @@ class HeaderTimedProtocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
         self._header_timer: asyncio.TimerHandle | None = None
+        self._raw: asyncio.Transport | None = None
+        self._linger_timer: asyncio.TimerHandle | None = None
+        self._dropped = -1  # bytes dropped while lingering; -1: not lingering
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._raw = transport
+        self.transport = cast(asyncio.Transport, _LingeringClose(transport, self))  # what the request cycles close
         self._start_header_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._dropped >= 0:
+            self._drop(len(data))
+            return
         if self._header_timer is None and self._awaiting_headers():
             self._start_header_timer()  # the first bytes of the next request on a kept-alive connection
         super().data_received(data)
@@ -55,7 +71,33 @@ class HeaderTimedProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
         super().connection_lost(exc)
+
+    @property
+    def lingering(self) -> bool:
+        """True while the connection drops what its client still sends before it closes."""
+        return self._dropped >= 0
+
+    def close(self) -> None:
+        """Close the connection, after lingering if the client is still sending a body."""
+        raw = self._raw
+        assert raw is not None
+        if self.lingering or raw.is_closing():
+            return
+        if self.conn.their_state is not h11.SEND_BODY or not raw.can_write_eof():
+            raw.close()
+            return
+        self._dropped = 0
+        raw.write_eof()  # the answer is out: the client reads it, then sees the end
+        raw.resume_reading()
+        self._linger_timer = self.loop.call_later(LINGER_S, raw.close)
+
+    def _drop(self, size: int) -> None:
+        self._dropped += size
+        if self._dropped > LINGER_BYTES and self._raw is not None:
+            self._raw.close()
 
     def send_400_response(self, msg: str) -> None:
         """Answer a request h11 cannot parse with a JSON 400, then close (uvicorn calls this)."""
@@ -100,6 +142,23 @@ class HeaderTimedProtocol(H11Protocol):
         with contextlib.suppress(h11.LocalProtocolError):  # mid-request on the client's side: close all the same
             self.conn.send(h11.ConnectionClosed())
         self.transport.close()
+
+
+class _LingeringClose:
+    """A transport whose ``close()`` is the protocol's (``HeaderTimedProtocol.close``); the rest is the transport's."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: HeaderTimedProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+    def close(self) -> None:
+        self._protocol.close()
+
+    def is_closing(self) -> bool:
+        return self._protocol.lingering or self._transport.is_closing()
 
 
 class _BadRequestWarnings(logging.Filter):

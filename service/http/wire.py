@@ -1,8 +1,8 @@
 """Messages to and from JSON on the HTTP edge: strict parsing, and encoding that a call's end can stop.
 
 Parsing is RFC 8259 JSON (no ``NaN`` or ``Infinity``, no number too large for a
-float) in the proto3 JSON mapping; anything else is ``BadRequest``
-(INVALID_ARGUMENT) with a message that may quote the input, cut and escaped by
+float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
+INVALID_ARGUMENT and a message that may quote the input, cut and escaped by
 ``service.admission``, so it always encodes. Encoding writes the large repeated
 fields of an answer (10,000 predictions or feature vectors) in chunks, and
 between chunks stops a call that has ended (client gone, deadline passed,
@@ -14,20 +14,21 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
+import grpc
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from game.errors import InvalidInput
 from service.admission import cut_quotes, quoted
-from service.errors import Cancelled, DeadlineExceeded, ServiceError
-from service.http.context import CallContext
+from service.errors import Cancelled, DeadlineExceeded
+from service.http.context import CallAborted, CallContext
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
 
 
-class BadRequest(ServiceError, InvalidInput):
-    """The body is not the method's request message in JSON (INVALID_ARGUMENT)."""
+def _invalid(message: str) -> CallAborted:
+    """The body is not the method's request message in JSON: INVALID_ARGUMENT with ``message``."""
+    return CallAborted(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
 def parse_request(body: bytes, message: Message) -> Message:
@@ -38,20 +39,20 @@ def parse_request(body: bytes, message: Message) -> Message:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadRequest(f"request body is not UTF-8: byte {exc.start}") from None
+        raise _invalid(f"request body is not UTF-8: byte {exc.start}") from None
     try:
         value = json.loads(text.strip() or "{}", parse_constant=_not_json, parse_float=_finite)
     except (ValueError, RecursionError) as exc:
-        raise BadRequest(cut_quotes(f"request body is not JSON: {exc}")) from None
+        raise _invalid(cut_quotes(f"request body is not JSON: {exc}")) from None
     if not isinstance(value, dict):
-        raise BadRequest(f"request body must be a JSON object, got {_json_type(value)}")
+        raise _invalid(f"request body must be a JSON object, got {_json_type(value)}")
     if "\\u" in text and not _is_unicode(value):
-        raise BadRequest("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
+        raise _invalid("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
     try:
         return json_format.ParseDict(value, message)
     except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadRequest(cut_quotes(f"request body: {reason}")) from None
+        raise _invalid(cut_quotes(f"request body: {reason}")) from None
 
 
 def _not_json(constant: str) -> NoReturn:
