@@ -233,8 +233,8 @@ class Edge:
     def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> bytes:
         # In a worker thread, so that a large batch's JSON never holds up the event loop.
         mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
-        timeout_s = context.time_remaining()
-        deadline = started + min(timeout_s, self.admission.wait_limit_s())
+        # A work slot is waited for until the client's deadline, or the longest server time limit from arrival.
+        deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
         servicer_counts = False
         try:
             with self.admission.work_slot(deadline, context.is_active):
