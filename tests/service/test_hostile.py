@@ -1,5 +1,9 @@
 """A hostile client, through a real server on loopback: garbage bytes, fuzzed fields, every limit, runaway calls.
 
+Hypothesis fuzzes the gRPC edge too: a wrong wire type or value in every field of
+every request message (its descriptor walked), alone or merged into a valid
+request, and random bytes for every method.
+
 What must hold whatever a client sends: no INTERNAL and no UNKNOWN; bytes that
 do not parse are INVALID_ARGUMENT, logged once at WARNING without a traceback;
 over-limit parameters are OUT_OF_RANGE and checked before any wait for a slot;
@@ -23,16 +27,20 @@ from typing import Any
 import grpc
 import numpy as np
 import pytest
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process, wait_for
 
 from game import deal, random_state
 from service.converters import state_to_proto
 from service.dataplane import SolveBudget
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
+from service.interceptors import PROBE_CALLS
 from service.server import BoafServer
 
 LIMITS = {**TEST_LIMITS, "max_concurrent_rpcs": 64, "puzzle_max_samples": 50, "puzzle_max_iterations": 20}
@@ -42,6 +50,7 @@ EASY = state_to_proto(deal(1))
 CODE = grpc.StatusCode
 NEVER = {CODE.INTERNAL, CODE.UNKNOWN}
 SLACK_S = 0.25  # the issue's bound: an answer within the time limit + 250 ms
+FD = FieldDescriptor
 
 # Every unary method the server serves, with its request message.
 METHODS: dict[str, type[Message]] = {
@@ -575,4 +584,129 @@ def test_a_queued_solve_counts_its_wait_in_its_time_limit() -> None:
             assert time.monotonic() - started <= 0.5 + SLACK_S
             assert long_search.result().status == pb.UNKNOWN
     finally:
+        server.stop(0)
+
+
+# ---------------------------------------------------------------- property: type confusion in every field
+
+WIRE_TYPES = {  # the wire type each field type is encoded with
+    **dict.fromkeys(
+        [FD.TYPE_INT32, FD.TYPE_INT64, FD.TYPE_UINT32, FD.TYPE_UINT64, FD.TYPE_SINT32, FD.TYPE_SINT64,
+         FD.TYPE_BOOL, FD.TYPE_ENUM], 0,
+    ),
+    **dict.fromkeys([FD.TYPE_FIXED64, FD.TYPE_SFIXED64, FD.TYPE_DOUBLE], 1),
+    **dict.fromkeys([FD.TYPE_STRING, FD.TYPE_BYTES, FD.TYPE_MESSAGE], 2),
+    **dict.fromkeys([FD.TYPE_FIXED32, FD.TYPE_SFIXED32, FD.TYPE_FLOAT], 5),
+}  # fmt: skip
+# A valid request of each method the confused field is merged into (protobuf merges concatenated messages).
+BASES: dict[str, Message] = {
+    "/boaf.v1.Boaf/Classify": pb.ClassifyRequest(states=[EASY]),
+    "/boaf.v1.Boaf/Features": pb.FeaturesRequest(states=[EASY]),
+    "/boaf.v1.Boaf/Solve": pb.SolveRequest(state=EASY, time_limit_ms=500),
+    "/boaf.v1.Boaf/GetServerInfo": pb.GetServerInfoRequest(),
+    "/boaf.v1.Boaf/AnalyzePuzzle": pb.AnalyzePuzzleRequest(state=FIVE_CARDS, time_limit_ms=500),
+    "/boaf.v1.Boaf/GeneratePuzzle": pb.GeneratePuzzleRequest(cards=4, iterations=1, time_limit_ms=500),
+    "/boaf.v1.Game/Deal": game_pb2.DealRequest(seed=1),
+    "/boaf.v1.Game/Play": game_pb2.PlayRequest(state=EASY),
+    "/grpc.health.v1.Health/Check": health_pb2.HealthCheckRequest(),
+}
+FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+
+
+def field_paths(message: Descriptor, depth: int = 0) -> Iterator[tuple[FieldDescriptor, ...]]:
+    """Every field of ``message``, and every field of the messages it holds (two levels down)."""
+    for field in message.fields:
+        yield (field,)
+        if field.type == FD.TYPE_MESSAGE and depth < 2:
+            yield from ((field, *inner) for inner in field_paths(field.message_type, depth + 1))
+
+
+FIELD_PATHS = [(method, path) for method, request in METHODS.items() for path in field_paths(request.DESCRIPTOR)]
+
+
+def path_id(method: str, path: tuple[FieldDescriptor, ...]) -> str:
+    return f"{method.rsplit('/', 1)[1]}.{'.'.join(field.name for field in path)}"
+
+
+@st.composite
+def wire_values(draw: st.DrawFn, number: int, declared: int) -> bytes:
+    """Field ``number`` with a value of a wire type other than ``declared`` (mostly), or a wrong value of it."""
+    wire = draw(st.sampled_from([w for w in (0, 1, 2, 5) if w != declared] * 3 + [declared, 3, 4, 6, 7]))
+    if wire == 0:
+        value = draw(st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([2**31, 2**32 - 1, 2**63, 2**64 - 1])))
+        overlong = b"\xff" * draw(st.integers(10, 12)) + b"\x01"  # more than ten bytes: no valid varint
+        return _field(number, 0, draw(st.sampled_from([_varint(value), overlong])))
+    if wire in (1, 5):
+        size = 8 if wire == 1 else 4
+        return _field(number, wire, draw(st.binary(min_size=0, max_size=size)))  # short ones are cut off
+    if wire == 2:
+        body = draw(st.binary(max_size=64))
+        claimed = draw(st.sampled_from([len(body), len(body) + 7, 2**31]))  # a length past the message's end
+        return _field(number, 2, _varint(claimed) + body)
+    return _field(number, wire)  # a group's start or end, or a wire type that does not exist
+
+
+@st.composite
+def confused(draw: st.DrawFn, path: tuple[FieldDescriptor, ...]) -> bytes:
+    """The last field of ``path`` with a confused value, inside valid framing of the fields above it."""
+    *outer, field = path
+    encoded = b"".join(draw(st.lists(wire_values(field.number, WIRE_TYPES[field.type]), min_size=1, max_size=3)))
+    for holder in reversed(outer):
+        encoded = _length_delimited(holder.number, encoded)
+    return encoded
+
+
+@pytest.mark.parametrize(("method", "path"), FIELD_PATHS, ids=[path_id(m, p) for m, p in FIELD_PATHS])
+@FUZZ
+@given(data=st.data())
+def test_type_confusion_in_every_field_gets_no_internal_and_no_unknown(
+    channel: grpc.Channel, method: str, path: tuple[FieldDescriptor, ...], data: st.DataObject
+) -> None:
+    payload = data.draw(confused(path))
+    if data.draw(st.booleans()):  # merged into a valid request, so the rest of the call goes on
+        payload = BASES[method].SerializeToString() + payload
+    assert raw_call(channel, method, payload, timeout=3) not in NEVER
+
+
+@pytest.mark.parametrize("method", list(METHODS), ids=[m.rsplit("/", 1)[1] for m in METHODS])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(payload=st.binary(max_size=400))
+def test_random_bytes_get_no_internal_and_no_unknown(channel: grpc.Channel, method: str, payload: bytes) -> None:
+    assert raw_call(channel, method, payload, timeout=3) not in NEVER
+
+
+def test_calls_past_a_full_thread_pool_are_turned_away_by_grpc_and_still_counted() -> None:
+    # Every thread of the pool held: the call cap (1), the stream cap (1) and every probe place, each by a
+    # call whose client never sends its request. gRPC's own backstop then refuses, and the gate counts it
+    # (BoafServer's _concurrency_exceeded reads grpcio internals: this fails if they change).
+    server = ready_server(loopback_settings(max_concurrent_rpcs=1, max_streams=1, metrics_enabled=False))
+    never = threading.Event()
+
+    def no_request() -> Iterator[bytes]:
+        never.wait(30)
+        yield b""
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            parked = [channel.stream_unary("/boaf.v1.Boaf/Solve").future(no_request(), timeout=30)]
+            parked.append(channel.stream_stream("/grpc.health.v1.Health/Watch")(no_request(), timeout=30))
+            parked += [
+                channel.stream_unary("/grpc.health.v1.Health/Check").future(no_request(), timeout=30)
+                for _ in range(PROBE_CALLS)
+            ]
+            assert wait_for(lambda: server.admission.calls == 1 and server.admission.streams == 1)
+            time.sleep(0.2)  # the probe places are taken too
+            with pytest.raises(grpc.RpcError) as caught:
+                channel.unary_unary("/boaf.v1.Boaf/GetServerInfo")(b"", timeout=5)
+            assert (caught.value.code(), caught.value.details()) == (
+                CODE.RESOURCE_EXHAUSTED,
+                "Concurrent RPC limit exceeded!",  # gRPC's words: no handler ran
+            )
+            assert counted(server, "GetServerInfo", "RESOURCE_EXHAUSTED") == 1
+            never.set()
+            for call in parked:
+                call.cancel()
+            assert wait_for(lambda: raw_call(channel, "/boaf.v1.Boaf/GetServerInfo", b"") == CODE.OK)
+    finally:
+        never.set()
         server.stop(0)
