@@ -237,7 +237,7 @@ class Edge:
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
         servicer_counts = False
         try:
-            with self.admission.work_slot(deadline, context.is_active):
+            with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
                 try:
                     message = parse_request(body, endpoint.request_type())
                 except CallAborted as exc:

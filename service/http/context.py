@@ -49,6 +49,11 @@ class CallContext:
         """Seconds until the deadline (negative once past); without one, ``NO_DEADLINE_S`` as gRPC does."""
         return NO_DEADLINE_S if self._deadline is None else self._deadline - time.perf_counter()
 
+    @property
+    def finished(self) -> bool:
+        """True once the call has ended (answered, client gone, server stopping), whatever its deadline."""
+        return self._finished
+
     def is_active(self) -> bool:
         """True while the call has not finished and its deadline has not passed."""
         return not self._finished and self.time_remaining() > 0
