@@ -48,7 +48,7 @@ from google.protobuf.message import DecodeError
 
 from game.errors import InvalidInput
 from service.admission import Admission
-from service.errors import SHUTTING_DOWN_MESSAGE, Busy, ServiceError, status_of
+from service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, status_of
 from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -459,6 +459,9 @@ class _Slot:
     def __enter__(self) -> None:
         try:
             self.slot.__enter__()
+        except Cancelled as exc:  # gRPC ends a call at its deadline: that is the deadline, not a cancel
+            late = self.context.time_remaining() <= 0
+            self.call._refuse(self.context, DeadlineExceeded(f"the client's deadline passed ({exc})") if late else exc)
         except ServiceError as exc:
             self.call._refuse(self.context, exc)
 

@@ -258,3 +258,16 @@ def test_a_call_whose_request_never_comes_is_cancelled_after_the_idle_timeout() 
     finally:
         never.set()
         server.stop(0)
+
+
+def test_a_call_waiting_for_a_work_slot_past_its_deadline_is_counted_deadline_exceeded() -> None:
+    server = ready_server(loopback_settings(max_workers=1, metrics_enabled=False))
+    try:
+        with channel_to(server) as channel, server.admission.work_slot(time.perf_counter() + 10, lambda: True):
+            with pytest.raises(grpc.RpcError) as caught:  # the only slot is held: the call waits, then its time is up
+                boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=0.3)
+            assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            assert wait_for(lambda: requests_counted(server, "GetServerInfo", "DEADLINE_EXCEEDED") == 1, timeout=5)
+            assert server.admission.calls == 0
+    finally:
+        server.stop(0)
