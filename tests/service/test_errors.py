@@ -14,11 +14,13 @@ from servers import TEST_LIMITS, grid_state
 import game
 import puzzles
 import search
+from features.batch import FeaturesStopped
 from game import deal
 from game.cards import DECK_SIZE, card_text
 from game.errors import BoafError, Failure, InvalidInput, Stopped
 from jobs.runner import InvalidJob, JobError, JobFailed
-from models.errors import DatasetError, ModelError
+from models.errors import ClassifyStopped, DatasetError, ModelError
+from models.progress import ProgressStopped
 from service import errors
 from service.cli import exit_code
 from service.converters import state_to_proto
@@ -64,6 +66,9 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     (puzzles.GenerationFailed("no solvable puzzle"), grpc.StatusCode.NOT_FOUND, 3),
     (errors.DeadlineExceeded("the client's deadline passed"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
     (errors.Cancelled("the call was cancelled"), grpc.StatusCode.CANCELLED, 3),
+    (FeaturesStopped("stopped after 1,024 of 10,000 states"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
+    (ProgressStopped("stopped after 3 of 256 states"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
+    (ClassifyStopped("stopped after 256 of 10,000 states"), grpc.StatusCode.DEADLINE_EXCEEDED, 3),
     (errors.Busy("puzzles: 1 already running; retry later"), EXHAUSTED, 3),
     (errors.Unauthenticated("authorization: no bearer token"), grpc.StatusCode.UNAUTHENTICATED, 2),
     # boaf failed: exit 1.
