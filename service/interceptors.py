@@ -22,11 +22,11 @@
   INVALID_ARGUMENT with a short message, logged once at WARNING without a
   traceback, and a message past ``BOAF_MAX_MESSAGE_BYTES`` is OUT_OF_RANGE (gRPC
   core itself refuses only messages past ``HARD_MESSAGE_FACTOR`` times that);
-- counts, in ``boaf_requests_total``, every call it refuses, the calls gRPC turns
-  away before any handler runs (an unknown method: UNIMPLEMENTED; past the
-  thread pool: RESOURCE_EXHAUSTED), and every call of the services that do not
-  count their own (health, reflection). ``boaf.v1`` servicers count theirs in
-  ``servicer.rpc``, which also serves the HTTP edge;
+- counts, in ``boaf_requests_total``, every call once, with the code its client
+  gets: those it refuses, those gRPC turns away before any handler runs (an
+  unknown method: UNIMPLEMENTED; past the thread pool: RESOURCE_EXHAUSTED), and
+  every call that runs (the servicers count nothing themselves; the HTTP edge
+  counts its own calls the same way);
 - at shutdown (``drain``, then ``stop_calls`` once the grace is over), ends
   streams and then calls still in flight with UNAVAILABLE and
   ``errors.SHUTTING_DOWN_MESSAGE``.
@@ -162,8 +162,7 @@ def _run_action(action: Callable[[], None]) -> None:
 class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base class is untyped
     """The interceptor described in the module notes.
 
-    ``services`` are the served service names; ``self_counting`` those whose
-    servicer records its own calls; ``probes`` those exempt from bearer tokens,
+    ``services`` are the served service names; ``probes`` those exempt from bearer tokens,
     work slots and the call cap (health), with ``PROBE_CALLS`` places of their
     own. ``busy()`` says whether gRPC will turn the call away because its thread
     pool is full (see ``BoafServer``).
@@ -174,14 +173,12 @@ class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base cla
         metrics: Metrics,
         admission: Admission,
         services: Iterable[str],
-        self_counting: Iterable[str],
         probes: Iterable[str] = (),
         busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.metrics = metrics
         self.admission = admission
         self.services = frozenset(services)
-        self.self_counting = frozenset(self_counting)
         self.probes = frozenset(probes)
         self.busy = busy
         self.timeouts = Timeouts()
@@ -234,7 +231,6 @@ class _Call:
 
     def __init__(self, gate: CallGate, name: str, full_method: str, arrived: float, service: str) -> None:
         self.gate, self.name, self.full_method, self.arrived = gate, name, full_method, arrived
-        self.counted = service not in gate.self_counting
         self.probe = service in gate.probes
         self._release: Callable[[], None] = lambda: None
         self._disarm_answer: Callable[[], None] = lambda: None
@@ -419,21 +415,17 @@ class _Call:
 
     def _failed(self, context: grpc.ServicerContext) -> None:
         self._cut_by_the_stop(context)
-        if self.counted:
-            self._record(_code_name(context, failed=True))
+        self._record(_code_name(context, failed=True))
 
     def _finished(self, context: grpc.ServicerContext) -> None:
         self._cut_by_the_stop(context)
-        if self.counted:
-            gone = context.code() is None and not context.is_active()
-            self._record(grpc.StatusCode.CANCELLED.name if gone else _code_name(context, failed=False))
+        gone = context.code() is None and not context.is_active()
+        self._record(grpc.StatusCode.CANCELLED.name if gone else _code_name(context, failed=False))
 
     def _cut_by_the_stop(self, context: grpc.ServicerContext) -> None:
         # Past the grace, a call ends as the server stops, whatever its servicer made of being stopped.
-        # (A self-counting servicer has counted the call already, with the code it gave.)
         if self.gate.stopping.is_set():
-            if self.counted:
-                self._record(grpc.StatusCode.UNAVAILABLE.name)
+            self._record(grpc.StatusCode.UNAVAILABLE.name)
             context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
 
     def _refuse(self, context: grpc.ServicerContext, exc: BaseException) -> NoReturn:

@@ -123,7 +123,6 @@ class BoafServer:
             self.metrics,
             self.admission,
             services=served,
-            self_counting=(SERVICE_NAME, GAME_SERVICE_NAME),  # servicer.rpc counts these (and the HTTP edge's)
             probes=(health.SERVICE_NAME,),
         )
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
@@ -24,7 +23,6 @@ from service.dataplane import CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.interceptors import arrival_time
 from service.kernels import RETRY_AFTER_S
 from service.metrics import Metrics
 
@@ -36,12 +34,17 @@ Method = Callable[["BoafServicer", Request, grpc.ServicerContext], Response]
 
 
 def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
-    """Map errors to status codes and record count, latency and in-flight gauge of one RPC method."""
+    """Map errors to status codes, and keep the in-flight gauge of one RPC method.
+
+    The edges count each call (``boaf_requests_total``) once, with the code its client gets: the gRPC
+    gate (``service.interceptors``) and the HTTP edge (``service.http.app``), which may still turn an
+    answer into UNAVAILABLE (the server stopped) or DEADLINE_EXCEEDED after this returns.
+    """
     name = method.__name__
 
     @functools.wraps(method)
     def handler(self: BoafServicer, request: Request, context: grpc.ServicerContext) -> Response:
-        metrics, started, code = self.metrics, arrival_time(), grpc.StatusCode.OK
+        metrics = self.metrics
         metrics.in_flight.labels(name).inc()
         try:
             response = method(self, request, context)
@@ -61,7 +64,6 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
             raise  # unreachable: abort raises; keeps type checkers honest
         finally:
             metrics.in_flight.labels(name).dec()
-            metrics.record(name, code.name, time.perf_counter() - started)
 
     return handler
 

@@ -215,36 +215,38 @@ class Edge:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
                 data = await anyio.to_thread.run_sync(call, limiter=self._threads)
-            except CallAborted as exc:  # counted where it was raised
-                return self._final(context, error_response(exc.code, exc.message))
+                code, response = grpc.StatusCode.OK, Response(data, media_type="application/json")
+            except CallAborted as exc:
+                code, response = exc.code, error_response(exc.code, exc.message)
             finally:
                 context.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
-        return self._final(context, Response(data, media_type="application/json"))
+        code, response = self._final(context, code, response)
+        # Counted here, once, with the code the client gets (the servicer counts nothing itself).
+        self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
+        return response
 
-    def _final(self, context: CallContext, response: Response) -> Response:
+    def _final(
+        self, context: CallContext, code: grpc.StatusCode, response: Response
+    ) -> tuple[grpc.StatusCode, Response]:
         # A call the server's stop ended answers UNAVAILABLE, whatever its work said; one past its deadline, 504.
         if context.shutting_down or time.perf_counter() >= self._grace_ends_at:
-            return error_response(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
-        if context.time_remaining() <= 0 and response.status_code == 200:
-            return error_response(grpc.StatusCode.DEADLINE_EXCEEDED, "the client's deadline passed before the answer")
-        return response
+            unavailable = grpc.StatusCode.UNAVAILABLE
+            return unavailable, error_response(unavailable, SHUTTING_DOWN_MESSAGE)
+        if context.time_remaining() <= 0 and code is grpc.StatusCode.OK:
+            late = grpc.StatusCode.DEADLINE_EXCEEDED
+            return late, error_response(late, "the client's deadline passed before the answer")
+        return code, response
 
     def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> bytes:
         # In a worker thread, so that a large batch's JSON never holds up the event loop.
         mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
         # A work slot is waited for until the client's deadline, or the longest server time limit from arrival.
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
-        servicer_counts = False
         try:
             with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
-                try:
-                    message = parse_request(body, endpoint.request_type())
-                except CallAborted as exc:
-                    self.metrics.record(endpoint.method, exc.code.name, time.perf_counter() - started)
-                    raise
-                servicer_counts = True
-                answer = endpoint.handler(message, context)  # raises CallAborted, counted, on errors
+                message = parse_request(body, endpoint.request_type())
+                answer = endpoint.handler(message, context)  # raises CallAborted on errors
                 return encode_answer(answer, context)
         except CallAborted:
             raise
@@ -252,8 +254,6 @@ class Edge:
             code, text = _status(exc)
             if code is grpc.StatusCode.INTERNAL:
                 log.exception("%s failed at the HTTP edge", endpoint.method, extra={"method": endpoint.method})
-            if not servicer_counts:
-                self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
             raise CallAborted(code, text) from None
 
     def begin_shutdown(self, grace_ends_at: float) -> None:

@@ -228,6 +228,7 @@ def test_stopping_is_held_by_no_idle_or_slow_client_and_calls_in_flight_get_503(
     client = Client(f"http://127.0.0.1:{web.port}")
     answers: list[Answer] = []
     solve = threading.Thread(target=lambda: answers.append(client.call("Boaf/Solve", HARD, headers=_auth())))
+    before = {code: _count(strict_boaf, "Solve", code) for code in ("OK", "UNAVAILABLE")}
     with ExitStack() as open_connections:
         idle, slow_head, slow_body = (open_connections.enter_context(socket.create_connection(client.address))
                                       for _ in range(3))  # fmt: skip
@@ -242,6 +243,12 @@ def test_stopping_is_held_by_no_idle_or_slow_client_and_calls_in_flight_get_503(
     solve.join(30)
     assert stopped_s < 3, stopped_s  # grace 0.5 s
     assert (answers[0].status, answers[0].body) == (503, {"code": "unavailable", "message": SHUTTING_DOWN_MESSAGE})
+    after = {code: _count(strict_boaf, "Solve", code) for code in ("OK", "UNAVAILABLE")}
+    assert (after["OK"] - before["OK"], after["UNAVAILABLE"] - before["UNAVAILABLE"]) == (0, 1)  # as the client saw
+
+
+def _count(server: BoafServer, method: str, code: str) -> float:
+    return server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code}) or 0.0
 
 
 def _auth() -> dict[str, str]:

@@ -236,6 +236,13 @@ def test_calls_still_running_after_the_grace_get_unavailable_with_the_shutting_d
         stopping.join(30)
         assert not stopping.is_alive()
         assert time.monotonic() - started < 0.5 + STOP_MARGIN_S
+    # Counted once, with the code the client got (the servicer's own view of the cancelled search is not).
+    solves = {code: _count(server, "Solve", code) for code in ("OK", "UNAVAILABLE", "CANCELLED")}
+    assert solves == {"OK": 0, "UNAVAILABLE": 1, "CANCELLED": 0}
+
+
+def _count(server: BoafServer, method: str, code: str) -> float:
+    return server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code}) or 0.0
 
 
 def test_a_call_whose_request_never_comes_is_cancelled_after_the_idle_timeout() -> None:
