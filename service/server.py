@@ -28,7 +28,6 @@ it the longest time a call may take; keepalive pings find dead peers.
 
 from __future__ import annotations
 
-import errno
 import logging
 import ssl
 import threading
@@ -51,7 +50,7 @@ from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
 from service.kernels import UNITS, Kernels
 from service.metrics import Metrics
 from service.servicer import BoafServicer
-from service.settings import InvalidSettings, Settings, env_name
+from service.settings import InvalidSettings, Settings, env_name, unbindable
 
 log = logging.getLogger(__name__)
 
@@ -173,11 +172,8 @@ class BoafServer:
                 settings.metrics_host, settings.metrics_port, request_timeout_s=settings.http_header_timeout_s
             )
         except OSError as exc:
-            reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
-            raise InvalidSettings(
-                f"{env_name('metrics_port')}={settings.metrics_port}: cannot listen on "
-                f"{settings.metrics_host}:{settings.metrics_port} ({reason}; {env_name('metrics_host')} sets the host)"
-            ) from exc
+            hint = f"{env_name('metrics_host')} sets the host"
+            raise unbindable("metrics_port", settings.metrics_host, settings.metrics_port, exc, hint) from exc
 
     def _bind(self) -> int:
         settings = self.settings

@@ -11,6 +11,7 @@ The deploy manifests (``deploy/``) set these names, and a test checks they exist
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -293,6 +294,14 @@ def env_name(field_name: str) -> str:
 def env_names() -> dict[str, str]:
     """Every ``BOAF_*`` variable the service reads, with its documentation."""
     return {env_name(f.name): f.metadata["doc"] for f in dataclasses.fields(Settings)}
+
+
+def unbindable(port_field: str, host: str, port: int, exc: OSError, hint: str = "") -> InvalidSettings:
+    """The one-line start-up error of a port that cannot be bound, naming its ``BOAF_*`` variable."""
+    reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+    return InvalidSettings(
+        f"{env_name(port_field)}={port}: cannot listen on {host}:{port} ({reason}{'; ' + hint if hint else ''})"
+    )
 
 
 def _parse(name: str, kind: Any, raw: str) -> Any:

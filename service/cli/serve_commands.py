@@ -11,7 +11,6 @@ process writes is JSON (``service.logs``), but for the one that says where it se
 
 from __future__ import annotations
 
-import errno
 import gc
 import logging
 import os
@@ -118,6 +117,7 @@ def serve_command(
 
 def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
     """Both edges, started; a failure stops what had started, and ends the command (see the module notes)."""
+    # Imported here for start-up time, as in serve: only this command loads the servers.
     from service.http import HttpServer
     from service.server import BoafServer
     from service.settings import InvalidSettings
@@ -142,16 +142,12 @@ def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
 
 
 def _start_http(web: HttpServer, settings: Settings) -> None:
-    from service.settings import InvalidSettings, env_name
+    from service.settings import unbindable  # imported here for start-up time, as in serve
 
     try:
         web.start()
     except OSError as exc:
-        reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
-        raise InvalidSettings(
-            f"{env_name('http_port')}={settings.http_port}: cannot listen on {settings.host}:{settings.http_port} "
-            f"({reason})"
-        ) from exc
+        raise unbindable("http_port", settings.host, settings.http_port, exc) from exc
 
 
 def _stop_quietly(server: BoafServer | None, web: HttpServer | None) -> None:
