@@ -14,6 +14,12 @@ Every call goes the same way whatever the method (``Edge.serve``):
    (``Admission.work_slot``), then the body parsed (``wire.parse_request``), the
    servicer method run with a ``CallContext``, and the answer encoded
    (``wire.encode_answer``), which stops when the call ends.
+4. The answer handed over in pieces (``HandedOver``): the call keeps its place
+   among the calls in flight until its client has taken the answer, or until its
+   connection is cut for not taking it within ``BOAF_IDLE_TIMEOUT_S``
+   (``protocol``), as a gRPC call keeps its place until its answer is taken or
+   cancelled. Without it a client that never reads would hold its answer in the
+   server's memory outside every cap.
 
 The servicer maps domain errors to gRPC codes as it does for gRPC and counts the
 calls it sees; the edge counts every call it answers before or without the
@@ -45,6 +51,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Message as AsgiMessage
+from starlette.types import Receive, Scope, Send
 
 from service.admission import Admission, quoted
 from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
@@ -64,6 +72,8 @@ TIMEOUT_HEADER = "connect-timeout-ms"
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 CLOSE = {"Connection": "close"}  # after a refusal whose body was not read to its end
+# An answer goes out in pieces this large: uvicorn waits before each while its buffer is past 64 KiB.
+PIECE_BYTES = 64 * 1024
 # The page talks only to this server; nothing else may load.
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'",
@@ -111,6 +121,36 @@ class LiveCall:
     body_timer: anyio.CancelScope | None = None  # while its body is read
 
 
+class HandedOver:
+    """``response`` sent with its body in ``PIECE_BYTES`` pieces; ``release()`` once it is all sent, or failed to be.
+
+    uvicorn waits before each piece while its client is behind, so ``release`` comes when the
+    client has taken all but the last piece or two, or its connection has been cut (``protocol``).
+    """
+
+    def __init__(self, response: Response, release: Callable[[], None]) -> None:
+        self.response = response
+        self.release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.response(scope, receive, functools.partial(_send_in_pieces, send))
+        finally:
+            self.release()
+
+
+async def _send_in_pieces(send: Send, message: AsgiMessage) -> None:
+    body = message.get("body", b"")
+    if message["type"] != "http.response.body" or len(body) <= PIECE_BYTES:
+        await send(message)
+        return
+    view, more = memoryview(body), message.get("more_body", False)
+    for start in range(0, len(body), PIECE_BYTES):
+        last = start + PIECE_BYTES >= len(body)
+        piece = bytes(view[start : start + PIECE_BYTES])
+        await send({"type": "http.response.body", "body": piece, "more_body": more if last else True})
+
+
 class Edge:
     """Admits, reads, runs and answers calls with the gRPC server's limits and its ``Admission``."""
 
@@ -128,18 +168,29 @@ class Edge:
         """Calls between their headers and their answer now."""
         return len(self._calls)
 
-    def route(self, endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    def route(self, endpoint: Endpoint) -> Callable[[Request], Awaitable[Response | HandedOver]]:
         """The request handler of one endpoint."""
         return functools.partial(self.serve, endpoint)
 
-    async def serve(self, endpoint: Endpoint, request: Request) -> Response:
-        """Answer one call: the response message as JSON, or a JSON error."""
+    async def serve(self, endpoint: Endpoint, request: Request) -> Response | HandedOver:
+        """Answer one call: the response message as JSON, or a JSON error.
+
+        An admitted call's answer is ``HandedOver``: the call leaves the calls in flight once it is sent.
+        """
         started = time.perf_counter()
         try:
             timeout_s = self._admit(endpoint, request, started)
         except Refused as refused:
             return refused.response
         call = LiveCall(CallContext(_peer(request), timeout_s, started))
+        try:
+            response = await self._answered(endpoint, request, call, started)
+        except BaseException:  # cancelled (the server stopping) or a bug: nothing will be sent
+            self.admission.end_call()
+            raise
+        return HandedOver(response, self.admission.end_call)
+
+    async def _answered(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> Response:
         try:
             self._calls.add(call)
             body = await self._body(endpoint, request, call, started)
@@ -148,7 +199,6 @@ class Edge:
             return refused.response
         finally:
             self._calls.discard(call)
-            self.admission.end_call()
 
     def _admit(self, endpoint: Endpoint, request: Request, started: float) -> float | None:
         # Cheap checks, before the body is read; returns the call's timeout in seconds.

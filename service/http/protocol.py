@@ -1,4 +1,4 @@
-"""uvicorn's h11 protocol with the one timeout it lacks: the time a client has to send a request's headers.
+"""uvicorn's h11 protocol with the two timeouts it lacks: for a request's headers, and for taking an answer.
 
 uvicorn closes a keep-alive connection idle between requests (``timeout_keep_alive``,
 ``BOAF_IDLE_TIMEOUT_S``), and the HTTP edge bounds the time a body takes
@@ -7,6 +7,18 @@ connects and sends them a byte at a time (slowloris) holds its connection, and a
 server stopping waits for it. ``HeaderTimedProtocol`` starts a timer when a
 connection opens and when the first byte of each later request arrives, stops it
 when the request's headers are complete, and closes the connection when it fires.
+
+Nor does anything bound the time a client takes to read an answer: uvicorn
+writes it into the transport's buffer, and a client that never reads holds its
+connection, and the answer's bytes in the server's memory, for ever (closing
+waits for the buffer to empty). The edge hands an answer over in pieces and holds
+the call's admission until the last one is in the buffer (``app.HandedOver``).
+``HeaderTimedProtocol`` starts a timer when the client falls behind (the buffer
+passes its high-water mark, and uvicorn waits before writing more) and when a
+connection closes with bytes still to send; unless the answer has been taken by
+then (its last piece written and the buffer back under its low-water mark), the
+connection is cut (aborted: its buffer dropped) after ``answer_timeout_s``
+(``BOAF_IDLE_TIMEOUT_S``), as gRPC cancels an answer not taken within that time.
 
 A connection closed while its client is still sending a body (the edge refused
 it unread: too large, too slow) first lingers: the answer goes out, the server's
@@ -30,7 +42,7 @@ import uuid
 from typing import Any, cast
 
 import h11
-from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
+from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol, RequestResponseCycle
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +52,16 @@ UVICORN_BAD_REQUEST = "Invalid HTTP request received."  # what uvicorn logs at W
 
 
 class HeaderTimedProtocol(H11Protocol):
-    """``H11Protocol`` that closes a connection whose request headers take more than ``header_timeout_s``."""
+    """``H11Protocol`` that closes a connection whose request headers take more than ``header_timeout_s``,
+    and cuts one whose client does not take an answer within ``answer_timeout_s`` (see the module notes)."""
 
-    def __init__(self, *args: Any, header_timeout_s: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout_s: float, answer_timeout_s: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
+        self.answer_timeout_s = answer_timeout_s
         self._header_timer: asyncio.TimerHandle | None = None
+        self._answer_timer: asyncio.TimerHandle | None = None
+        self._timed_cycle: RequestResponseCycle | None = None  # whose answer is timed (None: a closing connection's)
         self._raw: asyncio.Transport | None = None
         self._linger_timer: asyncio.TimerHandle | None = None
         self._dropped = -1  # bytes dropped while lingering; -1: not lingering
@@ -71,6 +87,7 @@ class HeaderTimedProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()
+        self._cancel_answer_timer()
         if self._linger_timer is not None:
             self._linger_timer.cancel()
         super().connection_lost(exc)
@@ -87,12 +104,60 @@ class HeaderTimedProtocol(H11Protocol):
         if self.lingering or raw.is_closing():
             return
         if self.conn.their_state is not h11.SEND_BODY or not raw.can_write_eof():
-            raw.close()
+            self._close_raw()
             return
         self._dropped = 0
         raw.write_eof()  # the answer is out: the client reads it, then sees the end
         raw.resume_reading()
-        self._linger_timer = self.loop.call_later(LINGER_S, raw.close)
+        self._linger_timer = self.loop.call_later(LINGER_S, self._close_raw)
+
+    def _close_raw(self) -> None:
+        # Closing waits for the buffer to empty: an answer still in it gets the answer timeout to be taken.
+        assert self._raw is not None
+        self._raw.close()
+        if self._raw.get_write_buffer_size() > 0 and self._answer_timer is None:
+            self._time_the_answer(None)
+
+    def pause_writing(self) -> None:
+        """The buffer is past its high-water mark: the client is behind; it has ``answer_timeout_s`` to catch up."""
+        super().pause_writing()
+        if self._answer_timer is None:
+            self._time_the_answer(self.cycle)
+
+    def resume_writing(self) -> None:
+        """The buffer is back under its low-water mark: once the timed answer is all written, it has been taken."""
+        super().resume_writing()
+        if self._answer_taken():
+            self._cancel_answer_timer()
+
+    def _time_the_answer(self, cycle: RequestResponseCycle | None) -> None:
+        self._timed_cycle = cycle
+        self._answer_timer = self.loop.call_later(self.answer_timeout_s, self._answer_too_slow)
+
+    def _answer_taken(self) -> bool:
+        raw, cycle = self._raw, self._timed_cycle
+        if raw is not None and raw.is_closing() and raw.get_write_buffer_size() > 0:
+            return False  # closing waits for these bytes: they must be taken too
+        return cycle is None or (cycle.response_complete and not self.flow.write_paused)
+
+    def _cancel_answer_timer(self) -> None:
+        if self._answer_timer is not None:
+            self._answer_timer.cancel()
+            self._answer_timer = None
+
+    def _answer_too_slow(self) -> None:
+        self._answer_timer = None
+        if self._answer_taken() or self._raw is None:
+            return
+        log.debug(
+            "cut a connection whose client did not take its answer in time",
+            extra={
+                "peer": _peer(self.client),
+                "answer_timeout_s": self.answer_timeout_s,
+                "unsent_bytes": self._raw.get_write_buffer_size(),
+            },
+        )
+        self._raw.abort()  # close() would wait for the client to read what is buffered
 
     def _drop(self, size: int) -> None:
         self._dropped += size

@@ -6,7 +6,8 @@ the metrics and the readiness; only the port (``BOAF_HTTP_PORT``) is its own.
 
 Connections are bounded in time: headers within ``BOAF_HTTP_HEADER_TIMEOUT_S``
 (``protocol.HeaderTimedProtocol``), a body within ``BOAF_HTTP_BODY_TIMEOUT_S``
-(the edge), and an idle keep-alive connection closes after ``BOAF_IDLE_TIMEOUT_S``.
+(the edge), an answer taken within ``BOAF_IDLE_TIMEOUT_S`` (else the connection
+is cut, ``protocol``), and an idle keep-alive connection closes after ``BOAF_IDLE_TIMEOUT_S``.
 Stopping closes idle and half-sent connections at once; calls in flight get
 ``shutdown_grace_s``, then answer UNAVAILABLE.
 """
@@ -55,6 +56,11 @@ class HttpServer:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def connections(self) -> int:
+        """HTTP connections open now, those still writing an answer included."""
+        return 0 if self._server is None else len(self._server.server_state.connections)
+
     def is_ready(self) -> bool:
         """True while the gRPC side reports SERVING and this server is not stopping."""
         return not self._stopping and self.boaf.wait_until_ready(0)
@@ -64,7 +70,11 @@ class HttpServer:
         settings = self.settings
         listener = _bind(settings.host, settings.http_port)
         self.port = int(listener.getsockname()[1])
-        protocol: Any = functools.partial(HeaderTimedProtocol, header_timeout_s=settings.http_header_timeout_s)
+        protocol: Any = functools.partial(
+            HeaderTimedProtocol,
+            header_timeout_s=settings.http_header_timeout_s,
+            answer_timeout_s=settings.idle_timeout_s,
+        )
         config = uvicorn.Config(
             self.app,
             http=protocol,
