@@ -174,7 +174,8 @@ class Settings:
     idle_timeout_s: float = field(
         default=60.0,
         metadata=_doc(
-            "Seconds a connection (HTTP keep-alive, gRPC, metrics) may sit idle between calls; then it is closed."
+            "Seconds a connection (HTTP keep-alive, gRPC) may sit idle between calls, a gRPC request may take to "
+            "arrive, and a client may take to receive an answer; then the call or connection is cut."
         ),
     )
     metrics_host: str = field(
