@@ -295,7 +295,7 @@ class Edge:
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
         try:
             with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
-                message = parse_request(body, endpoint.request_type())
+                message = parse_request(body, endpoint.request_type(), context)
                 answer = endpoint.handler(message, context)  # raises CallAborted on errors
                 return encode_answer(answer, context)
         except CallAborted:

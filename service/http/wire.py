@@ -3,10 +3,10 @@
 Parsing is RFC 8259 JSON (no ``NaN`` or ``Infinity``, no number too large for a
 float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
 INVALID_ARGUMENT and a message that may quote the input, cut and escaped by
-``service.admission``, so it always encodes. Encoding writes the large repeated
-fields of an answer (10,000 predictions or feature vectors) in chunks, and
-between chunks stops a call that has ended (client gone, deadline passed,
-server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
+``service.admission``, so it always encodes. Parsing reads, and encoding writes, the
+large repeated fields of a message (10,000 states, predictions or feature
+vectors) in chunks, and between chunks stops a call that has ended (client gone,
+deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,14 @@ def _invalid(message: str) -> CallAborted:
     return CallAborted(grpc.StatusCode.INVALID_ARGUMENT, message)
 
 
-def parse_request(body: bytes, message: Message) -> Message:
+def parse_request(body: bytes, message: Message, context: CallContext | None = None) -> Message:
     """``message`` filled from ``body``, a JSON object in the proto3 JSON mapping (empty: ``{}``).
 
-    Unknown fields and wrong types are errors that name the field.
+    Unknown fields and wrong types are errors that name the field. A large
+    repeated message field (a batch's 10,000 states) is filled ``ENCODE_CHUNK``
+    elements at a time, and between chunks a call no longer active (``context``)
+    ends with ``DeadlineExceeded`` or ``Cancelled``, as encoding does: parsing a
+    maximum-size batch costs seconds of Python on a busy machine.
     """
     try:
         text = body.decode("utf-8")
@@ -48,11 +52,41 @@ def parse_request(body: bytes, message: Message) -> Message:
         raise _invalid(f"request body must be a JSON object, got {_json_type(value)}")
     if "\\u" in text and not _is_unicode(value):
         raise _invalid("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
+    large = _large_lists(value, message) if context is not None else {}
+    _parse_dict({key: item for key, item in value.items() if key not in large}, message, "request body")
+    for key, field in large.items():
+        items, target = value[key], getattr(message, field.name)
+        for start in range(0, len(items), ENCODE_CHUNK):
+            if context is not None and not context.is_active():
+                _stop(context, "was read")
+            for index in range(start, min(start + ENCODE_CHUNK, len(items))):
+                _parse_dict(items[index], target.add(), f"request body: {field.json_name}[{index}]")
+    return message
+
+
+def _large_lists(value: dict[str, Any], message: Message) -> dict[str, FieldDescriptor]:
+    # The JSON keys (json_name or the proto name) of repeated message fields holding a list past a chunk.
+    fields = message.DESCRIPTOR.fields_by_name
+    by_key = {**{f.json_name: f for f in fields.values()}, **fields}
+    return {
+        key: by_key[key]
+        for key, item in value.items()
+        if key in by_key
+        and by_key[key].is_repeated
+        and by_key[key].message_type is not None
+        and not by_key[key].message_type.GetOptions().map_entry
+        and isinstance(item, list)
+        and len(item) > ENCODE_CHUNK
+        and all(isinstance(element, dict) for element in item)
+    }
+
+
+def _parse_dict(value: Any, message: Message, where: str) -> None:
     try:
-        return json_format.ParseDict(value, message)
+        json_format.ParseDict(value, message)
     except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _invalid(cut_quotes(f"request body: {reason}")) from None
+        raise _invalid(cut_quotes(f"{where}: {reason}")) from None
 
 
 def _not_json(constant: str) -> NoReturn:
@@ -106,7 +140,7 @@ def _encoded_list(items: Any, context: CallContext) -> list[Any]:
     encoded: list[Any] = []
     for start in range(0, len(items), ENCODE_CHUNK):
         if not context.is_active():
-            _stop(context)
+            _stop(context, "was encoded")
         encoded += [_as_dict(item) for item in items[start : start + ENCODE_CHUNK]]
     return encoded
 
@@ -115,7 +149,8 @@ def _as_dict(message: Message) -> dict[str, Any]:
     return dict(json_format.MessageToDict(message, always_print_fields_with_no_presence=True))
 
 
-def _stop(context: CallContext) -> NoReturn:
+def _stop(context: CallContext, when: str) -> NoReturn:
+    what = "request" if when == "was read" else "answer"
     if context.time_remaining() <= 0:
-        raise DeadlineExceeded("the client's deadline passed while its answer was encoded")
-    raise Cancelled("the call was cancelled while its answer was encoded")
+        raise DeadlineExceeded(f"the client's deadline passed while its {what} {when}")
+    raise Cancelled(f"the call was cancelled while its {what} {when}")

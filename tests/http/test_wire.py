@@ -1,0 +1,49 @@
+"""JSON to messages and back on the HTTP edge: a large batch is read in chunks that a call's end stops."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from google.protobuf import json_format
+
+from game import random_state
+from service.converters import state_to_proto
+from service.errors import Cancelled, DeadlineExceeded
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.http.context import CallAborted, CallContext
+from service.http.wire import ENCODE_CHUNK, parse_request
+
+SIZE = 3 * ENCODE_CHUNK + 7  # three whole chunks and a part
+
+
+def batch_body(n: int) -> tuple[bytes, pb.ClassifyRequest]:
+    rng = np.random.default_rng(21)
+    request = pb.ClassifyRequest(states=[state_to_proto(random_state(rng, 4, 13, 52)) for _ in range(n)])
+    return json_format.MessageToJson(request).encode(), request
+
+
+def test_a_batch_read_in_chunks_is_the_message_parsed_whole() -> None:
+    body, request = batch_body(SIZE)
+    assert parse_request(body, pb.ClassifyRequest(), CallContext("test", None)) == request
+    assert parse_request(body, pb.ClassifyRequest()) == request  # no call: parsed whole
+
+
+def test_a_bad_state_deep_in_a_batch_is_named_by_its_index() -> None:
+    body, _ = batch_body(SIZE)
+    value = json.loads(body)
+    value["states"][1234]["rows"] = "four"
+    with pytest.raises(CallAborted) as caught:
+        parse_request(json.dumps(value).encode(), pb.ClassifyRequest(), CallContext("test", None))
+    assert caught.value.message.startswith("request body: states[1234]: ")
+
+
+def test_reading_stops_between_chunks_once_the_deadline_has_passed_or_the_client_is_gone() -> None:
+    body, _ = batch_body(SIZE)
+    with pytest.raises(DeadlineExceeded, match="deadline passed while its request was read"):
+        parse_request(body, pb.ClassifyRequest(), CallContext("test", 1e-9))
+    gone = CallContext("test", None)
+    gone.finish()
+    with pytest.raises(Cancelled, match="cancelled while its request was read"):
+        parse_request(body, pb.ClassifyRequest(), gone)
