@@ -7,12 +7,11 @@ settings; it is built once the model has loaded and been warmed up.
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import heapq
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -34,6 +33,7 @@ from service.compile_log import COMPILING
 from service.errors import Busy, Cancelled, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable, ServiceError
 from service.interceptors import arrival_time
 from service.kernels import RETRY_AFTER_S, Kernels
+from service.memory import give_memory_back_soon
 from service.settings import Settings
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
@@ -56,7 +56,6 @@ LIMITS = (
     "search_memory_mb",
 )
 LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its memory back when it ends
-TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
 
@@ -219,44 +218,6 @@ class Alarm:
                 self._changed.wait(None if not self._due else self._due[0][0] - now)
 
 
-class MemoryReturn:
-    """Gives the C heap's free pages back to the system after large calls (glibc's ``malloc_trim``).
-
-    glibc keeps what a burst freed in its heaps (one per thread that allocated), so an idle
-    server would stay at its peak RSS. A background thread trims ``TRIM_DELAY_S`` after the
-    last large call asked for it, so no call waits for it. Elsewhere than glibc it does nothing.
-    """
-
-    def __init__(self) -> None:
-        self._trim = _malloc_trim()
-        self._due = threading.Event()
-        self.trims = 0  # how many times it has trimmed (for tests)
-        if self._trim is not None:
-            threading.Thread(target=self._run, name="boaf-memory-return", daemon=True).start()
-
-    def after_large_call(self) -> None:
-        """Ask for a trim soon (cheap; a burst of calls gets one trim after it)."""
-        self._due.set()
-
-    def _run(self) -> None:
-        assert self._trim is not None
-        while True:
-            self._due.wait()
-            time.sleep(TRIM_DELAY_S)  # the rest of a burst ends meanwhile, and asks for the same trim
-            self._due.clear()
-            self._trim(0)
-            self.trims += 1
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        libc = ctypes.CDLL(None)
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None  # not glibc (musl, macOS): nothing to trim with
-    return trim
-
-
 class DataPlane:
     """Classify, solve, features, puzzle analysis and generation, and server info over a loaded classifier."""
 
@@ -271,7 +232,6 @@ class DataPlane:
         self._puzzle_slots = threading.BoundedSemaphore(settings.max_concurrent_puzzles)
         self._search_slots = threading.BoundedSemaphore(settings.max_concurrent_searches)
         self._alarm = Alarm()
-        self.memory = MemoryReturn()
         self._info: dict[str, Any] | None = None
 
     def cancel_all(self) -> None:
@@ -308,7 +268,7 @@ class DataPlane:
         stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
         when the server's limit ran out), or ``Cancelled`` when something else set it (the
         client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
-        states asks for its memory to be given back once it ends (``MemoryReturn``).
+        states asks for its memory to be given back once it ends (``service.memory``).
         """
         try:
             with self._alarm.armed(cancel, budget.deadline):
@@ -317,7 +277,7 @@ class DataPlane:
             raise self._batch_stopped(budget, cancel, exc) from exc
         finally:
             if n_states >= LARGE_BATCH_STATES:
-                self.memory.after_large_call()
+                give_memory_back_soon()
 
     def _batch_stopped(self, budget: SolveBudget, cancel: CancelFlag, exc: Stopped) -> Stopped:
         limit_s = self.settings.batch_time_limit_ms / 1000
@@ -537,7 +497,7 @@ class DataPlane:
                     ) from exc
                 raise
             finally:
-                self.memory.after_large_call()  # a puzzle call may have held hundreds of MB
+                give_memory_back_soon()  # a puzzle call may have held hundreds of MB
 
     def info(self) -> dict[str, Any]:
         """Versions, schema, model card summary and every limit (``LIMITS``), as plain values.

@@ -49,6 +49,7 @@ from google.protobuf.message import DecodeError
 from game.errors import InvalidInput
 from service.admission import Admission
 from service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, status_of
+from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from service.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -235,6 +236,7 @@ class _Call:
         self._release: Callable[[], None] = lambda: None
         self._disarm_answer: Callable[[], None] = lambda: None
         self._ended = False
+        self.large = False  # it read a request of at least LARGE_REQUEST_BYTES
         self._recorded = False
         self._lock = threading.Lock()
 
@@ -319,6 +321,8 @@ class _Call:
         if not ended:
             self._release()
             self._disarm_answer()
+            if self.large:
+                give_memory_back_soon()
 
     def _work(self, context: grpc.ServicerContext) -> Any:
         admission = self.gate.admission
@@ -358,6 +362,7 @@ class _Call:
     def _parse(self, raw: bytes, parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
         try:
             self.gate.admission.check_size(len(raw))
+            self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES  # its call's end asks for a trim
         except ServiceError as exc:
             self._refuse(context, exc)
         if parse is None:

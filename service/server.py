@@ -48,6 +48,7 @@ from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
 from service.kernels import UNITS, Kernels
+from service.memory import settle_heap
 from service.metrics import Metrics
 from service.servicer import BoafServicer
 from service.settings import InvalidSettings, Settings, env_name, unbindable
@@ -207,6 +208,7 @@ class BoafServer:
             self._all_kernels.set()
             return
         self.servicer.plane = plane
+        settle_heap()  # a later full collection (after large calls) scans only what calls made
         self.stage = "serving"
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
         self.metrics.ready.set(1)
@@ -237,6 +239,7 @@ class BoafServer:
         except Exception:
             log.exception("background kernels failed to compile or check; the puzzle RPCs may stay UNAVAILABLE")
         finally:
+            settle_heap()
             self._all_kernels.set()
 
     def wait_for_all_kernels(self, timeout: float | None = None) -> bool:

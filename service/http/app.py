@@ -62,6 +62,7 @@ from service.http.statuses import error_response
 from service.http.wire import encode_answer, parse_request
 from service.interceptors import UNKNOWN_METHOD, mark_arrival
 from service.kernels import RETRY_AFTER_S
+from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from service.metrics import Metrics
 from service.settings import Settings
 
@@ -191,6 +192,7 @@ class Edge:
         return HandedOver(response, self.admission.end_call)
 
     async def _answered(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> Response:
+        body = b""
         try:
             self._calls.add(call)
             body = await self._body(endpoint, request, call, started)
@@ -199,6 +201,8 @@ class Edge:
             return refused.response
         finally:
             self._calls.discard(call)
+            if len(body) >= LARGE_REQUEST_BYTES:
+                give_memory_back_soon()  # its JSON held many times its size while parsed
 
     def _admit(self, endpoint: Endpoint, request: Request, started: float) -> float | None:
         # Cheap checks, before the body is read; returns the call's timeout in seconds.

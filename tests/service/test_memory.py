@@ -19,7 +19,8 @@ import grpc
 import numpy as np
 import pytest
 import yaml
-from servers import serve_process, wait_for
+from http_client import Client
+from servers import free_port, serve_process, wait_for
 
 from game import deal
 from game.cards import card_text
@@ -124,6 +125,58 @@ def batch_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str]]:
     finally:
         process.kill()
         process.wait(10)
+
+
+@pytest.fixture
+def two_edge_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str, int]]:
+    """``boaf serve`` with both edges, as the issue's burst found it: 8 HTTP and 8 gRPC batches at once."""
+    http_port = free_port()
+    env = {"BOAF_HTTP_ENABLED": "true", "BOAF_HTTP_PORT": str(http_port), "BOAF_SHUTDOWN_GRACE_S": "0"}
+    process, address = serve_process(env)
+    try:
+        yield process, Settings.from_env(env), address, http_port
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+@pytest.mark.slow
+def test_a_burst_over_both_edges_cut_by_its_deadline_is_given_back(
+    two_edge_server: tuple[subprocess.Popen[str], Settings, str, int],
+) -> None:
+    # Calls cut by their deadline kept their parsed JSON alive in reference cycles: 2x the idle RSS for good.
+    process, settings, address, http_port = two_edge_server
+    states = random_52_card_states(LARGEST_BATCH)
+    body = {"states": [{"rows": 4, "cols": 13, "cells": list(state.cells)} for state in states]}
+    client = Client(f"http://127.0.0.1:{http_port}")
+    assert client.call("Boaf/Classify", {"states": body["states"][:10]}).status == 200
+    time.sleep(2)
+    idle_mb = _status_mb(process.pid, "VmRSS")
+    request = pb.ClassifyRequest(states=states)
+    with grpc.insecure_channel(address, options=[("grpc.max_send_message_length", 8 * MIB)]) as channel:
+        stub = boaf_pb2_grpc.BoafStub(channel)
+
+        def over_grpc(_: int) -> str:
+            try:
+                stub.Classify(request, timeout=0.5)
+            except grpc.RpcError as error:
+                return str(error.code().name)
+            return "OK"
+
+        def over_http(_: int) -> str:
+            answer = client.call("Boaf/Classify", body, headers={"Connect-Timeout-Ms": "500"})
+            return str(answer.status)
+
+        with ThreadPoolExecutor(BURST) as pool:
+            calls = [pool.submit(edge, i) for i in range(BURST // 2) for edge in (over_http, over_grpc)]
+            codes = [call.result() for call in calls]
+    assert set(codes) <= {"504", "DEADLINE_EXCEEDED"}, codes
+    worst = settings.worst_case_memory_mb()
+    assert _status_mb(process.pid, "VmHWM") <= worst["base"] + worst["batches"]
+    assert wait_for(lambda: _status_mb(process.pid, "VmRSS") <= RETURNED * idle_mb, AFTER_BURST_S), (
+        _status_mb(process.pid, "VmRSS"),
+        idle_mb,
+    )
 
 
 @pytest.mark.slow
