@@ -239,9 +239,11 @@ class Edge:
 
     async def _body(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> bytes:
         # The body within the body timeout and the size limit; past either, the connection closes unread.
+        # The client's deadline ends the wait for the body too (504, as when it passes later).
         limit, chunks, size = self.settings.max_message_bytes, [], 0
+        wait_s = min(self.settings.http_body_timeout_s, call.context.time_remaining())
         try:
-            with anyio.move_on_after(self.settings.http_body_timeout_s) as call.body_timer:
+            with anyio.move_on_after(wait_s) as call.body_timer:
                 async for chunk in request.stream():
                     size += len(chunk)
                     if size > limit:
@@ -255,9 +257,13 @@ class Edge:
             raise self._refused(endpoint, started, grpc.StatusCode.OUT_OF_RANGE, str(exc), headers=CLOSE) from None
         if call.context.shutting_down:
             raise self._refused(endpoint, started, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, headers=CLOSE)
+        late = grpc.StatusCode.DEADLINE_EXCEEDED
+        if call.context.time_remaining() <= 0:
+            message = "the client's deadline passed before its request body arrived"
+            raise self._refused(endpoint, started, late, message, headers=CLOSE)
         seconds = self.settings.http_body_timeout_s
         message = f"the request body did not arrive within {seconds:g} s (BOAF_HTTP_BODY_TIMEOUT_S)"
-        raise self._refused(endpoint, started, grpc.StatusCode.DEADLINE_EXCEEDED, message, 408, CLOSE)
+        raise self._refused(endpoint, started, late, message, 408, CLOSE)
 
     async def _run(
         self, endpoint: Endpoint, body: bytes, context: CallContext, request: Request, started: float

@@ -213,6 +213,23 @@ def test_a_slow_body_gets_408_then_the_connection_is_closed(strict: Client, stri
     assert count(strict_boaf, "Deal", "DEADLINE_EXCEEDED") == before + 1
 
 
+def test_a_body_still_arriving_at_the_client_deadline_gets_504_then_the_connection_is_closed(
+    client: Client, grpc_server: BoafServer
+) -> None:
+    # The deadline, not the (much longer) body timeout, ends the wait: a busy server answered such calls seconds late.
+    before = count(grpc_server, "Deal", "DEADLINE_EXCEEDED")
+    started = time.perf_counter()
+    request = head("/boaf.v1.Game/Deal", 100, "Connect-Timeout-Ms: 300\r\n") + b"{"
+    raw, closed = raw_exchange(client.address, request, timeout=10)
+    answer = parse_answer(raw)
+    assert closed and time.perf_counter() - started < 3
+    assert (answer.status, answer.body) == (
+        504,
+        {"code": "deadline_exceeded", "message": "the client's deadline passed before its request body arrived"},
+    )
+    assert count(grpc_server, "Deal", "DEADLINE_EXCEEDED") == before + 1
+
+
 def test_an_idle_keep_alive_connection_is_closed(strict: Client) -> None:
     with socket.create_connection(strict.address, timeout=10) as connection:
         connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
