@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -185,6 +186,7 @@ class Alarm:
         self._due: list[tuple[float, int, CancelFlag]] = []
         self._count = 0
         self._changed = threading.Condition()
+        self._wakes_at = math.inf  # when the thread next looks by itself: a later deadline needs no wake-up
         threading.Thread(target=self._run, name="boaf-alarm", daemon=True).start()
 
     @contextmanager
@@ -194,7 +196,8 @@ class Alarm:
             self._count += 1
             entry = (deadline, self._count, flag)
             heapq.heappush(self._due, entry)
-            self._changed.notify()
+            if deadline < self._wakes_at:
+                self._changed.notify()
         try:
             yield flag
         finally:
@@ -215,6 +218,7 @@ class Alarm:
                 now = time.perf_counter()
                 while self._due and self._due[0][0] <= now:
                     heapq.heappop(self._due)[2].expire()
+                self._wakes_at = self._due[0][0] if self._due else math.inf
                 self._changed.wait(None if not self._due else self._due[0][0] - now)
 
 

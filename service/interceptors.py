@@ -37,6 +37,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -96,6 +97,9 @@ class Timeouts:
         self._keys = itertools.count()
         self._thread: threading.Thread | None = None
         self._closed = False
+        # When the thread will next look at the heap by itself: an arm that is due later needs no wake-up
+        # (waking it on every call cost a thread switch per call).
+        self._wakes_at = math.inf
 
     def arm(self, seconds: float, kind: str, action: Callable[[], None]) -> Callable[[], None]:
         """Run ``action`` in ``seconds`` unless the returned function (disarm) is called first."""
@@ -109,7 +113,8 @@ class Timeouts:
             if self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="boaf-timeouts", daemon=True)
                 self._thread.start()
-            self._changed.notify()
+            if self._due[0][1] == key and self._due[0][0] < self._wakes_at:
+                self._changed.notify()
         return lambda: self._disarm(key)
 
     def fire(self, kinds: Iterable[str]) -> int:
@@ -143,12 +148,14 @@ class Timeouts:
                 while self._due and self._due[0][1] not in self._armed:
                     heapq.heappop(self._due)
                 if not self._due:
+                    self._wakes_at = math.inf
                     self._changed.wait()
                     continue
                 due, key = self._due[0]
                 if due <= time.monotonic():
                     heapq.heappop(self._due)
                     return self._armed.pop(key)[1]
+                self._wakes_at = due
                 self._changed.wait(due - time.monotonic())
             return None
 
