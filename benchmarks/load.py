@@ -8,7 +8,9 @@ each an asyncio loop on one channel), and prints one row per scenario:
 - ``classify-1``: Classify of one random 4x4 state;
 - ``classify-1000``: Classify of 1,000 random states;
 - ``solve-deal``: Solve (ordered DFS) of a seeded 16-card deal, a fresh seed each call;
-- ``features-1000``: Features of 1,000 random states.
+- ``features-1000``: Features of 1,000 random states;
+- ``server-info`` and ``health-check`` (only when named): GetServerInfo, served
+  from a cache, beside the health Check floor.
 
 ``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
 ``--hostile S`` (default 60; 0 for none) ends with the hostile mix of
@@ -67,6 +69,8 @@ from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.settings import Settings
 
 SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000")
+# Not run unless named: the cheapest calls, boaf's (served from a cache) beside the health Check floor.
+EXTRA_SCENARIOS = ("server-info", "health-check")
 CALL_TIMEOUT_S = 30.0
 READY_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 60.0  # then the server is killed
@@ -109,6 +113,10 @@ def request_maker(scenario: str, worker: int) -> Callable[[boaf_pb2_grpc.BoafStu
             stub.Solve(pb.SolveRequest(state=state_to_proto(deal(next(seeds)))), timeout=CALL_TIMEOUT_S),
             1,
         )
+    if scenario == "server-info":
+        return lambda stub: (stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S), 0)
+    if scenario == "health-check":
+        return lambda stub: (stub.health.Check(health_pb2.HealthCheckRequest(), timeout=CALL_TIMEOUT_S), 0)  # type: ignore[attr-defined]
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
@@ -135,6 +143,7 @@ async def _run_process(address: str, scenarios: list[str], clients: int, seconds
     makers = [request_maker(s, worker * 100 + i) for i, s in enumerate(scenarios)]
     async with grpc.aio.insecure_channel(address) as channel:
         stub = boaf_pb2_grpc.BoafStub(channel)
+        stub.health = health_pb2_grpc.HealthStub(channel)  # type: ignore[attr-defined]  # health-check scenario
         await stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S)  # connect before timing
         stop_at = time.perf_counter() + seconds
         await asyncio.gather(*(_client(stub, makers[i % len(makers)], stop_at, out) for i in range(clients)))
@@ -311,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per scenario (default 10)")
     parser.add_argument("--processes", type=int, default=2, help="client processes (default 2)")
     parser.add_argument(
-        "--scenarios", default=",".join(SCENARIOS), help="comma-separated subset of " + ", ".join(SCENARIOS)
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help="comma-separated subset of " + ", ".join(SCENARIOS + EXTRA_SCENARIOS),
     )
     parser.add_argument("--soak", type=float, default=0.0, help="seconds of mixed load at the largest client count")
     parser.add_argument(
