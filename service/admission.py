@@ -18,7 +18,8 @@ The concurrency model of the server, in one place:
   client is there and its time allows. The kernels release the GIL, so slots
   run in parallel.
 
-It also owns the other edge rules: the message size limit (``check_size``, OUT_OF_RANGE
+It also owns the other edge rules: each call's arrival time (``mark_arrival``,
+``arrival_time``: time limits count from it), the message size limit (``check_size``, OUT_OF_RANGE
 on both edges), how much of the client's input a message may quote
 (``cut_quotes``), and bearer tokens (``authenticate``). Host and origin checks
 apply to HTTP only and live in ``service.http``, reading the sets from the settings.
@@ -32,14 +33,31 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from service.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
 from service.settings import Settings
 
 QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
+_ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 SLOT_POLL_S = 0.05  # how often a call waiting for a work slot checks that its client is still there
 # A quote opens after a non-word character (not an apostrophe in "server's") and runs to the same quote mark.
 _LONG_QUOTE = re.compile(rf"""(?<!\w)(['"])((?:(?!\1).){{{QUOTE_PREFIX}}})(?:(?!\1).){{8,}}\1""", re.DOTALL)
+
+
+def mark_arrival(arrived: float) -> None:
+    """Record when the current call arrived (``time.perf_counter`` seconds); each edge does, first thing."""
+    _ARRIVAL.set(arrived)
+
+
+def arrival_time() -> float:
+    """When the current call arrived (``time.perf_counter`` seconds); now, outside a call.
+
+    Time limits count from here, so a call that waited (for its request, a work slot,
+    a search slot) has that much less time left, on either edge.
+    """
+    arrived = _ARRIVAL.get()
+    return time.perf_counter() if arrived is None else arrived
 
 
 def cut_quotes(message: str) -> str:

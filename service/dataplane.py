@@ -30,9 +30,9 @@ from game.state import MAX_CELLS, State
 from models.errors import ModelError
 from models.exact import ExactBudget, Predictions
 from puzzles.generation import GeneratedPuzzle, generate
+from service.admission import arrival_time
 from service.compile_log import COMPILING
 from service.errors import Busy, Cancelled, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable, ServiceError
-from service.interceptors import arrival_time
 from service.kernels import RETRY_AFTER_S, Kernels
 from service.memory import give_memory_back_soon
 from service.settings import Settings

@@ -41,14 +41,13 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
 from typing import Any, NoReturn
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from game.errors import InvalidInput
-from service.admission import Admission
+from service.admission import Admission, mark_arrival
 from service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, status_of
 from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from service.metrics import Metrics
@@ -58,24 +57,12 @@ log = logging.getLogger(__name__)
 UNKNOWN_METHOD = "unknown"  # the metric label of every method the server does not serve
 HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the configured limit
 PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
-_ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 # What an armed timeout guards: a unary call's request, a stream's next request, an answer being taken.
 CALL_READ, STREAM_READ, ANSWER = "call read", "stream read", "answer"
 
 Deserializer = Callable[[bytes], Any]
 Serializer = Callable[[Any], bytes]
 Behavior = Callable[..., Any]
-
-
-def arrival_time() -> float:
-    """When the current call arrived (``time.perf_counter`` seconds); now, outside a gRPC call."""
-    arrived = _ARRIVAL.get()
-    return time.perf_counter() if arrived is None else arrived
-
-
-def mark_arrival(arrived: float) -> None:
-    """Record when the current call arrived (``time.perf_counter`` seconds): the HTTP edge's calls."""
-    _ARRIVAL.set(arrived)
 
 
 def method_name(full_method: str, known: frozenset[str]) -> str:
@@ -262,7 +249,7 @@ class _Call:
 
     def _unary(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-            _ARRIVAL.set(self.arrived)
+            mark_arrival(self.arrived)
             self._admit(context, stream=False)
             raw = self._one_request(raws, context)
             with self._work(context):
@@ -275,7 +262,7 @@ class _Call:
 
     def _unary_stream(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[Any]:
-            _ARRIVAL.set(self.arrived)
+            mark_arrival(self.arrived)
             self._admit(context, stream=True)
             request = self._parse(self._one_request(raws, context), parse, context)
             return self._streaming(lambda: behavior(request, context), serialize, context)
@@ -284,7 +271,7 @@ class _Call:
 
     def _stream_unary(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-            _ARRIVAL.set(self.arrived)
+            mark_arrival(self.arrived)
             self._admit(context, stream=True)
             requests = self._requests(raws, parse, context)
             return self._run(lambda: _serialized(behavior(requests, context), serialize), context)
@@ -293,7 +280,7 @@ class _Call:
 
     def _stream_stream(self, behavior: Behavior, parse: Deserializer | None, serialize: Serializer | None) -> Behavior:
         def handle(raws: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[Any]:
-            _ARRIVAL.set(self.arrived)
+            mark_arrival(self.arrived)
             self._admit(context, stream=True)
             requests = self._requests(raws, parse, context)
             return self._streaming(lambda: behavior(requests, context), serialize, context)

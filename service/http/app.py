@@ -54,13 +54,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
-from service.admission import Admission, quoted
+from service.admission import Admission, mark_arrival, quoted
 from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
 from service.http.context import CallAborted, CallContext
 from service.http.guards import EdgeGuard
 from service.http.statuses import error_response
 from service.http.wire import encode_answer, parse_request
-from service.interceptors import UNKNOWN_METHOD, mark_arrival
+from service.interceptors import UNKNOWN_METHOD
 from service.kernels import RETRY_AFTER_S
 from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from service.metrics import Metrics
