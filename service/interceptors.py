@@ -344,14 +344,25 @@ class _Call:
         # A client that sends nothing for the idle timeout is cancelled, which ends the wait.
         if kind == STREAM_READ and self.gate.draining.is_set():
             context.cancel()
-        disarm = self.gate.timeouts.arm(self.gate.idle_timeout_s, kind, context.cancel)
+        timed_out = threading.Event()
+
+        def cancel() -> None:
+            timed_out.set()
+            context.cancel()
+
+        disarm = self.gate.timeouts.arm(self.gate.idle_timeout_s, kind, cancel)
         try:
-            return next(raws, None)
+            raw = next(raws, None)
         except grpc.RpcError:  # the client went away, or the wait was cancelled: nobody reads an answer
             self._record(grpc.StatusCode.CANCELLED.name)
             raise
         finally:
             disarm()
+        if raw is None and timed_out.is_set():
+            # Cancelled by its idle timeout while it waited: the request stream may just end rather than raise.
+            self._record(grpc.StatusCode.CANCELLED.name)
+            context.abort(grpc.StatusCode.CANCELLED, "the call was cancelled while it waited for its request")
+        return raw
 
     def _parse(self, raw: bytes, parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
         try:
