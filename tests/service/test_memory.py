@@ -115,21 +115,9 @@ AFTER_BURST_S = 60  # within this long after a burst, RSS is back to at most RET
 RETURNED = 1.5
 
 
-@pytest.fixture(scope="module")
-def batch_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str]]:
-    """``boaf serve`` with a 2 s batch time limit, so each of the burst's calls costs at most 2 s of work."""
-    env = {"BOAF_BATCH_TIME_LIMIT_MS": "2000", "BOAF_SHUTDOWN_GRACE_S": "0"}
-    process, address = serve_process(env)
-    try:
-        yield process, Settings.from_env(env), address
-    finally:
-        process.kill()
-        process.wait(10)
-
-
 @pytest.fixture
 def two_edge_server() -> Iterator[tuple[subprocess.Popen[str], Settings, str, int]]:
-    """``boaf serve`` with both edges, as the issue's burst found it: 8 HTTP and 8 gRPC batches at once."""
+    """``boaf serve`` with both edges, for issue 21's burst: 8 HTTP and 8 gRPC maximum batches at once."""
     http_port = free_port()
     env = {"BOAF_HTTP_ENABLED": "true", "BOAF_HTTP_PORT": str(http_port), "BOAF_SHUTDOWN_GRACE_S": "0"}
     process, address = serve_process(env)
@@ -171,31 +159,8 @@ def test_a_burst_over_both_edges_cut_by_its_deadline_is_given_back(
             calls = [pool.submit(edge, i) for i in range(BURST // 2) for edge in (over_http, over_grpc)]
             codes = [call.result() for call in calls]
     assert set(codes) <= {"504", "DEADLINE_EXCEEDED"}, codes
-    worst = settings.worst_case_memory_mb()
-    assert _status_mb(process.pid, "VmHWM") <= worst["base"] + worst["batches"]
-    assert wait_for(lambda: _status_mb(process.pid, "VmRSS") <= RETURNED * idle_mb, AFTER_BURST_S), (
-        _status_mb(process.pid, "VmRSS"),
-        idle_mb,
-    )
-
-
-@pytest.mark.slow
-def test_a_burst_of_the_largest_classify_batches_stays_within_the_arithmetic_and_is_given_back(
-    batch_server: tuple[subprocess.Popen[str], Settings, str],
-) -> None:
-    process, settings, address = batch_server
-    request = pb.ClassifyRequest(states=random_52_card_states(LARGEST_BATCH))
-    options = [("grpc.max_send_message_length", 8 * MIB)]
-    with grpc.insecure_channel(address, options=options) as channel:
-        stub = boaf_pb2_grpc.BoafStub(channel)
-        codes = _classify_all(stub, [request])  # warm-up: the heaps reach their working size
-        time.sleep(2)
-        idle_mb = _status_mb(process.pid, "VmRSS")
-        codes += _classify_all(stub, [request] * BURST)
-    # Each call ends at the 2 s limit (or answers): none is OK past its time, none fails otherwise.
-    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.DEADLINE_EXCEEDED}
-    peak_mb = _status_mb(process.pid, "VmHWM")
-    worst = settings.worst_case_memory_mb()
+    # The arithmetic holds under the burst: the whole process, and what the burst added.
+    worst, peak_mb = settings.worst_case_memory_mb(), _status_mb(process.pid, "VmHWM")
     assert peak_mb <= worst["base"] + worst["batches"], (peak_mb, worst)
     assert peak_mb - idle_mb <= worst["batches"], (peak_mb, idle_mb, worst)
     assert wait_for(lambda: _status_mb(process.pid, "VmRSS") <= RETURNED * idle_mb, AFTER_BURST_S), (
@@ -208,15 +173,3 @@ def random_52_card_states(n: int, seed: int = 9) -> list[pb.State]:
     rng = np.random.default_rng(seed)
     texts = [card_text(card) for card in range(52)]
     return [pb.State(rows=4, cols=13, cells=[texts[c] for c in rng.permutation(52)]) for _ in range(n)]
-
-
-def _classify_all(stub: boaf_pb2_grpc.BoafStub, requests: list[pb.ClassifyRequest]) -> list[grpc.StatusCode]:
-    def code(request: pb.ClassifyRequest) -> grpc.StatusCode:
-        try:
-            stub.Classify(request, timeout=60)
-        except grpc.RpcError as error:
-            return error.code()  # type: ignore[no-any-return]
-        return grpc.StatusCode.OK
-
-    with ThreadPoolExecutor(len(requests)) as pool:
-        return list(pool.map(code, requests))
