@@ -347,7 +347,7 @@ def _node_connectivity(adj, n, min_degree, has_cut_vertex, flow, through, parent
     if has_cut_vertex or min_degree <= 1:
         return 1
     best = min_degree
-    i = 0
+    i = np.int64(0)  # (a literal 0 would compile a second _local_connectivity for it)
     # Without a cut vertex the connectivity is at least 2, so 2 needs no proof.
     while i <= best and i < n and best > 2:
         for j in range(i + 1, n):
@@ -631,7 +631,7 @@ def batch_kernel(cells, cols, compat, primes, inv, scratch, out, digits, cancel)
     for s in range(n_states):
         if cancel[0] != 0:
             return s
-        n = 0
+        n = np.int64(0)
         for c in range(n_cells):
             if cells[s, c] >= 0:
                 cards[n] = cells[s, c]

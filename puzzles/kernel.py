@@ -185,7 +185,7 @@ def expand_groups(
             table[:cap] = EMPTY
         if record and rows.shape[0] < bounds[c]:
             rows = np.empty(bounds[c], dtype=np.uint32)
-        n, moves = 0, 0
+        n, moves = np.int64(0), np.int64(0)
         for s in range(k):
             parent = child | (1 << s)
             start = group_start[parent]

@@ -550,6 +550,13 @@ def _plain_key(cells, key):
         key[i // CELLS_PER_WORD] |= v << np.uint64(6 * (i % CELLS_PER_WORD))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_words(source, target):
+    # a loop: ``target[:] = source`` compiles numpy's broadcasting and its shape error, ~1.7 s of a first start
+    for w in range(source.shape[0]):
+        target[w] = source[w]
+
+
 @njit(cache=True, nogil=True)
 def root_labels(root, labels):
     """Write into ``labels`` (``int64[52]``) each card's cell at ``root``, -1 for cards not on it.
@@ -772,7 +779,8 @@ def _memo_grow(table, stamp):
     for i in range(table.shape[0]):
         if table[i, nw] == stamp:
             at = -1 - _memo_find(grown, stamp, table[i, :nw])
-            grown[at] = table[i]
+            for w in range(nw + 1):  # (a loop: a row assignment compiles numpy's broadcasting checks, ~2 s)
+                grown[at, w] = table[i, w]
     return grown
 
 
@@ -1013,7 +1021,7 @@ def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
             m &= m - U1
             if seen & _bit(x) != U0:
                 continue
-            side = _small_side(x, rest, compat, FROZEN_MAX)
+            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
             if side == U0:
                 seen |= _bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
                 continue
@@ -1254,7 +1262,7 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
         v, pairs, own = _pair_flows(present, compat, work)
         flows = True
         if pairs < 0:
-            own = node_connectivity(present, compat, work, 0)
+            own = node_connectivity(present, compat, work, np.int64(0))
     # Removing one vertex lowers connectivity by at most one, and connectivity
     # never exceeds the minimum degree: often these bounds meet and no flow is needed.
     floor = max(own - 1, 0)
@@ -1366,7 +1374,7 @@ def _hanging(cuts, present, compat):
             m &= m - U1
             if seen & _bit(x) != U0:
                 continue
-            side = _small_side(x, rest, compat, FROZEN_MAX)
+            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
             if side == U0:
                 seen |= _bit(x)
                 continue
@@ -1490,6 +1498,34 @@ def _generate(
 
 
 @njit(cache=True, nogil=True)
+def stable_order(keys, count):
+    """The indices that sort ``keys[:count]`` ascending, equal keys in their original order.
+
+    A bottom-up merge sort: ``np.argsort(keys[:count], kind="mergesort")``, whose
+    generic implementation took ~1.6 s of a first start's compile.
+    """
+    order = np.arange(count)
+    spare = np.empty(count, dtype=np.int64)
+    width = 1
+    while width < count:
+        for lo in range(0, count, 2 * width):
+            mid = min(lo + width, count)
+            hi = min(lo + 2 * width, count)
+            i = lo
+            j = mid
+            for k in range(lo, hi):
+                if i < mid and (j >= hi or not keys[order[j]] < keys[order[i]]):  # the left one first on ties
+                    spare[k] = order[i]
+                    i += 1
+                else:
+                    spare[k] = order[j]
+                    j += 1
+        order, spare = spare, order
+        width *= 2
+    return order
+
+
+@njit(cache=True, nogil=True)
 def _sort_children(cells, scores, src, dst, count):
     """Sort the first ``count`` children stably by descending score of their target card.
 
@@ -1507,7 +1543,7 @@ def _sort_children(cells, scores, src, dst, count):
     keys = np.empty(count, dtype=np.float64)
     for i in range(count):
         keys[i] = -scores[cells[dst[i]]]
-    order = np.argsort(keys, kind="mergesort")
+    order = stable_order(keys, count)
     old_src = src[:count].copy()
     old_dst = dst[:count].copy()
     for i in range(count):
@@ -1595,7 +1631,7 @@ def _fall_asleep(asleep, searched, s, t, child):
 @njit(cache=True, nogil=True, inline="always")
 def _reach(start, members, links):
     """The cards of ``members`` reached from card ``start`` (in ``members``) through ``links[card]`` masks."""
-    return _small_side(start, members, links, 64)  # (no set of cards passes 64)
+    return _small_side(start, members, links, np.int64(64))  # (no set of cards passes 64)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1785,7 +1821,7 @@ def dfs(
     cells = root.copy()
     occupied = U0
     present = U0
-    n_stacks = 0
+    n_stacks = np.int64(0)  # (np.int64: see ``_plain_int``)
     for i in range(ncells):
         if cells[i] >= 0:
             occupied |= _bit(i)
@@ -1807,7 +1843,7 @@ def dfs(
     sleeping = options & SLEEP != 0
     work = np.empty((WORK_ROWS, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
-    score_cache = _score_cache(CUT_CACHE)
+    score_cache = _score_cache(np.int64(CUT_CACHE))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
@@ -1823,9 +1859,9 @@ def dfs(
     tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
     island = np.zeros((n_stacks + 1, 3), dtype=np.int64)  # its mode, a, b (see ``_island_split``)
     island_side = np.zeros(n_stacks + 1, dtype=np.uint64)
-    memo_count = 0
+    memo_count = np.int64(0)
     nodes = 1
-    depth = 0
+    depth = np.int64(0)
     fresh = True  # the node at ``depth`` was just entered: its children are not generated yet
     while True:
         if fresh:
@@ -1899,7 +1935,7 @@ def dfs(
                     k = child_key[depth, i] if n_stacks <= packed_max else _ranked_key(cells, labels, occupied, ncells)
                     known = _narrow_find(memo, k) >= 0
                 else:
-                    key[:] = cur
+                    _copy_words(cur, key)
                     known = False
                     if islands and tag[depth + 1] != U0:
                         key[nw - 1] = tag[depth + 1]
@@ -1924,7 +1960,7 @@ def dfs(
             if nodes == BIG_SEARCH:
                 # a long search: caches big enough for its card and cell sets (too costly to clear for every short one)
                 cut_cache = np.zeros((7, BIG_CACHE), dtype=np.uint64)
-                score_cache = _score_cache(BIG_CACHE)
+                score_cache = _score_cache(np.int64(BIG_CACHE))
         else:
             if depth == 0:
                 return UNSOLVABLE, nodes, 0, memo
@@ -1945,7 +1981,7 @@ def dfs(
                     else:
                         memo, memo_count, fits = _narrow_add(memo, k, memo_count, max_rows)
                 else:
-                    key[:] = cur
+                    _copy_words(cur, key)
                     if islands:
                         key[nw - 1] = tag[depth]
                     memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
@@ -2021,7 +2057,7 @@ def best_n(
     order = np.empty(64, dtype=np.int64)
     work = np.empty((WORK_ROWS, 128), dtype=np.int64)
     scores = np.zeros(52, dtype=np.float64)
-    score_cache = _score_cache(CUT_CACHE)
+    score_cache = _score_cache(np.int64(CUT_CACHE))
     tarjan_i = np.empty((4, 64), dtype=np.int64)
     tarjan_u = np.empty(64, dtype=np.uint64)
     where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
@@ -2036,12 +2072,12 @@ def best_n(
     q_info[0, 1] = -1
     q_info[0, 2] = -1
     qn = 1
-    sp = 0
+    sp = np.int64(0)
     nodes = 0
-    n_records = 0
-    memo_count = 0
+    n_records = np.int64(0)
+    memo_count = np.int64(0)
     while qn > 0:
-        pqn = 0
+        pqn = np.int64(0)
         for qi in range(qn):
             cells = q_cells[qi]
             _plain_key(cells, key)
@@ -2053,7 +2089,7 @@ def best_n(
                 return OUT_OF_MEMORY, nodes, 0, memo
             occupied = U0
             present = U0
-            n_stacks = 0
+            n_stacks = np.int64(0)
             for i in range(ncells):
                 if cells[i] >= 0:
                     occupied |= _bit(i)
@@ -2081,7 +2117,7 @@ def best_n(
                 generate_options,
                 coefs,
                 n_stacks,
-                99,
+                np.int64(99),
                 src,
                 dst,
                 work,
