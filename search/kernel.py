@@ -63,7 +63,9 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import numba
 import numpy as np
@@ -2199,13 +2201,13 @@ def _unwind(records, info, path):
 DFS_KERNEL, BEST_N_KERNEL = 0, 1
 """Which search an algorithm runs: ``SEARCHES[k]`` and ``BATCHES[k]`` are its single and batch kernels."""
 
-# The two searches are separate compiled entry points, each with the same parameter list (each reads
-# what its search needs: ``dfs`` ignores ``cohort``; ``best_n`` ignores ``coefs``, ``cutoff``,
-# ``memo_min``, ``labels`` and ``fill``). A caller picks one by the algorithm's kernel, so a process
-# that never runs Best-n DFS never compiles it: that halves the compile time of a first start.
+# The two searches are separate compiled entry points (``dfs``, ``best_n``), so a process that never
+# runs Best-n DFS never compiles it. ``solve_one`` and ``best_n_one`` give them one parameter list in
+# Python (each passes on what its search reads: ``dfs`` ignores ``cohort``; ``best_n`` ignores
+# ``coefs``, ``cutoff``, ``memo_min``, ``labels`` and ``fill``). They are plain functions on purpose:
+# a compiled wrapper re-optimises the whole search it links in, ~1.4 s more of a first start.
 
 
-@njit(cache=True, nogil=True)
 def solve_one(
     root, rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes, deadline, cancel,
     memo, stamp, path, max_bytes, labels, fill,
@@ -2220,7 +2222,6 @@ def solve_one(
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
 def best_n_one(
     root, rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes, deadline, cancel,
     memo, stamp, path, max_bytes, labels, fill,
@@ -2258,7 +2259,7 @@ def solve_batch(
     states, rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes, time_limit,
     cancel, max_bytes=0,
 ):  # fmt: skip
-    """Solve every row of ``states`` (``int8[n, rows*cols]``) with DFS (``solve_one``) in one call.
+    """Solve every row of ``states`` (``int8[n, rows*cols]``) with DFS (``dfs``) in one call.
 
     ``time_limit`` (seconds, <= 0 for none) and ``max_bytes`` (<= 0 for none)
     apply to each state. Returns ``(status int8[n], nodes int64[n], elapsed_ms
@@ -2270,9 +2271,9 @@ def solve_batch(
     for i in range(states.shape[0]):
         start = now_s()
         deadline = start + time_limit if time_limit > 0 else 0.0
-        status[i], nodes[i], lengths[i], memo = solve_one(
-            states[i], rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes,
-            deadline, cancel, memo, i + 1, paths[i], max_bytes, no_labels, no_labels,
+        status[i], nodes[i], lengths[i], memo = dfs(
+            states[i], rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, max_nodes, deadline,
+            cancel, memo, i + 1, paths[i], max_bytes, no_labels, no_labels,
         )  # fmt: skip
         memo = _next_memo(memo)
         elapsed[i] = (now_s() - start) * 1e3
@@ -2284,20 +2285,19 @@ def best_n_batch(
     states, rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes, time_limit,
     cancel, max_bytes=0,
 ):  # fmt: skip
-    """``solve_batch`` with Best-n DFS (``best_n_one``): the same parameters and result."""
-    no_labels = np.empty(0, dtype=np.int64)
+    """``solve_batch`` with Best-n DFS (``best_n``): the same parameters and result."""
     status, nodes, elapsed, paths, lengths, memo = _batch_outputs(states.shape[0], rows * cols)
     for i in range(states.shape[0]):
         start = now_s()
         deadline = start + time_limit if time_limit > 0 else 0.0
-        status[i], nodes[i], lengths[i], memo = best_n_one(
-            states[i], rows, cols, compat, line, cell_cuts, options, coefs, cutoff, memo_min, cohort, max_nodes,
-            deadline, cancel, memo, i + 1, paths[i], max_bytes, no_labels, no_labels,
+        status[i], nodes[i], lengths[i], memo = best_n(
+            states[i], rows, cols, compat, line, cell_cuts, options, cohort, max_nodes, deadline, cancel, memo, i + 1,
+            paths[i], max_bytes,
         )  # fmt: skip
         memo = _next_memo(memo)
         elapsed[i] = (now_s() - start) * 1e3
     return status, nodes, elapsed, paths, lengths
 
 
-SEARCHES = (solve_one, best_n_one)  # by DFS_KERNEL, BEST_N_KERNEL
+SEARCHES: tuple[Callable[..., Any], ...] = (solve_one, best_n_one)  # by DFS_KERNEL, BEST_N_KERNEL
 BATCHES = (solve_batch, best_n_batch)

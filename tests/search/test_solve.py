@@ -230,7 +230,7 @@ search.solve(deal(3), max_nodes=300, time_limit=2, ordering=numpy_model)
 search.solve(deal(3), threads=2, max_nodes=300, time_limit=2)
 probe(states_to_array(states), 4, 4, max_nodes=100)
 probe(states_to_array(states), 4, 4, max_nodes=100, algorithm="ordered")
-print(len(kernel.solve_batch.signatures), len(kernel.solve_one.signatures))
+print(len(kernel.solve_batch.signatures), len(kernel.dfs.signatures))
 """
 
 

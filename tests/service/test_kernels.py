@@ -43,6 +43,42 @@ def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
         kernels.unit_named("nope")
 
 
+ONE_COPY = """
+import inspect, sys
+from numba import types
+from numba.core.registry import CPUDispatcher
+from service import kernels
+for unit in kernels.UNITS:
+    unit.run()
+packages = ("game", "search", "features", "models", "puzzles")
+for module in sorted(name for name in sys.modules if name.split(".")[0] in packages):
+    for name, kernel in vars(sys.modules[module]).items():
+        if isinstance(kernel, CPUDispatcher) and kernel.py_func.__module__ == module:
+            params = list(inspect.signature(kernel.py_func).parameters)
+            for signature in kernel.signatures:
+                literal = [f"{params[i]}={t}" for i, t in enumerate(signature) if isinstance(t, types.Literal)]
+                print(f"{module}.{name}", len(kernel.signatures), ",".join(literal) or "-")
+"""
+
+
+def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: Path) -> None:
+    """A literal int reaching a compiled call (``n = 0`` before a loop, a constant argument) made numba compile
+    a second copy of that kernel, and of everything under it, for the literal: a first start compiled
+    ``_generate``, ``_graph_features`` and eight more twice. Every unit's work now types each kernel once
+    for its argument types."""
+    # Typing is what decides the copies, and only a compile types (a load from the cache does not): an empty
+    # cache, unoptimised (NUMBA_OPT=0) since the machine code does not matter here.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_OPT": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_COPY], capture_output=True, text=True, env=env, timeout=900, check=True
+    )
+    rows = [line.split(" ") for line in done.stdout.splitlines()]
+    assert len(rows) > 50  # the walk saw the kernels
+    assert [row for row in rows if row[2] != "-"] == []
+    # Kernels with more than one signature take arrays of different types on purpose (``_grow_rows``, ``_grown``).
+    assert {row[0] for row in rows if row[1] != "1"} == {"search.kernel._grow_rows", "puzzles.kernel._grown"}
+
+
 def test_after_a_server_has_started_every_unit_is_in_numbas_cache(server: BoafServer) -> None:
     assert all(server.kernels.is_ready(name) for name in kernels.UNIT_NAMES)
     assert [unit.name for unit in kernels.UNITS if not kernels.is_cached(unit)] == []
