@@ -92,6 +92,11 @@ ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by flockab
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 CELLS_PER_WORD = 10
 MAX_CHILDREN_PER_CELL = 51
+# Literal ints: an int handed to a compiled call here is ``np.int64(...)``, never a bare ``0`` or a
+# constant. numba types a literal argument (``n = 0`` before a loop, ``FROZEN_MAX``) as
+# ``Literal[int](0)`` and compiles a copy of the callee, and of all it calls, for that literal, then
+# another for ``int64``: a first start compiled ``_generate`` and nine more twice.
+# ``tests/service/test_kernels.py`` fails on any literal signature.
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -781,7 +786,7 @@ def _memo_grow(table, stamp):
     for i in range(table.shape[0]):
         if table[i, nw] == stamp:
             at = -1 - _memo_find(grown, stamp, table[i, :nw])
-            for w in range(nw + 1):  # (a loop: a row assignment compiles numpy's broadcasting checks, ~2 s)
+            for w in range(nw + 1):  # (a loop: a row assignment compiles numpy's broadcasting checks, ~1.8 s)
                 grown[at, w] = table[i, w]
     return grown
 
@@ -1500,34 +1505,6 @@ def _generate(
 
 
 @njit(cache=True, nogil=True)
-def stable_order(keys, count):
-    """The indices that sort ``keys[:count]`` ascending, equal keys in their original order.
-
-    A bottom-up merge sort: ``np.argsort(keys[:count], kind="mergesort")``, whose
-    generic implementation took ~1.6 s of a first start's compile.
-    """
-    order = np.arange(count)
-    spare = np.empty(count, dtype=np.int64)
-    width = 1
-    while width < count:
-        for lo in range(0, count, 2 * width):
-            mid = min(lo + width, count)
-            hi = min(lo + 2 * width, count)
-            i = lo
-            j = mid
-            for k in range(lo, hi):
-                if i < mid and (j >= hi or not keys[order[j]] < keys[order[i]]):  # the left one first on ties
-                    spare[k] = order[i]
-                    i += 1
-                else:
-                    spare[k] = order[j]
-                    j += 1
-        order, spare = spare, order
-        width *= 2
-    return order
-
-
-@njit(cache=True, nogil=True)
 def _sort_children(cells, scores, src, dst, count):
     """Sort the first ``count`` children stably by descending score of their target card.
 
@@ -1545,7 +1522,7 @@ def _sort_children(cells, scores, src, dst, count):
     keys = np.empty(count, dtype=np.float64)
     for i in range(count):
         keys[i] = -scores[cells[dst[i]]]
-    order = stable_order(keys, count)
+    order = np.argsort(keys, kind="mergesort")
     old_src = src[:count].copy()
     old_dst = dst[:count].copy()
     for i in range(count):
@@ -1823,7 +1800,7 @@ def dfs(
     cells = root.copy()
     occupied = U0
     present = U0
-    n_stacks = np.int64(0)  # (np.int64: see ``_plain_int``)
+    n_stacks = np.int64(0)  # (not 0: see "Literal ints" at the top)
     for i in range(ncells):
         if cells[i] >= 0:
             occupied |= _bit(i)

@@ -80,8 +80,11 @@ def main(argv: list[str] | None = None) -> None:
     args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     status = _run(args)
     if argv is None and args[:1] and args[0] in QUICK_EXIT:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:  # a reader that closed the pipe: what Python's own exit would report as a failure
+            status = status or 1
         os._exit(status)
     sys.exit(status)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from cli_runner import boaf
@@ -88,3 +90,27 @@ def test_a_grid_may_start_with_an_empty_cell() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["AC-3C", "2C-3C", "3C-AC", "3C-2C"]
     assert boaf("play", "-- AC/2C 3C", "AC-3C").stdout == "-- --/2C AC\n"
+
+
+def test_a_one_shot_command_hands_over_all_its_output_before_its_quick_exit() -> None:
+    """``deal``, ``random``, ``solve`` … end with ``os._exit`` (``service.cli.QUICK_EXIT``): what they print
+    through a pipe is whole, and a reader that closes the pipe early ends the command with status 1, no traceback."""
+    from service.cli import QUICK_EXIT
+
+    assert "random" in QUICK_EXIT
+    many = boaf("random", "--seed", "7", "--count", "5000")
+    assert many.returncode == 0
+    assert len(many.stdout.splitlines()) == 5000 and many.stdout.endswith("\n")
+    closed = subprocess.run(
+        f'set -o pipefail; "{sys.executable}" -c "from service.cli import main; main()" '
+        "random --seed 7 --count 5000 | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        executable="/bin/bash",
+    )
+    assert len(closed.stdout) == 10
+    assert closed.returncode == 1  # (pipefail: the command's own status)
+    assert "Traceback" not in closed.stderr

@@ -184,12 +184,3 @@ def test_children_sort_stably_by_descending_target_score(count: int) -> None:
     expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
     kernel._sort_children(cells, scores, src, dst, count)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected
-
-
-@given(keys=st.lists(st.integers(-3, 3), min_size=0, max_size=300), extra=st.integers(0, 5))
-@settings(max_examples=300, deadline=None)
-def test_stable_order_is_numpys_stable_argsort(keys: list[int], extra: int) -> None:
-    """The kernel's own merge sort (first ``count`` keys only) against numpy's stable argsort, ties included."""
-    values = np.array([*keys, *range(extra)], dtype=np.float64)  # entries past ``count`` are left alone
-    order = kernel.stable_order(values, len(keys))
-    assert order.tolist() == np.argsort(values[: len(keys)], kind="stable").tolist()
