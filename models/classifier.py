@@ -67,26 +67,37 @@ class Classifier:
             answers.put(index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols, cancel))
         return answers
 
-    def classify_cells(self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray | None = None) -> Predictions:
+    def classify_cells(
+        self,
+        cells: np.ndarray,
+        rows: int,
+        cols: int,
+        cancel: np.ndarray | None = None,
+        exact: ExactBudget | None = None,
+    ) -> Predictions:
         """``classify`` for a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``).
 
         The batch goes through in chunks of ``CHUNK_STATES``, so that the working arrays stay
         small whatever its size. Every stage reads ``cancel``: the exact search at each node,
         the features and the progress search before each state, inference between chunks. Once
         it is set the call raises ``ClassifyStopped``, within one state's work (~50 ms on 52 cards).
+        ``exact`` replaces the model's exact-path budget for this call (None: the model's).
         """
         cells = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
         flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
+        budget = self.exact if exact is None else exact
         n = cells.shape[0]
         answers = Predictions.empty(n)
         for start in range(0, n, CHUNK_STATES):
             stop = min(start + CHUNK_STATES, n)
-            answers.put(np.arange(start, stop), self._classify_chunk(cells[start:stop], rows, cols, flag))
+            answers.put(np.arange(start, stop), self._classify_chunk(cells[start:stop], rows, cols, flag, budget))
             _raise_if_set(flag, f"after {stop} of {n} states")
         return answers
 
-    def _classify_chunk(self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray) -> Predictions:
-        answers = exact_search(cells, rows, cols, self.exact, cancel)
+    def _classify_chunk(
+        self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray, exact: ExactBudget
+    ) -> Predictions:
+        answers = exact_search(cells, rows, cols, exact, cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
             _raise_if_set(cancel, "in the exact path")  # it stopped short: nothing more is wanted

@@ -23,9 +23,11 @@ from game.errors import BoafError, InvalidState
 from game.notation import check_rows_and_cols, state_from_json
 from game.state import MAX_CELLS, State
 from puzzles.generation import GeneratedPuzzle
-from service.dataplane import Batch, CancelFlag, Classification, FeatureRows, StateArray
+from service import dataplane
+from service.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
 from service.errors import Cancelled
 from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import game_pb2
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
     pb.ORDERED: "ordered",
@@ -39,6 +41,11 @@ SOLVE_STATUSES: dict[search.Status, pb.SolveStatus] = {
     search.SOLVABLE: pb.SOLVABLE,
     search.UNSOLVABLE: pb.UNSOLVABLE,
     search.UNKNOWN: pb.UNKNOWN,
+}
+VERDICTS: dict[str, game_pb2.Verdict] = {
+    dataplane.WINNABLE: game_pb2.VERDICT_WINNABLE,
+    dataplane.LOSES: game_pb2.VERDICT_LOSES,
+    dataplane.ESTIMATE: game_pb2.VERDICT_ESTIMATE,
 }
 DEFAULT_PUZZLE_GRID = (4, 4)  # rows, cols of a GeneratePuzzle that leaves them unset
 CHUNK_STATES = 512  # states read, or answers built, between two looks at the cancel flag (~10-50 ms of work)
@@ -265,6 +272,27 @@ def classify_response(result: Classification, cancel: CancelFlag | None = None) 
             pb.Prediction(p_solvable=p, solvable=p >= threshold, exact=exact, nodes=nodes) for p, exact, nodes in rows
         )
     return response
+
+
+def hint_response(hints: Hints) -> game_pb2.HintResponse:
+    """The message of a Hint's answer: each move with its result state and verdict, then the state's verdict."""
+    moves = [
+        game_pb2.MoveHint(
+            move=m.move,
+            result=state_to_proto(m.result),
+            verdict=VERDICTS[m.verdict],
+            p_winnable=m.p_winnable,
+            nodes=m.nodes,
+        )
+        for m in hints.moves
+    ]
+    return game_pb2.HintResponse(
+        moves=moves,
+        won=hints.won,
+        verdict=VERDICTS[hints.verdict],
+        p_winnable=hints.p_winnable,
+        model_version=hints.model_version,
+    )
 
 
 def features_response(rows: FeatureRows, cancel: CancelFlag | None = None) -> pb.FeaturesResponse:

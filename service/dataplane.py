@@ -24,6 +24,7 @@ import numpy as np
 import features
 import puzzles
 import search
+from game.arrays import states_to_array
 from game.deals import deal
 from game.errors import Stopped
 from game.state import MAX_CELLS, State
@@ -55,6 +56,7 @@ LIMITS = (
     "max_concurrent_puzzles",
     "max_concurrent_searches",
     "search_memory_mb",
+    "hint_max_nodes",
 )
 LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its memory back when it ends
 WARM_UP_TIME_LIMIT_S = 60.0
@@ -81,7 +83,12 @@ class Classifier(Protocol):
     def classify(self, states: Sequence[State], cancel: np.ndarray | None = None) -> Predictions: ...
 
     def classify_cells(
-        self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray | None = None
+        self,
+        cells: np.ndarray,
+        rows: int,
+        cols: int,
+        cancel: np.ndarray | None = None,
+        exact: ExactBudget | None = None,
     ) -> Predictions: ...
 
 
@@ -112,6 +119,45 @@ class Classification:
     model_version: str
     exact: np.ndarray  # bool: settled by the exact path (p is 1 or 0)
     nodes: np.ndarray  # uint64: nodes the exact path's search expanded
+
+
+WINNABLE, LOSES, ESTIMATE = "winnable", "loses", "estimate"
+"""A Hint's verdicts: exact (the state can still be won, or cannot), or the classifier's estimate."""
+
+
+@dataclass(frozen=True)
+class MoveHint:
+    """One legal move of a Hint: its text, the state it leads to, the verdict on that state."""
+
+    move: str
+    result: State
+    verdict: str  # WINNABLE or LOSES (exact), or ESTIMATE
+    p_winnable: float  # 1 or 0 when exact, else the classifier's P(solvable)
+    nodes: int  # search nodes spent on the result state
+
+
+@dataclass(frozen=True)
+class Hints:
+    """Every legal move of a state with its verdict, and the verdict on the state itself.
+
+    The state's verdict follows from its moves': WINNABLE when it is won or a move is WINNABLE,
+    LOSES when every move LOSES (none: LOSES unless won), else ESTIMATE with the best move's p.
+    """
+
+    moves: tuple[MoveHint, ...]
+    won: bool
+    verdict: str
+    p_winnable: float
+    model_version: str
+
+    @classmethod
+    def of(cls, moves: Sequence[MoveHint], won: bool, model_version: str) -> Hints:
+        """The hints of a state whose moves are ``moves``; the state's verdict is derived from theirs."""
+        if won or any(m.verdict == WINNABLE for m in moves):
+            return cls(tuple(moves), won, WINNABLE, 1.0, model_version)
+        if all(m.verdict == LOSES for m in moves):
+            return cls(tuple(moves), won, LOSES, 0.0, model_version)
+        return cls(tuple(moves), won, ESTIMATE, max(m.p_winnable for m in moves), model_version)
 
 
 @dataclass(frozen=True)
@@ -316,6 +362,50 @@ class DataPlane:
         """The feature vector of each state, in the schema's order; stops as ``classify`` does."""
         matrix = _feature_matrix(states, cancel.array)
         return FeatureRows(matrix, tuple(features.feature_names()), features.SCHEMA_VERSION)
+
+    def hint_budget(self, max_nodes_per_move: int) -> ExactBudget:
+        """The search budget of each move of a Hint: the request's nodes, or 0 for the model's exact-path budget.
+
+        The model's budget is capped by ``BOAF_HINT_MAX_NODES``; a request asking for more than that
+        is ``LimitExceeded``.
+        """
+        limit = self.settings.hint_max_nodes
+        if max_nodes_per_move > limit:
+            raise LimitExceeded(
+                f"max_nodes_per_move: {max_nodes_per_move} exceeds the server's limit of {limit} (BOAF_HINT_MAX_NODES)"
+            )
+        exact = self.classifier.exact
+        return dataclasses.replace(exact, max_nodes=max_nodes_per_move or min(exact.max_nodes, limit))
+
+    def hint(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
+        """Each legal move of ``state`` (``State.legal_moves``' order) with its result and a verdict.
+
+        The result states go through Classify's pipeline as one batch, with ``budget`` as its
+        exact path: one compiled search call for all of them, then the model for those it leaves
+        open. Stops as ``classify`` does (run it inside ``batch_call``).
+        """
+        moves = list(state.legal_moves())
+        results = [state.apply(move) for move in moves]
+        model = self.classifier
+        answers = Predictions.empty(0)
+        if results:
+            try:
+                answers = model.classify_cells(
+                    states_to_array(results), state.rows, state.cols, cancel.array, exact=budget
+                )
+            except ModelError as exc:
+                raise ModelUnavailable(f"the served model failed: {exc}") from exc
+        hints = [
+            MoveHint(
+                state.move_text(move),
+                result,
+                _verdict(bool(answers.exact[i]), float(answers.p_solvable[i])),
+                float(answers.p_solvable[i]),
+                int(answers.nodes[i]),
+            )
+            for i, (move, result) in enumerate(zip(moves, results, strict=True))
+        ]
+        return Hints.of(hints, state.is_solved, model.version)
 
     def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a Solve: the request's (0 = the server's limit), and never past the client's deadline.
@@ -555,6 +645,12 @@ def warm_up_puzzles() -> None:
     estimate = puzzles.analyze(deal(WARM_UP_SEEDS[0], rows=2, cols=3), budget=2, samples=2)
     if estimate.exact or estimate.by_depth[0].states != 1:
         raise RuntimeError("warm-up: a puzzle over its budget was not estimated")
+
+
+def _verdict(exact: bool, p_solvable: float) -> str:
+    if not exact:
+        return ESTIMATE
+    return WINNABLE if p_solvable == 1.0 else LOSES
 
 
 def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:

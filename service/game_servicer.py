@@ -1,8 +1,10 @@
-"""The ``boaf.v1.Game`` servicer (``proto/boaf/v1/game.proto``): seeded deals, legal moves and replay.
+"""The ``boaf.v1.Game`` servicer (``proto/boaf/v1/game.proto``): seeded deals, legal moves, replay and hints.
 
-The game needs no model, so these RPCs answer while the model is still loading.
-They wear the same ``rpc`` decorator as ``boaf.v1.Boaf``: one status table, the
-same metrics.
+Deal and Play need no model, so they answer while the model is still loading;
+Hint classifies the legal moves' results, so it runs as a batch call of the
+``boaf.v1.Boaf`` servicer (its data plane, time limit and cancel flag, as
+Classify). They wear the same ``rpc`` decorator as ``boaf.v1.Boaf``: one status
+table, the same metrics.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from service import converters
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import game_pb2, game_pb2_grpc
 from service.metrics import Metrics
-from service.servicer import rpc
+from service.servicer import BoafServicer, rpc
 
 # ``rpc`` only reads ``self.metrics``; it is typed for BoafServicer, so give it this class's method type.
 game_rpc = cast(Callable[[Callable[..., Any]], Callable[..., Any]], rpc)
@@ -27,8 +29,9 @@ game_rpc = cast(Callable[[Callable[..., Any]], Callable[..., Any]], rpc)
 class GameServicer(game_pb2_grpc.GameServicer):
     """Deals and moves, validated by ``game``; every bad input is INVALID_ARGUMENT naming it."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, boaf: BoafServicer) -> None:
         self.metrics = metrics
+        self.boaf = boaf
 
     @game_rpc
     def Deal(self, request: game_pb2.DealRequest, context: grpc.ServicerContext) -> pb.State:
@@ -38,6 +41,13 @@ class GameServicer(game_pb2_grpc.GameServicer):
     def Play(self, request: game_pb2.PlayRequest, context: grpc.ServicerContext) -> game_pb2.PlayResponse:
         state = play(converters.state_from_proto(request.state, "state"), list(request.moves))
         return play_response(state)
+
+    @game_rpc
+    def Hint(self, request: game_pb2.HintRequest, context: grpc.ServicerContext) -> game_pb2.HintResponse:
+        with self.boaf.batch_call([request.state], "Hint", context) as (plane, cancel):
+            state = converters.state_from_proto(request.state, "state")
+            budget = plane.hint_budget(request.max_nodes_per_move)
+            return converters.hint_response(plane.hint(state, budget, cancel))
 
 
 def play_response(state: State) -> game_pb2.PlayResponse:

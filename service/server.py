@@ -97,7 +97,7 @@ class BoafServer:
         self.metrics = Metrics()
         self.admission = _admission(settings)  # shared with the HTTP edge (service.http.server)
         self.servicer = BoafServicer(self.metrics)
-        self.game = GameServicer(self.metrics)
+        self.game = GameServicer(self.metrics, self.servicer)  # Hint uses the Boaf servicer's data plane
         # Each Watch stream holds a thread of its own (counted against BOAF_MAX_STREAMS): grpc's
         # "non-blocking" Watch would send from whichever thread sets a status, and wait there for slow readers.
         self.health = BoafHealth(experimental_non_blocking=False)

@@ -83,11 +83,14 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         return self.plane
 
     @contextmanager
-    def _batch_call(
+    def batch_call(
         self, states: Sequence[pb.State], method: str, context: grpc.ServicerContext
     ) -> Iterator[tuple[DataPlane, CancelFlag]]:
-        # A batch's size is checked and counted before any of its states is read; then reading,
-        # computing and answering run within the call's time (DataPlane.batch_call).
+        """The ready data plane and the call's cancel flag, for a call that runs as a batch (Classify, Hint).
+
+        A batch's size is checked and counted before any of its states is read; then reading,
+        computing and answering run within the call's time (``DataPlane.batch_call``).
+        """
         plane = self._ready_plane()
         plane.check_batch_size(len(states))
         self.metrics.batch_states.labels(method).observe(len(states))
@@ -100,13 +103,13 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
 
     @rpc
     def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
-        with self._batch_call(request.states, "Classify", context) as (plane, cancel):
+        with self.batch_call(request.states, "Classify", context) as (plane, cancel):
             states = converters.states_from_proto(request.states, cancel)
             return converters.classify_response(plane.classify(states, cancel), cancel)
 
     @rpc
     def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:
-        with self._batch_call(request.states, "Features", context) as (plane, cancel):
+        with self.batch_call(request.states, "Features", context) as (plane, cancel):
             states = converters.states_from_proto(request.states, cancel)
             return converters.features_response(plane.features(states, cancel), cancel)
 

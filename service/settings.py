@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from game.errors import InvalidInput
+from game.state import MAX_CELLS
 
 ENV_PREFIX = "BOAF_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -148,6 +149,13 @@ class Settings:
             "(search_node_cap)."
         ),
     )
+    hint_max_nodes: int = field(
+        default=20_000,
+        metadata=_doc(
+            "Largest node budget of each move's search in a Game Hint (max_nodes_per_move; more is OUT_OF_RANGE); "
+            "a Hint asking for none gets the model's exact-path budget, capped by this."
+        ),
+    )
     puzzle_max_samples: int = field(
         default=2_000,
         metadata=_doc("Largest samples (states solved per sampled depth) of an AnalyzePuzzle; more are OUT_OF_RANGE."),
@@ -255,7 +263,10 @@ class Settings:
     def worst_case_memory_mb(self) -> dict[str, int]:
         """The most memory each part of the server can hold at once, in MiB, and their ``total``.
 
-        ``searches``: every Solve slot holding a search at its cap. ``puzzles``: every
+        ``searches``: every Solve slot holding a search at its cap. ``hints``: every work slot
+        running a Hint's searches, one at a time, each at ``hint_max_nodes`` on the largest grid
+        (``search_bytes_per_node``; its ~300 result states are a batch the ``batches`` part
+        covers). ``puzzles``: every
         puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
         at its cap. ``batches``: every admitted call holding a request of the largest
         size while it waits (``max_concurrent_rpcs``, both edges together), and every
@@ -269,6 +280,7 @@ class Settings:
         parts = {
             "base": BASE_MEMORY_MB,
             "searches": self.max_concurrent_searches * self.search_memory_mb,
+            "hints": -(-self.max_workers * self.hint_max_nodes * search_bytes_per_node(MAX_CELLS) // MIB),
             "puzzles": self.max_concurrent_puzzles
             * (-(-self.puzzle_max_states * PUZZLE_BYTES_PER_STATE // MIB) + self.search_memory_mb),
             "batches": -(-(held + working) // MIB),
@@ -339,7 +351,7 @@ def _check(settings: Settings) -> None:
         "max_workers", "max_concurrent_rpcs", "max_streams", "max_message_bytes", "batch_time_limit_ms",
         "max_batch_size", "solve_max_nodes",
         "puzzle_max_states", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb",
-        "puzzle_max_samples", "puzzle_max_iterations", "memory_limit_mb",
+        "puzzle_max_samples", "puzzle_max_iterations", "memory_limit_mb", "hint_max_nodes",
     ):  # fmt: skip
         if getattr(settings, name) < 1:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")

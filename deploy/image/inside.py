@@ -167,6 +167,13 @@ def check_rpcs() -> None:
             game_pb2.PlayRequest(state=deal_1),
             lambda r: ok(len(r.legal_moves) > 0 and not r.won, f"legal moves, got {r}"),
         ),
+        "Hint": (
+            game_pb2.HintRequest(state=deal_1),
+            lambda r: ok(
+                len(r.moves) > 0 and r.verdict == game_pb2.VERDICT_WINNABLE and bool(r.model_version),
+                f"deal 1's moves, one of them winnable, got {r}",
+            ),
+        ),
     }
     services = {
         "Boaf": (pb.DESCRIPTOR.services_by_name["Boaf"], boaf_pb2_grpc.BoafStub, boaf_calls),

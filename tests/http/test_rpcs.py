@@ -6,6 +6,7 @@ import json
 import socket
 import urllib.request
 
+import grpc
 import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -47,6 +48,8 @@ CALLS: list[tuple[str, str, Message]] = [
     ("Boaf", "GeneratePuzzle", pb.GeneratePuzzleRequest(cards=4, seed=1)),
     ("Game", "Deal", game_pb2.DealRequest(seed=1)),
     ("Game", "Play", game_pb2.PlayRequest(state=DEAL_1, moves=["9H-9S", "5H-5S"])),
+    ("Game", "Hint", game_pb2.HintRequest(state=DEAL_1)),
+    ("Game", "Hint", game_pb2.HintRequest(state=grid_state(DEAL_360528), max_nodes_per_move=3)),
 ]
 
 
@@ -89,6 +92,32 @@ def test_the_game_service_deals_and_plays_as_the_game_does(client: Client) -> No
     after = play(deal(1), "9H-9S")
     assert [m["move"] for m in answer["legalMoves"]] == [after.move_text(m) for m in after.legal_moves()]
     assert answer["won"] is False
+
+
+def test_hint_over_http_lists_plays_moves_with_verdicts_in_proto3_json(client: Client) -> None:
+    state = json_format.MessageToDict(state_to_proto(deal(367297990)))
+    played = client.call("Game/Play", {"state": state}).body
+    answer = client.call("Game/Hint", {"state": state, "maxNodesPerMove": "20000"})
+    assert answer.status == 200, answer.body
+    moves = answer.body["moves"]
+    assert [(m["move"], m["result"]) for m in moves] == [(m["move"], m["result"]) for m in played["legalMoves"]]
+    assert {m["verdict"] for m in moves} == {"VERDICT_WINNABLE"}  # every move of this deal keeps it winnable
+    assert all(m["pWinnable"] == 1 and int(m["nodes"]) > 0 for m in moves)
+    assert (answer.body["verdict"], answer.body["pWinnable"]) == ("VERDICT_WINNABLE", 1)
+    assert answer.body["modelVersion"]
+    won = client.call("Game/Hint", {"state": {"rows": 1, "cols": 2, "cells": ["", "QH"]}}).body
+    assert (won["won"], won["moves"], won["verdict"]) == (True, [], "VERDICT_WINNABLE")
+
+
+def test_hint_past_the_limit_is_the_same_out_of_range_on_both_edges(client: Client, grpc_server: BoafServer) -> None:
+    over = grpc_server.settings.hint_max_nodes + 1
+    request = game_pb2.HintRequest(state=DEAL_1, max_nodes_per_move=over)
+    answer = client.call("Game/Hint", json_format.MessageToDict(request))
+    with pytest.raises(grpc.RpcError) as error:
+        over_grpc(grpc_server, "Game", "Hint", request)
+    assert error.value.code() is grpc.StatusCode.OUT_OF_RANGE
+    assert (answer.status, answer.body) == (400, {"code": "out_of_range", "message": error.value.details()})
+    assert "(BOAF_HINT_MAX_NODES)" in answer.body["message"]
 
 
 def test_an_illegal_move_is_refused_with_the_games_message(client: Client) -> None:

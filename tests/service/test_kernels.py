@@ -103,6 +103,10 @@ def test_no_rpc_compiles_a_kernel(server: BoafServer, stub: boaf_pb2_grpc.BoafSt
         stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=30)
         stub.AnalyzePuzzle(pb.AnalyzePuzzleRequest(state=state_to_proto(deal(9, rows=2, cols=3))), timeout=60)
         stub.GeneratePuzzle(pb.GeneratePuzzleRequest(cards=5, seed=2), timeout=60)
+        game.Play(game_pb2.PlayRequest(state=small, moves=[]), timeout=30)
+        # Each move's search at the model's budget, at the limit on the whole deck, and cut short (the model runs).
+        for state, nodes in [(small, 0), (big, server.settings.hint_max_nodes), (hard, 1)]:
+            game.Hint(game_pb2.HintRequest(state=state, max_nodes_per_move=nodes), timeout=60)
     assert recorder.compiled == []
     # Nor does any kernel gain a new compiled version (one loaded from the cache counts too: cold, it compiles).
     assert _compiled_signatures() == loaded

@@ -131,7 +131,7 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Limits(_message.Message):
-    __slots__ = ("max_batch_size", "max_message_bytes", "max_concurrent_rpcs", "solve_max_nodes", "solve_time_limit_ms", "max_streams", "max_workers", "batch_time_limit_ms", "puzzle_max_states", "puzzle_max_samples", "puzzle_max_iterations", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb")
+    __slots__ = ("max_batch_size", "max_message_bytes", "max_concurrent_rpcs", "solve_max_nodes", "solve_time_limit_ms", "max_streams", "max_workers", "batch_time_limit_ms", "puzzle_max_states", "puzzle_max_samples", "puzzle_max_iterations", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb", "hint_max_nodes")
     MAX_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_RPCS_FIELD_NUMBER: _ClassVar[int]
@@ -146,6 +146,7 @@ class Limits(_message.Message):
     MAX_CONCURRENT_PUZZLES_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_SEARCHES_FIELD_NUMBER: _ClassVar[int]
     SEARCH_MEMORY_MB_FIELD_NUMBER: _ClassVar[int]
+    HINT_MAX_NODES_FIELD_NUMBER: _ClassVar[int]
     max_batch_size: int
     max_message_bytes: int
     max_concurrent_rpcs: int
@@ -160,7 +161,8 @@ class Limits(_message.Message):
     max_concurrent_puzzles: int
     max_concurrent_searches: int
     search_memory_mb: int
-    def __init__(self, max_batch_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_concurrent_rpcs: _Optional[int] = ..., solve_max_nodes: _Optional[int] = ..., solve_time_limit_ms: _Optional[int] = ..., max_streams: _Optional[int] = ..., max_workers: _Optional[int] = ..., batch_time_limit_ms: _Optional[int] = ..., puzzle_max_states: _Optional[int] = ..., puzzle_max_samples: _Optional[int] = ..., puzzle_max_iterations: _Optional[int] = ..., max_concurrent_puzzles: _Optional[int] = ..., max_concurrent_searches: _Optional[int] = ..., search_memory_mb: _Optional[int] = ...) -> None: ...
+    hint_max_nodes: int
+    def __init__(self, max_batch_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_concurrent_rpcs: _Optional[int] = ..., solve_max_nodes: _Optional[int] = ..., solve_time_limit_ms: _Optional[int] = ..., max_streams: _Optional[int] = ..., max_workers: _Optional[int] = ..., batch_time_limit_ms: _Optional[int] = ..., puzzle_max_states: _Optional[int] = ..., puzzle_max_samples: _Optional[int] = ..., puzzle_max_iterations: _Optional[int] = ..., max_concurrent_puzzles: _Optional[int] = ..., max_concurrent_searches: _Optional[int] = ..., search_memory_mb: _Optional[int] = ..., hint_max_nodes: _Optional[int] = ...) -> None: ...
 
 class ServerInfo(_message.Message):
     __slots__ = ("version", "feature_schema_version", "feature_names", "model_version", "model_schema_version", "model_card", "classify_threshold", "limits", "algorithms", "default_algorithm", "classify_exact_max_nodes")

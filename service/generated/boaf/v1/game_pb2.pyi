@@ -2,12 +2,24 @@
 # mypy: ignore-errors
 from service.generated.boaf.v1 import boaf_pb2 as _boaf_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Verdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VERDICT_UNSPECIFIED: _ClassVar[Verdict]
+    VERDICT_WINNABLE: _ClassVar[Verdict]
+    VERDICT_LOSES: _ClassVar[Verdict]
+    VERDICT_ESTIMATE: _ClassVar[Verdict]
+VERDICT_UNSPECIFIED: Verdict
+VERDICT_WINNABLE: Verdict
+VERDICT_LOSES: Verdict
+VERDICT_ESTIMATE: Verdict
 
 class DealRequest(_message.Message):
     __slots__ = ("seed", "rows", "cols")
@@ -44,3 +56,39 @@ class PlayResponse(_message.Message):
     legal_moves: _containers.RepeatedCompositeFieldContainer[LegalMove]
     won: bool
     def __init__(self, state: _Optional[_Union[_boaf_pb2.State, _Mapping]] = ..., legal_moves: _Optional[_Iterable[_Union[LegalMove, _Mapping]]] = ..., won: _Optional[bool] = ...) -> None: ...
+
+class HintRequest(_message.Message):
+    __slots__ = ("state", "max_nodes_per_move")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_PER_MOVE_FIELD_NUMBER: _ClassVar[int]
+    state: _boaf_pb2.State
+    max_nodes_per_move: int
+    def __init__(self, state: _Optional[_Union[_boaf_pb2.State, _Mapping]] = ..., max_nodes_per_move: _Optional[int] = ...) -> None: ...
+
+class MoveHint(_message.Message):
+    __slots__ = ("move", "result", "verdict", "p_winnable", "nodes")
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    P_WINNABLE_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    move: str
+    result: _boaf_pb2.State
+    verdict: Verdict
+    p_winnable: float
+    nodes: int
+    def __init__(self, move: _Optional[str] = ..., result: _Optional[_Union[_boaf_pb2.State, _Mapping]] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., p_winnable: _Optional[float] = ..., nodes: _Optional[int] = ...) -> None: ...
+
+class HintResponse(_message.Message):
+    __slots__ = ("moves", "won", "verdict", "p_winnable", "model_version")
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    WON_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    P_WINNABLE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    moves: _containers.RepeatedCompositeFieldContainer[MoveHint]
+    won: bool
+    verdict: Verdict
+    p_winnable: float
+    model_version: str
+    def __init__(self, moves: _Optional[_Iterable[_Union[MoveHint, _Mapping]]] = ..., won: _Optional[bool] = ..., verdict: _Optional[_Union[Verdict, str]] = ..., p_winnable: _Optional[float] = ..., model_version: _Optional[str] = ...) -> None: ...

@@ -47,6 +47,11 @@ class GameStub:
                 request_serializer=boaf_dot_v1_dot_game__pb2.PlayRequest.SerializeToString,
                 response_deserializer=boaf_dot_v1_dot_game__pb2.PlayResponse.FromString,
                 _registered_method=True)
+        self.Hint = channel.unary_unary(
+                '/boaf.v1.Game/Hint',
+                request_serializer=boaf_dot_v1_dot_game__pb2.HintRequest.SerializeToString,
+                response_deserializer=boaf_dot_v1_dot_game__pb2.HintResponse.FromString,
+                _registered_method=True)
 
 
 class GameServicer:
@@ -67,6 +72,16 @@ class GameServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Hint(self, request, context):
+        """Each legal move of `state` (Play's order) with the state it leads to and a verdict: exact
+        (VERDICT_WINNABLE / VERDICT_LOSES) where a search within the per-move node budget settles it,
+        otherwise the classifier's estimate (VERDICT_ESTIMATE). Bad state: INVALID_ARGUMENT;
+        max_nodes_per_move past the server's limit: OUT_OF_RANGE. Stops like Classify.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -79,6 +94,11 @@ def add_GameServicer_to_server(servicer, server):
                     servicer.Play,
                     request_deserializer=boaf_dot_v1_dot_game__pb2.PlayRequest.FromString,
                     response_serializer=boaf_dot_v1_dot_game__pb2.PlayResponse.SerializeToString,
+            ),
+            'Hint': grpc.unary_unary_rpc_method_handler(
+                    servicer.Hint,
+                    request_deserializer=boaf_dot_v1_dot_game__pb2.HintRequest.FromString,
+                    response_serializer=boaf_dot_v1_dot_game__pb2.HintResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -135,6 +155,33 @@ class Game:
             '/boaf.v1.Game/Play',
             boaf_dot_v1_dot_game__pb2.PlayRequest.SerializeToString,
             boaf_dot_v1_dot_game__pb2.PlayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Hint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/boaf.v1.Game/Hint',
+            boaf_dot_v1_dot_game__pb2.HintRequest.SerializeToString,
+            boaf_dot_v1_dot_game__pb2.HintResponse.FromString,
             options,
             channel_credentials,
             insecure,
