@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS
 
+from game import deal
+from service.converters import state_to_proto
 from service.http.statuses import HTTP_STATUS, connect_code
 
 
@@ -61,6 +63,16 @@ def test_bad_solve_requests_fail_as_over_grpc(
     client: Client, request_: Message, code: grpc.StatusCode, message: str
 ) -> None:
     answer = client.call("Boaf/Solve", as_json(request_))
+    assert (answer.status, answer.body) == expected(code, message)
+
+
+@pytest.mark.parametrize(
+    ("request_", "code", "message"), [c[1:] for c in GRPC.HINT_CASES], ids=[c[0] for c in GRPC.HINT_CASES]
+)
+def test_bad_hint_requests_fail_as_over_grpc(
+    client: Client, request_: Message, code: grpc.StatusCode, message: str
+) -> None:
+    answer = client.call("Game/Hint", as_json(request_))
     assert (answer.status, answer.body) == expected(code, message)
 
 
@@ -110,12 +122,21 @@ def test_a_passed_deadline_is_gateway_timeout(client: Client) -> None:
     assert answer.body["code"] == "deadline_exceeded"
 
 
+def test_a_hint_past_its_deadline_is_gateway_timeout(client: Client) -> None:
+    whole_deck = as_json(state_to_proto(deal(7, rows=4, cols=13)))  # 326 moves, each searched up to the limit
+    request = {"state": whole_deck, "maxNodesPerMove": str(GRPC.HINT_LIMIT)}
+    answer = client.call("Game/Hint", request, headers={"Connect-Timeout-Ms": "20"})
+    assert (answer.status, answer.body["code"]) == (504, "deadline_exceeded")
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-field_names = st.sampled_from(["states", "state", "rows", "cols", "cells", "sizes", "maxNodes", "algorithm", "x"])
+field_names = st.sampled_from(
+    ["states", "state", "rows", "cols", "cells", "sizes", "maxNodes", "maxNodesPerMove", "algorithm", "x"]
+)
 
 
 @st.composite
@@ -131,7 +152,10 @@ def garbage_bodies(draw: st.DrawFn) -> bytes:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=garbage_bodies(), method=st.sampled_from(["Boaf/Classify", "Boaf/Features", "Boaf/Solve", "Game/Play"]))
+@given(
+    body=garbage_bodies(),
+    method=st.sampled_from(["Boaf/Classify", "Boaf/Features", "Boaf/Solve", "Game/Play", "Game/Hint"]),
+)
 def test_garbage_bodies_never_give_a_server_error(client: Client, body: bytes, method: str) -> None:
     answer = client.call(method, raw=body)
     assert answer.status < 500, answer.body

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS, channel_to, grid_state
 
+from models.errors import ModelError
 from service.errors import ModelUnavailable
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import game_pb2
@@ -116,8 +117,9 @@ def test_the_walk_reaches_every_field_of_every_request(http_server: HttpServer) 
     reached = {field.full_name for _, descriptor in METHODS for path in field_paths(descriptor) for field in path}
     assert "boaf.v1.State.cells" in reached and "boaf.v1.SolveRequest.algorithm" in reached
     assert "boaf.v1.PlayRequest.moves" in reached and "boaf.v1.ClassifyRequest.states" in reached
+    assert "boaf.v1.HintRequest.max_nodes_per_move" in reached and "boaf.v1.HintRequest.state" in reached
     served = {getattr(route, "path", "") for route in http_server.app.routes}
-    assert {path for path, _ in METHODS} <= served and len(METHODS) == 8
+    assert {path for path, _ in METHODS} <= served and len(METHODS) == 9
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -154,6 +156,10 @@ def solve(**fields: Any) -> pb.SolveRequest:
     return pb.SolveRequest(**{"state": STATE, **fields})
 
 
+def hint(**fields: Any) -> game_pb2.HintRequest:
+    return game_pb2.HintRequest(**{"state": STATE, **fields})
+
+
 # (id, path, gRPC request bytes, HTTP body, the code both give)
 CROSS: list[tuple[str, str, bytes, bytes, grpc.StatusCode]] = [
     ("lone surrogate in a cell", "/boaf.v1.Boaf/Classify",
@@ -179,6 +185,15 @@ CROSS: list[tuple[str, str, bytes, bytes, grpc.StatusCode]] = [
      b'{"rows": 99}', grpc.StatusCode.INVALID_ARGUMENT),
     ("seed past 64 bits", "/boaf.v1.Game/Deal", b"\x08" + b"\xff" * 10 + b"\x01",  # a varint of 11 bytes
      b'{"seed": "18446744073709551616"}', grpc.StatusCode.INVALID_ARGUMENT),
+    ("hint nodes past the limit", "/boaf.v1.Game/Hint", hint(max_nodes_per_move=10**12).SerializeToString(),
+     as_json(hint(max_nodes_per_move=10**12)), grpc.StatusCode.OUT_OF_RANGE),
+    ("hint of a bad card", "/boaf.v1.Game/Hint", hint(state=grid_state("AC ZZ")).SerializeToString(),
+     as_json(hint(state=grid_state("AC ZZ"))), grpc.StatusCode.INVALID_ARGUMENT),
+    ("hint of no state", "/boaf.v1.Game/Hint", b"", b"{}", grpc.StatusCode.INVALID_ARGUMENT),
+    ("hint nodes past 64 bits", "/boaf.v1.Game/Hint", b"\x10" + b"\xff" * 10 + b"\x01",
+     b'{"maxNodesPerMove": "18446744073709551616"}', grpc.StatusCode.INVALID_ARGUMENT),
+    ("hint nodes at 2**64 - 1", "/boaf.v1.Game/Hint", hint(max_nodes_per_move=2**64 - 1).SerializeToString(),
+     as_json(hint(max_nodes_per_move=2**64 - 1)), grpc.StatusCode.OUT_OF_RANGE),
     ("no such method", "/boaf.v1.Boaf/Guess", b"", b"{}", grpc.StatusCode.UNIMPLEMENTED),
 ]  # fmt: skip
 
@@ -214,3 +229,18 @@ def test_a_failed_model_is_unavailable_on_both_edges(
     answer = client.post("/boaf.v1.Boaf/Classify", raw=as_json(request))
     code = over_grpc(grpc_server, "/boaf.v1.Boaf/Classify", request.SerializeToString())
     assert (code, answer.status, answer.body["code"]) == (grpc.StatusCode.UNAVAILABLE, 503, "unavailable")
+
+
+def test_a_model_that_fails_during_a_hint_is_unavailable_on_both_edges(
+    client: Client, grpc_server: BoafServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ModelError("onnxruntime failed")
+
+    assert grpc_server.servicer.plane is not None
+    monkeypatch.setattr(grpc_server.servicer.plane.classifier, "classify_cells", broken)
+    request = hint()
+    answer = client.post("/boaf.v1.Game/Hint", raw=as_json(request))
+    code = over_grpc(grpc_server, "/boaf.v1.Game/Hint", request.SerializeToString())
+    assert (code, answer.status, answer.body["code"]) == (grpc.StatusCode.UNAVAILABLE, 503, "unavailable")
+    assert answer.body["message"] == "the served model failed: onnxruntime failed"

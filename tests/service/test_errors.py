@@ -25,8 +25,8 @@ from service import errors
 from service.cli import exit_code
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.settings import InvalidSettings
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.settings import InvalidSettings, Settings
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -244,6 +244,45 @@ def test_bad_solve_requests_are_rejected_with_a_precise_message(
 ) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         stub.Solve(request_, timeout=10)
+    assert (caught.value.code(), caught.value.details()) == (code, message)
+
+
+HINT_LIMIT = Settings().hint_max_nodes  # the test server keeps the default
+HINT_CASES: list[tuple[str, game_pb2.HintRequest, grpc.StatusCode, str]] = [
+    ("no state", game_pb2.HintRequest(), INVALID, "state: rows and cols must be positive integers, got 0 and 0"),
+    (
+        "unknown card",
+        game_pb2.HintRequest(state=pb.State(rows=4, cols=4, cells=cells_with(5, "ZZ"))),
+        INVALID,
+        "state: cells[5] (row 2, column 2): unknown card 'ZZ': expected a rank of A23456789TJQK then a suit of CDHS",
+    ),
+    (
+        "every cell empty",
+        game_pb2.HintRequest(state=pb.State(rows=2, cols=2, cells=["", "", "", ""])),
+        INVALID,
+        "state: no stacks: every cell is empty",
+    ),
+    (
+        "node budget past the server's limit",
+        game_pb2.HintRequest(state=GOOD, max_nodes_per_move=HINT_LIMIT + 1),
+        OUT_OF_RANGE,
+        f"max_nodes_per_move: {HINT_LIMIT + 1} exceeds the server's limit of {HINT_LIMIT} (BOAF_HINT_MAX_NODES)",
+    ),
+    (
+        "node budget at 2**64 - 1",
+        game_pb2.HintRequest(state=GOOD, max_nodes_per_move=2**64 - 1),
+        OUT_OF_RANGE,
+        f"max_nodes_per_move: {2**64 - 1} exceeds the server's limit of {HINT_LIMIT} (BOAF_HINT_MAX_NODES)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_", "code", "message"), [c[1:] for c in HINT_CASES], ids=[c[0] for c in HINT_CASES])
+def test_bad_hint_requests_are_rejected_with_a_precise_message(
+    channel: grpc.Channel, request_: game_pb2.HintRequest, code: grpc.StatusCode, message: str
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        game_pb2_grpc.GameStub(channel).Hint(request_, timeout=10)
     assert (caught.value.code(), caught.value.details()) == (code, message)
 
 

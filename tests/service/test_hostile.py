@@ -43,10 +43,17 @@ from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
 from service.interceptors import PROBE_CALLS
 from service.server import BoafServer
 
-LIMITS = {**TEST_LIMITS, "max_concurrent_rpcs": 64, "puzzle_max_samples": 50, "puzzle_max_iterations": 20}
+LIMITS = {
+    **TEST_LIMITS,
+    "max_concurrent_rpcs": 64,
+    "puzzle_max_samples": 50,
+    "puzzle_max_iterations": 20,
+    "hint_max_nodes": 5_000,
+}
 U32, U64 = 2**32 - 1, 2**64 - 1
 FIVE_CARDS = state_to_proto(random_state(np.random.default_rng(5), 3, 3, 5))
 EASY = state_to_proto(deal(1))
+BIG = state_to_proto(deal(7, rows=4, cols=13))  # the largest grid: a full deck, 326 legal moves
 CODE = grpc.StatusCode
 NEVER = {CODE.INTERNAL, CODE.UNKNOWN}
 SLACK_S = 0.25  # the bound: an answer within the time limit + 250 ms
@@ -62,6 +69,7 @@ METHODS: dict[str, type[Message]] = {
     "/boaf.v1.Boaf/GeneratePuzzle": pb.GeneratePuzzleRequest,
     "/boaf.v1.Game/Deal": game_pb2.DealRequest,
     "/boaf.v1.Game/Play": game_pb2.PlayRequest,
+    "/boaf.v1.Game/Hint": game_pb2.HintRequest,
     "/grpc.health.v1.Health/Check": health_pb2.HealthCheckRequest,
 }
 
@@ -129,7 +137,7 @@ def _invalid_utf8(method: str, rng: np.random.Generator) -> bytes:
     name = method.rsplit("/", 1)[1]
     if name in {"Classify", "Features"}:
         return _length_delimited(1, state)
-    if name in {"Solve", "AnalyzePuzzle"}:
+    if name in {"Solve", "AnalyzePuzzle", "Hint"}:
         return _length_delimited(1, state)
     if name == "Play":
         return _length_delimited(2, _bad_utf8(rng))
@@ -195,6 +203,9 @@ def _fuzzed(request: type[Message], rng: np.random.Generator) -> bytes:
             seed=pick(rng, [0, -1, 2**31, 2**63 - 1]), rows=pick(rng, [0, 60, U32])
         ),
         "PlayRequest": lambda: game_pb2.PlayRequest(state=state, moves=["AS-2S", "x" * 1000, ""]),
+        "HintRequest": lambda: game_pb2.HintRequest(
+            state=pick(rng, [state, EASY, BIG]), max_nodes_per_move=pick(rng, [0, 1, LIMITS["hint_max_nodes"], U64])
+        ),
         "HealthCheckRequest": lambda: health_pb2.HealthCheckRequest(service="x" * int(rng.integers(0, 300))),
     }
     return messages[name]().SerializeToString()
@@ -375,6 +386,11 @@ PARAMETERS: list[tuple[str, Message, set[grpc.StatusCode]]] = [
                          (2**63 - 1, {CODE.INVALID_ARGUMENT})]
     ],
     *[(f"Deal.rows={v}", game_pb2.DealRequest(rows=v), {CODE.INVALID_ARGUMENT}) for v in (14, U32)],
+    *[
+        (f"Hint.max_nodes_per_move={v}", game_pb2.HintRequest(state=BIG, max_nodes_per_move=v), codes)
+        for v, codes in [(0, {CODE.OK}), (L["hint_max_nodes"], {CODE.OK}),
+                         (L["hint_max_nodes"] + 1, {CODE.OUT_OF_RANGE}), (U64, {CODE.OUT_OF_RANGE})]
+    ],
 ]  # fmt: skip
 
 
@@ -608,6 +624,7 @@ BASES: dict[str, Message] = {
     "/boaf.v1.Boaf/GeneratePuzzle": pb.GeneratePuzzleRequest(cards=4, iterations=1, time_limit_ms=500),
     "/boaf.v1.Game/Deal": game_pb2.DealRequest(seed=1),
     "/boaf.v1.Game/Play": game_pb2.PlayRequest(state=EASY),
+    "/boaf.v1.Game/Hint": game_pb2.HintRequest(state=EASY),
     "/grpc.health.v1.Health/Check": health_pb2.HealthCheckRequest(),
 }
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
