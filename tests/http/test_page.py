@@ -6,10 +6,14 @@ apt-get); skipped without them. Screenshots go to ``out/browser/`` (gitignored).
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from http_client import Client, boaf_serve
@@ -20,6 +24,7 @@ from game import deal
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "browser"
 PAGE_TOKEN = "page-token-1"
+DESKTOP, PHONE = (1366, 768), (390, 844)
 WAIT_S = 300  # generous: a cold numba cache compiles on a shared machine
 SERVER_ENV = {"BOAF_SOLVE_TIME_LIMIT_MS": str(WAIT_S * 1000), "BOAF_LOG_LEVEL": "WARNING"}
 CHROMIUM_FLAGS = [
@@ -43,6 +48,7 @@ pytestmark = pytest.mark.skipif(
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -80,9 +86,16 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
 
 @pytest.fixture
 def page(browser: WebDriver, base_url: str) -> WebDriver:
+    viewport(browser, *DESKTOP)
     browser.get(base_url + "/")
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#board .card"))
     return browser
+
+
+def viewport(driver: WebDriver, width: int, height: int) -> None:
+    """The page's viewport exactly ``width`` x ``height`` CSS px (a phone's is a touch screen)."""
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
 
 
 def wait(driver: WebDriver) -> WebDriverWait[WebDriver]:
@@ -118,7 +131,8 @@ def test_the_winning_line_of_367297990_played_by_clicking_wins(page: WebDriver) 
         page.find_element(By.CSS_SELECTOR, f"#board [data-card='{source}']").click()
         page.find_element(By.CSS_SELECTOR, f"#board [data-card='{target}']").click()
         wait(page).until(lambda d, n=number: played(d) == n)  # type: ignore[misc]
-    assert text_of(page, "status") == "You won: one stack left."
+    assert text_of(page, "status") == f"You won in {len(line)} moves: one stack left."
+    assert page.find_element(By.ID, "status").get_attribute("role") == "status"  # the live region says it
     assert len(page.find_elements(By.CSS_SELECTOR, "#board .card")) == 1
     screenshot(page, "won")
     page.find_element(By.ID, "undo").click()
@@ -159,24 +173,27 @@ def test_an_illegal_click_is_refused_with_the_servers_message(page: WebDriver) -
 def test_moves_are_judged_and_a_puzzle_shows_its_ratio_chart(page: WebDriver) -> None:
     enter(page, "seed", "2", "deal")
     wait(page).until(lambda d: text_of(d, "status") == "Deal 2.")
+    assert not any(v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict"))  # off by default
+    page.find_element(By.ID, "show-verdicts").click()
     wait(page).until(lambda d: "checking" not in text_of(d, "moves"))
     verdicts = [v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict")]
-    assert verdicts and all(v.endswith(("(exact)", "(classifier estimate)")) for v in verdicts)
+    assert verdicts and all(v.endswith(("(exact)", "(estimate)")) for v in verdicts)
     enter(page, "cards", "6", "generate")
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#depths tbody tr"))
     assert len(page.find_elements(By.CSS_SELECTOR, "#chart rect")) == len(
         page.find_elements(By.CSS_SELECTOR, "#depths tbody tr")
     )
-    page.set_window_size(1200, 1250)  # the whole page, chart included (docs/playground.png is one of these)
+    assert not page.find_element(By.ID, "show-verdicts").is_selected()  # a puzzle's verdicts wait to be asked for
+    assert not any(v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict"))
+    viewport(page, 1366, 1100)  # the whole page, chart included (docs/playground.png is one of these)
     screenshot(page, "puzzle")
-    page.set_window_size(1200, 900)
 
 
 def test_the_keyboard_plays_and_cards_have_text_alternatives(page: WebDriver) -> None:
     enter(page, "seed", "367297990", "deal")
     wait(page).until(lambda d: text_of(d, "status") == "Deal 367297990.")
     labels = [card.get_attribute("aria-label") for card in page.find_elements(By.CSS_SELECTOR, "#board .card")]
-    assert labels[0] == "5 of spades, row 1, column 1"
+    assert labels[0] == "5♠: 5 of spades, row 1, column 1"  # the name starts with the text shown (WCAG 2.5.3)
     assert len(labels) == 16 and all(labels)
     first = search.solve(deal(367297990)).moves[0]
     for card in first.split("-"):
@@ -191,7 +208,7 @@ def test_the_solution_is_played_move_by_move_to_the_win(page: WebDriver) -> None
     page.find_element(By.ID, "solve").click()
     wait(page).until(lambda d: text_of(d, "status").startswith("Winnable: 15 moves"))
     page.find_element(By.ID, "play-solution").click()
-    wait(page).until(lambda d: text_of(d, "status") == "You won: one stack left.")
+    wait(page).until(lambda d: text_of(d, "status") == "You won in 15 moves: one stack left.")
     assert played(page) == 15
 
 
@@ -214,3 +231,347 @@ def test_with_tokens_on_the_page_asks_for_one_keeps_it_for_the_tab_and_plays(
     enter(browser, "seed", "360528", "deal")
     wait(browser).until(lambda d: text_of(d, "status") == "Deal 360528.")
     assert not browser.find_element(By.ID, "token-form").is_displayed()
+
+
+# --- issue 22: one action at a time, any grid on any screen, clear outcomes, links, hints, access ---
+
+# Every call the page makes from now on: its path, bytes sent and received, and how it ended
+# ("pending", "ok", or the error's name: "AbortError" for an abandoned request).
+COUNT_CALLS = """
+window.calls = [];
+window.realFetch = window.realFetch || window.fetch;
+window.fetch = async (url, init) => {
+  const call = { path: String(url), sent: (init && init.body || "").length, got: 0, end: "pending" };
+  window.calls.push(call);
+  try {
+    const response = await window.realFetch(url, init);
+    call.got = (await response.clone().text()).length;
+    call.end = "ok";
+    return response;
+  } catch (error) {
+    call.end = error.name;
+    throw error;
+  }
+};
+"""
+CARDS = [rank + suit for suit in "CDHS" for rank in "A23456789TJQK"]
+
+
+def count_calls(driver: WebDriver) -> None:
+    driver.execute_script(COUNT_CALLS)
+
+
+def calls(driver: WebDriver) -> list[dict[str, Any]]:
+    return list(driver.execute_script("return window.calls"))
+
+
+def settled(driver: WebDriver) -> bool:
+    """No call pending and no action in flight (the board is not busy, no replay runs)."""
+    busy = driver.find_element(By.ID, "board").get_attribute("aria-busy") == "true"
+    replaying = driver.find_element(By.ID, "play-solution").text == "Stop"
+    return not busy and not replaying and all(c["end"] != "pending" for c in calls(driver))
+
+
+def grid_of(rows: int, cols: int) -> str:
+    cells = CARDS[: rows * cols]
+    return "/".join(" ".join(cells[r * cols : (r + 1) * cols]) for r in range(rows))
+
+
+def board_cells(driver: WebDriver) -> list[str]:
+    # One script: the board may be redrawn between finding a card and reading it.
+    return list(driver.execute_script("return [...document.querySelectorAll('#board .card')].map(c => c.dataset.card)"))
+
+
+def server_cells(url: str, state: dict[str, Any], moves: list[str]) -> list[str]:
+    answer = Client(url).call("Game/Play", {"state": state, "moves": moves}).body
+    return [c for c in answer["state"]["cells"] if c]
+
+
+def deal_state(url: str, seed: int) -> dict[str, Any]:
+    return dict(Client(url).call("Game/Deal", {"seed": seed}).body)
+
+
+def deal_seed(driver: WebDriver, seed: str) -> None:
+    enter(driver, "seed", seed, "deal")
+    wait(driver).until(lambda d: text_of(d, "status") == f"Deal {seed}.")
+
+
+def solve_and_start_replay(driver: WebDriver) -> list[str]:
+    deal_seed(driver, "367297990")
+    driver.find_element(By.ID, "solve").click()
+    wait(driver).until(lambda d: text_of(d, "status").startswith("Winnable: 15 moves"))
+    driver.find_element(By.ID, "play-solution").click()
+    return search.solve(deal(367297990)).moves
+
+
+def played_line(driver: WebDriver) -> list[str]:
+    moves = re.search(r"[?&]moves=([^&]*)", driver.current_url)
+    return moves.group(1).replace("%2C", ",").split(",") if moves else []
+
+
+def test_a_deal_after_a_puzzle_is_not_replaced_by_the_puzzle(page: WebDriver, base_url: str) -> None:
+    count_calls(page)
+    enter(page, "cards", "14", "generate")
+    wait(page).until(lambda d: any(c["path"].endswith("GeneratePuzzle") for c in calls(d)))
+    deal_seed(page, "1")
+    wait(page).until(settled)
+    generation = next(c for c in calls(page) if c["path"].endswith("GeneratePuzzle"))
+    assert generation["end"] == "AbortError"  # abandoned: its answer can never be applied
+    assert text_of(page, "status") == "Deal 1." and page.find_element(By.ID, "seed").get_attribute("value") == "1"
+    assert board_cells(page) == deal_state(base_url, 1)["cells"]
+    assert text_of(page, "board-title") == "Deal 1"
+
+
+def test_play_the_solution_twice_stops_it_and_the_second_play_goes_on_to_the_win(page: WebDriver) -> None:
+    solve_and_start_replay(page)
+    wait(page).until(lambda d: d.find_element(By.ID, "play-solution").text == "Stop")
+    page.find_element(By.ID, "play-solution").click()
+    wait(page).until(lambda d: text_of(d, "status") == "Replay stopped.")
+    count_calls(page)
+    wait(page).until(settled)
+    stopped_at = played(page)
+    page.find_element(By.ID, "play-solution").click()
+    wait(page).until(lambda d: text_of(d, "status") == "You won in 15 moves: one stack left.")
+    assert text_of(page, "error") == "" and played(page) == 15 and stopped_at < 15
+
+
+def test_undo_during_a_replay_stops_it_where_it_was(page: WebDriver, base_url: str) -> None:
+    line = solve_and_start_replay(page)
+    wait(page).until(lambda d: played(d) >= 2)
+    count_calls(page)
+    page.find_element(By.ID, "undo").click()
+    wait(page).until(settled)
+    played_moves = played_line(page)
+    assert played_moves == line[: len(played_moves)] and played(page) == len(played_moves)
+    assert board_cells(page) == server_cells(base_url, deal_state(base_url, 367297990), played_moves)
+    assert text_of(page, "status") == "Move undone." and text_of(page, "error") == ""
+    assert page.find_element(By.ID, "play-solution").text == "Play the solution"
+
+
+def test_a_new_deal_during_a_replay_stops_it(page: WebDriver, base_url: str) -> None:
+    solve_and_start_replay(page)
+    wait(page).until(lambda d: played(d) >= 1)
+    count_calls(page)
+    deal_seed(page, "2")
+    wait(page).until(settled)
+    assert played(page) == 0 and board_cells(page) == deal_state(base_url, 2)["cells"]
+    assert text_of(page, "status") == "Deal 2." and text_of(page, "error") == ""
+
+
+def test_a_double_click_on_a_move_plays_it_once(page: WebDriver, base_url: str) -> None:
+    deal_seed(page, "367297990")
+    before = board_cells(page)
+    first = page.find_element(By.CSS_SELECTOR, "#moves button")
+    count_calls(page)
+    ActionChains(page).double_click(first).perform()
+    wait(page).until(lambda d: played(d) >= 1)
+    wait(page).until(settled)
+    assert played(page) == 1
+    page.find_element(By.ID, "undo").click()
+    wait(page).until(lambda d: played(d) == 0)
+    assert board_cells(page) == before
+
+
+LAYOUTS = {"4x4": (4, 4), "5x5": (5, 5), "4x13": (4, 13), "13x4": (13, 4), "1x8": (1, 8)}
+GEOMETRY = """
+const box = (e) => e.getBoundingClientRect();
+const play = box(document.getElementById("play")), frame = box(document.getElementById("board-frame"));
+const others = [...document.querySelectorAll(".side .panel")].map(box);
+const meets = (o) => o.left < play.right && play.left < o.right && o.top < play.bottom && play.top < o.bottom;
+const overlaps = others.filter(meets);
+const cards = [...document.querySelectorAll("#board .card")].map(box);
+return {
+  scrollWidth: document.documentElement.scrollWidth, innerWidth, innerHeight,
+  overlaps: overlaps.length, frameRight: frame.right, playRight: play.right, playTop: play.top,
+  sideTop: Math.min(...others.map((o) => o.top)),
+  boardTop: frame.top,
+  cardsVisible: cards.filter((c) => c.right <= frame.right + 0.5 && c.left >= frame.left - 0.5).length,
+  cards: cards.length,
+  actionsBottom: Math.max(...["undo", "redo", "hint", "solve", "random"].map((id) => box(document.getElementById(id))
+    .bottom)),
+  statusBottom: box(document.getElementById("status")).bottom,
+};
+"""
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1366x768", "390x844"])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_every_grid_fits_the_screen(page: WebDriver, base_url: str, name: str, size: tuple[int, int]) -> None:
+    rows, cols = LAYOUTS[name]
+    viewport(page, *size)
+    page.get(f"{base_url}/?grid={grid_of(rows, cols).replace(' ', '+')}")
+    wait(page).until(lambda d: len(board_cells(d)) == rows * cols)
+    shape = page.execute_script(GEOMETRY)
+    screenshot(page, f"layout-{name}-{size[0]}x{size[1]}")
+    assert shape["scrollWidth"] <= shape["innerWidth"], shape  # the page never scrolls sideways
+    assert shape["overlaps"] == 0 and shape["frameRight"] <= shape["playRight"], shape
+    assert shape["actionsBottom"] <= shape["innerHeight"] and shape["statusBottom"] <= shape["innerHeight"], shape
+    if size == PHONE:
+        assert shape["playTop"] < shape["sideTop"] and shape["boardTop"] < 300, shape  # the board comes first
+    if (name, size) != ("4x13", PHONE):
+        assert shape["cardsVisible"] == rows * cols, shape  # (a 4x13 phone board may scroll in its frame)
+
+
+def test_a_win_and_a_dead_end_are_announced(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/?grid=AC+2C+9D")
+    wait(page).until(lambda d: len(board_cells(d)) == 3)
+    page.find_element(By.CSS_SELECTOR, "#moves button[data-move='AC-2C']").click()
+    wait(page).until(lambda d: played(d) == 1)
+    assert text_of(page, "status") == "No moves left: the deal is lost. Undo to go back."
+    assert page.find_element(By.ID, "undo").is_enabled()
+    screenshot(page, "lost")
+    page.find_element(By.ID, "undo").click()
+    wait(page).until(lambda d: played(d) == 0)
+    page.get(f"{base_url}/?grid=AC+2C")
+    wait(page).until(lambda d: len(board_cells(d)) == 2)
+    page.find_element(By.CSS_SELECTOR, "#moves button[data-move='AC-2C']").click()
+    wait(page).until(lambda d: text_of(d, "status") == "You won in 1 move: one stack left.")
+
+
+def test_a_bad_seed_says_so_and_replaces_the_stale_status(page: WebDriver) -> None:
+    deal_seed(page, "2")
+    enter(page, "seed", "abc", "deal")
+    wait(page).until(lambda d: text_of(d, "error") == "seed must be a whole number")
+    assert text_of(page, "status") == ""
+    screenshot(page, "bad-seed")
+
+
+def test_solve_settles_the_verdicts_it_contradicts(page: WebDriver) -> None:
+    deal_seed(page, "-115618")
+    page.find_element(By.ID, "show-verdicts").click()
+    wait(page).until(lambda d: "checking" not in text_of(d, "moves"))
+    page.find_element(By.ID, "solve").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Unsolvable"))
+    verdicts = [v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict")]
+    assert verdicts and all(v == "loses the deal (exact)" for v in verdicts)
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: text_of(d, "status") == "Hint: every move loses the deal (exact).")
+
+
+def test_a_link_opens_its_position_and_the_url_follows_play(page: WebDriver, base_url: str) -> None:
+    line = search.solve(deal(367297990)).moves
+    page.get(f"{base_url}/?seed=367297990")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 367297990.")
+    for number, move in enumerate(line[:2], start=1):
+        page.find_element(By.CSS_SELECTOR, f"#moves button[data-move='{move}']").click()
+        wait(page).until(lambda d, n=number: played(d) == n)  # type: ignore[misc]
+    assert played_line(page) == line[:2] and "seed=367297990" in page.current_url
+    cells = board_cells(page)
+    page.get(page.current_url)
+    wait(page).until(lambda d: played(d) == 2)
+    assert board_cells(page) == cells and page.find_element(By.ID, "seed").get_attribute("value") == "367297990"
+    page.find_element(By.ID, "undo").click()
+    wait(page).until(lambda d: played(d) == 1)
+    page.find_element(By.ID, "redo").click()
+    wait(page).until(lambda d: played(d) == 2)
+    assert board_cells(page) == cells
+    page.find_element(By.CSS_SELECTOR, "#history button[data-at='0']").click()
+    wait(page).until(lambda d: played(d) == 0)
+    assert played_line(page) == [] and page.find_element(By.ID, "redo").is_enabled()
+    page.get(f"{base_url}/?grid={grid_of(2, 2).replace(' ', '+')}&moves=AC-2C")
+    wait(page).until(lambda d: played(d) == 1)
+    assert board_cells(page) == server_cells(base_url, {"rows": 2, "cols": 2, "cells": CARDS[:4]}, ["AC-2C"])
+
+
+def test_hint_shows_one_winning_move(page: WebDriver, base_url: str) -> None:
+    deal_seed(page, "367297990")
+    count_calls(page)
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Hint: "))
+    hint = text_of(page, "status")
+    move = hint.split()[1].rstrip(",")
+    assert hint.endswith(("keeps it winnable (exact).", "(an estimate: no move is settled winnable)."))
+    assert move in [b.get_attribute("data-move") for b in page.find_elements(By.CSS_SELECTOR, "#moves button")]
+    assert len([c for c in calls(page) if c["end"] == "ok"]) == 1
+    if hint.endswith("(exact)."):
+        answer = Client(base_url).call("Boaf/Solve", {"state": server_state(base_url, 367297990, [move])}).body
+        assert answer["status"] == "SOLVABLE"
+
+
+def server_state(url: str, seed: int, moves: list[str]) -> dict[str, Any]:
+    answer = Client(url).call("Game/Play", {"state": deal_state(url, seed), "moves": moves}).body
+    return dict(answer["state"])
+
+
+def test_keyboard_only_play_with_arrow_keys(page: WebDriver) -> None:
+    deal_seed(page, "367297990")
+    first = search.solve(deal(367297990)).moves[0]
+    cells = board_cells(page)
+    stops = [c for c in page.find_elements(By.CSS_SELECTOR, "#board .card") if c.get_attribute("tabindex") == "0"]
+    assert len(stops) == 1  # one tab stop on the board; arrows move inside it
+    stops[0].click()
+    page.switch_to.active_element.send_keys(Keys.ESCAPE)  # chosen and cleared: the board has the focus
+    for card in first.split("-"):
+        target = cells.index(card)
+        row, col = divmod(target, 4)
+        here = int(page.switch_to.active_element.get_attribute("data-index"))
+        keys = [Keys.ARROW_DOWN] * (row - here // 4) + [Keys.ARROW_UP] * (here // 4 - row)
+        keys += [Keys.ARROW_RIGHT] * (col - here % 4) + [Keys.ARROW_LEFT] * (here % 4 - col)
+        for key in keys:
+            page.switch_to.active_element.send_keys(key)
+        active = page.switch_to.active_element
+        assert active.get_attribute("data-card") == card
+        active.send_keys(Keys.ENTER)
+    wait(page).until(lambda d: played(d) == 1)
+    assert page.switch_to.active_element.get_attribute("data-index") is not None  # focus stays on the board
+    page.find_element(By.CSS_SELECTOR, "#moves button").send_keys(Keys.ENTER)
+    wait(page).until(lambda d: played(d) == 2)
+    assert page.switch_to.active_element.get_attribute("data-index") is not None
+
+
+def request_budget(driver: WebDriver) -> tuple[int, int]:
+    driver.find_element(By.CSS_SELECTOR, "#moves button").click()
+    wait(driver).until(lambda d: played(d) == 1)
+    wait(driver).until(lambda d: settled(d) and "checking" not in text_of(d, "moves"))
+    made = calls(driver)
+    return len(made), sum(c["sent"] + c["got"] for c in made)
+
+
+def test_request_budget_of_a_load_and_a_move(page: WebDriver, base_url: str) -> None:
+    page.find_element(By.ID, "show-verdicts").click()
+    wait(page).until(lambda d: "checking" not in text_of(d, "moves"))
+    count_calls(page)
+    deal_seed(page, "2")
+    wait(page).until(lambda d: settled(d) and "checking" not in text_of(d, "moves"))
+    load = len(calls(page))
+    count_calls(page)
+    small = request_budget(page)
+    wide = Client(base_url).call("Game/Deal", {"seed": 1, "rows": 4, "cols": 13}).body  # 294 legal moves
+    enter(page, "grid", "/".join(" ".join(wide["cells"][r * 13 : (r + 1) * 13]) for r in range(4)), "load-grid")
+    wait(page).until(lambda d: len(board_cells(d)) == 52 and settled(d) and "checking" not in text_of(d, "moves"))
+    count_calls(page)
+    large = request_budget(page)
+    print(f"requests: load {load}; a 4x4 move {small[0]} ({small[1]:,} B); a 4x13 move {large[0]} ({large[1]:,} B)")
+    # Play's answer alone carries each legal move's result: ~126 KB for this 4x13 deal (issue 22 asks for
+    # under 60 KB, which the page cannot reach without a smaller answer from the server).
+    assert load <= 4 and small[0] <= 2 and large[0] <= 2
+
+
+def test_a_long_generation_shows_its_time_and_can_be_cancelled(page: WebDriver) -> None:
+    deal_seed(page, "2")
+    cells = board_cells(page)
+    count_calls(page)
+    enter(page, "cards", "16", "generate")
+    wait(page).until(lambda d: d.find_element(By.ID, "progress").is_displayed())
+    assert re.fullmatch(r"Generating the puzzle… \d+\.\d s", text_of(page, "elapsed"))
+    page.find_element(By.ID, "cancel").click()
+    wait(page).until(settled)
+    assert text_of(page, "status") == "Generating the puzzle: cancelled."
+    assert board_cells(page) == cells and not page.find_element(By.ID, "progress").is_displayed()
+    assert [c["end"] for c in calls(page) if c["path"].endswith("GeneratePuzzle")] == ["AbortError"]
+
+
+def test_the_pages_files_are_compressed_and_revalidated(base_url: str) -> None:
+    for name in ["", "playground.js", "playground.css"]:
+        request = urllib.request.Request(f"{base_url}/{name}", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request) as response:
+            assert response.headers["Content-Encoding"] == "gzip", name
+            assert response.headers["Cache-Control"] == "no-cache"
+            etag = response.headers["ETag"]
+            assert etag and gzip.decompress(response.read())
+        again = urllib.request.Request(f"{base_url}/{name}", headers={"If-None-Match": etag})
+        with pytest.raises(urllib.error.HTTPError) as unchanged:
+            urllib.request.urlopen(again)
+        assert unchanged.value.code == 304
+    with urllib.request.urlopen(f"{base_url}/playground.js") as plain:  # no Accept-Encoding: as is
+        assert plain.headers.get("Content-Encoding") is None

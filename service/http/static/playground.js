@@ -1,34 +1,55 @@
 // The boaf playground: every rule and answer comes from the server's HTTP/JSON API
 // (POST /boaf.v1.<Service>/<Method>, proto3 JSON); this file only draws and asks.
+//
+// One action at a time: deal, load, move, undo, redo, solve, replay and puzzle generation each
+// start with begin(), which aborts the action in flight; an aborted action's answers are never
+// applied (call() throws once its signal is aborted). The verdicts of a position are looked up
+// in the background and dropped as soon as the position changes.
 "use strict";
 
 const TIMEOUT_MS = 300000; // sent as Connect-Timeout-Ms: the server stops searching when it passes
-const MOVE_CHECK_NODES = 20000; // node budget of the exact check of each legal move
 const STEP_MS = 500; // pause between the moves of a played solution
+const PROGRESS_AFTER_MS = 1000; // an action running longer shows its elapsed time and a Cancel
 const RANKS = { A: "ace", T: "ten", J: "jack", Q: "queen", K: "king" };
 const SUITS = { C: ["♣", "clubs"], D: ["♦", "diamonds"], H: ["♥", "hearts"], S: ["♠", "spades"] };
 const TOKEN_KEY = "boaf-token"; // the bearer token, when the server asks for one (BOAF_API_TOKENS); this tab only
+const DOING = { deal: "Dealing", load: "Loading", move: "Playing", goto: "Going back", solve: "Solving",
+  replay: "Playing the solution", generate: "Generating the puzzle" };
 
 const $ = (id) => document.getElementById(id);
-let game = null; // the last PlayResponse: {state, legalMoves, won}
-let history = []; // states before each move, for undo
+let origin = null; // where the line starts: {seed} or {grid}, and its first state
+let line = []; // every move played from the origin (redo keeps the ones after `at`)
+let positions = []; // positions[i]: the PlayResponse after line[0..i), filled as they are seen
+let at = 0; // moves of `line` played to reach the position shown
+let action = null; // the action in flight: {kind, controller, began}
+let looking = null; // AbortController of the current position's background verdicts
+let chartLooking = null; // AbortController of the current puzzle's analysis
+const facts = new Map(); // what is known of a state (keyed by stateKey): {solve, judged}
 let selected = null; // cell index of the chosen source stack
-let solution = null; // moves of the last Solve, from the current state
+let focusIndex = null; // the board's roving tab stop
+let hintProbe = true; // false once the server answers that it has no Game/Hint
 let tokenWaiters = []; // calls waiting for a token to be entered
+let progressTimer = null;
+
+class Refused extends Error {
+  constructor(message, code) { super(message); this.code = code; }
+}
 
 // A call refused for want of a valid token waits until one is entered, then goes again.
-async function call(method, body) {
+async function call(method, body, signal) {
   for (;;) {
     const headers = { "Content-Type": "application/json", "Connect-Timeout-Ms": String(TIMEOUT_MS) };
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = `Bearer ${token}`;
-    const response = await fetch(`/boaf.v1.${method}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const response = await fetch(`/boaf.v1.${method}`, { method: "POST", headers, body: JSON.stringify(body), signal });
     const answer = await response.json();
+    signal?.throwIfAborted();
     if (response.status === 401 && answer.code === "unauthenticated") {
       await askForToken(token ? "That token was refused; enter another." : "This server needs an access token.");
+      signal?.throwIfAborted();
       continue;
     }
-    if (!response.ok) throw new Error(answer.message || `${response.status} ${response.statusText}`);
+    if (!response.ok) throw new Refused(answer.message || `${response.status} ${response.statusText}`, answer.code);
     return answer;
   }
 }
@@ -54,145 +75,263 @@ function useToken(event) {
   waiting.forEach((resume) => resume());
 }
 
+// --- actions: one at a time ---
+
+function begin(kind) {
+  action?.controller.abort();
+  const controller = new AbortController();
+  action = { kind, controller, began: performance.now() };
+  clearInterval(progressTimer);
+  $("progress").hidden = true;
+  progressTimer = setInterval(showProgress, 100);
+  drawActions();
+  return controller.signal;
+}
+
+function finish(signal) {
+  if (action?.controller.signal !== signal) return; // a newer action took over
+  action = null;
+  clearInterval(progressTimer);
+  $("progress").hidden = true;
+  drawActions();
+}
+
+function showProgress() {
+  if (!action) return;
+  const elapsed = performance.now() - action.began;
+  if (elapsed < PROGRESS_AFTER_MS || action.kind === "replay") return;
+  $("progress").hidden = false;
+  $("elapsed").textContent = `${DOING[action.kind]}… ${(elapsed / 1000).toFixed(1)} s`;
+}
+
+function cancel() {
+  if (!action) return;
+  const kind = action.kind;
+  action.controller.abort();
+  finish(action.controller.signal);
+  say(kind === "replay" ? "Replay stopped." : `${DOING[kind]}: cancelled.`);
+}
+
+// Runs `work(signal)` as the one action; its errors show unless a newer action abandoned it.
+async function run(kind, work) {
+  const signal = begin(kind);
+  $("error").textContent = "";
+  try {
+    await work(signal);
+  } catch (error) {
+    if (!signal.aborted) fail(error);
+  } finally {
+    finish(signal);
+  }
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+  });
+}
+
+// --- positions ---
+
+function stateKey(state) {
+  return JSON.stringify([state.rows, state.cols, state.cells, state.sizes || []]);
+}
+
+function factsOf(state) {
+  const key = stateKey(state);
+  if (!facts.has(key)) facts.set(key, {});
+  return facts.get(key);
+}
+
+function game() {
+  return positions[at];
+}
+
+async function open(newOrigin, moves, signal, message) {
+  const first = await call("Game/Play", { state: newOrigin.state, moves: [] }, signal);
+  const last = moves.length ? await call("Game/Play", { state: newOrigin.state, moves }, signal) : first;
+  origin = newOrigin;
+  line = [...moves];
+  positions = [first];
+  positions[moves.length] = last;
+  at = moves.length;
+  chartLooking?.abort();
+  $("puzzle").hidden = true;
+  $("seed").value = origin.seed ?? "";
+  $("grid").value = gridText(origin.state);
+  $("board-title").textContent = origin.seed !== undefined ? `Deal ${origin.seed}` : origin.title || "Grid";
+  show(message);
+}
+
+async function reach(index, signal) {
+  if (!positions[index]) {
+    positions[index] = await call("Game/Play", { state: origin.state, moves: line.slice(0, index) }, signal);
+  }
+  at = index;
+}
+
+async function doMove(move, signal, focus) {
+  const before = game();
+  const answer = await call("Game/Play", { state: before.state, moves: [move] }, signal);
+  const target = before.state.cells.indexOf(move.split("-")[1]);
+  if (line[at] !== move) {
+    line = line.slice(0, at).concat(move);
+    positions = positions.slice(0, at + 1);
+  }
+  positions[at + 1] = answer;
+  const known = factsOf(before.state).solve;
+  if (known?.status === "SOLVABLE" && known.moves[0] === move) {
+    factsOf(answer.state).solve = { ...known, moves: known.moves.slice(1) };
+  }
+  at += 1;
+  selected = null;
+  if (target >= 0) focusIndex = target;
+  show(`Played ${move}.`, focus);
+}
+
+function show(message, focus = false) {
+  const { state, won, legalMoves } = game();
+  selected = null;
+  if (focusIndex === null || !state.cells[focusIndex]) focusIndex = state.cells.findIndex(Boolean);
+  $("error").textContent = "";
+  drawBoard(focus);
+  drawMoves();
+  drawHistory();
+  drawActions();
+  $("hint-text").textContent = "";
+  followUrl();
+  if (won) say(`You won in ${at} ${at === 1 ? "move" : "moves"}: one stack left.`, "won");
+  else if (legalMoves.length === 0) say("No moves left: the deal is lost. Undo to go back.", "lost");
+  else say(message || `${legalMoves.length} legal moves.`);
+  looking?.abort();
+  looking = new AbortController();
+  if ($("show-verdicts").checked) lookUp(looking.signal);
+}
+
+function say(text, outcome = "") {
+  $("status").textContent = text;
+  $("status").className = outcome;
+}
+
+function fail(error) {
+  say("");
+  $("error").textContent = error.message;
+}
+
+// --- drawing ---
+
 function cardName(text) {
   const rank = RANKS[text[0]] || text[0];
   return `${rank} of ${SUITS[text[1]][1]}`;
 }
 
+function cardText(text) {
+  return `${text[0]}${SUITS[text[1]][0]}`;
+}
+
 function cellLabel(state, index) {
   const row = Math.floor(index / state.cols) + 1, col = (index % state.cols) + 1;
-  const height = state.sizes.length ? state.sizes[index] : 1;
+  const height = state.sizes?.length ? state.sizes[index] : 1;
+  const shown = cardText(state.cells[index]) + (height > 1 ? ` ×${height}` : "");
   const stack = height > 1 ? `, a stack of ${height} cards` : "";
-  return `${cardName(state.cells[index])}${stack}, row ${row}, column ${col}`;
+  return `${shown}: ${cardName(state.cells[index])}${stack}, row ${row}, column ${col}`;
 }
 
-function say(text, won = false) {
-  $("status").textContent = text;
-  $("status").className = won ? "won" : "";
-}
-
-function fail(error) {
-  $("error").textContent = error.message;
-}
-
-function drawBoard() {
-  const { state } = game;
+function drawBoard(focus) {
+  const { state } = game();
   const board = $("board");
-  const focused = board.contains(document.activeElement) ? document.activeElement.dataset.index : undefined;
-  board.style.gridTemplateColumns = `repeat(${state.cols}, auto)`;
+  const hadFocus = board.contains(document.activeElement);
+  board.style.setProperty("--cols", String(state.cols));
+  board.style.setProperty("--rows", String(state.rows));
   board.replaceChildren(
     ...state.cells.map((text, index) => {
       if (!text) {
         const empty = document.createElement("div");
         empty.className = "empty";
-        empty.setAttribute("aria-hidden", "true");
         return empty;
       }
       const button = document.createElement("button");
-      const height = state.sizes.length ? state.sizes[index] : 1;
+      const height = state.sizes?.length ? state.sizes[index] : 1;
       button.type = "button";
       button.className = `card${"DH".includes(text[1]) ? " red" : ""}`;
       button.dataset.card = text;
       button.dataset.index = String(index);
+      button.tabIndex = index === focusIndex ? 0 : -1;
       button.setAttribute("aria-label", cellLabel(state, index));
       button.setAttribute("aria-pressed", String(selected === index));
-      button.innerHTML = `${text[0]}${SUITS[text[1]][0]}` + (height > 1 ? `<span class="height">×${height}</span>` : "");
-      button.addEventListener("click", () => choose(index));
+      button.textContent = cardText(text);
+      if (height > 1) {
+        const count = document.createElement("span");
+        count.className = "height";
+        count.textContent = ` ×${height}`;
+        button.append(count);
+      }
       return button;
     }),
   );
-  if (focused !== undefined) board.querySelector(`[data-index="${focused}"]`)?.focus(); // keyboard play keeps its place
-  board.dataset.played = String(history.length);
-  $("undo").disabled = history.length === 0;
-  $("solve").disabled = game.won;
-  $("play-solution").disabled = !solution || solution.length === 0;
+  board.dataset.played = String(at);
+  if (hadFocus || focus) board.querySelector(`[data-index="${focusIndex}"]`)?.focus();
+}
+
+function drawActions() {
+  const current = game();
+  const replaying = action?.kind === "replay";
+  const solution = current && factsOf(current.state).solve;
+  $("undo").disabled = !current || at === 0;
+  $("redo").disabled = !current || at >= line.length;
+  $("hint").disabled = !current || current.won || current.legalMoves.length === 0;
+  $("solve").disabled = !current || current.won;
+  $("play-solution").textContent = replaying ? "Stop" : "Play the solution";
+  $("play-solution").disabled = !replaying && !(solution?.status === "SOLVABLE" && solution.moves.length);
+  $("board").setAttribute("aria-busy", String(Boolean(action) && !replaying));
 }
 
 function drawMoves() {
   const list = $("moves");
+  const { legalMoves, won } = game();
   list.replaceChildren(
-    ...game.legalMoves.map((legal) => {
+    ...legalMoves.map((legal) => {
       const item = document.createElement("li");
       const button = document.createElement("button");
+      const [from, to] = legal.move.split("-");
       button.type = "button";
       button.textContent = legal.move;
-      const [from, to] = legal.move.split("-");
-      button.setAttribute("aria-label", `move ${cardName(from)} onto ${cardName(to)}`);
-      button.addEventListener("click", () => play(legal.move));
+      button.dataset.move = legal.move;
+      button.setAttribute("aria-label", `${legal.move}: move ${cardName(from)} onto ${cardName(to)}`);
       const verdict = document.createElement("span");
       verdict.className = "verdict";
-      verdict.textContent = "checking…";
       item.append(button, verdict);
       return item;
     }),
   );
-  if (game.legalMoves.length === 0 && !game.won) list.innerHTML = "<li>No legal move: the deal is lost.</li>";
-  const verdicts = [...list.querySelectorAll(".verdict")];
-  judgeMoves(verdicts).catch((error) => verdicts.forEach((v) => { v.textContent = `not checked: ${error.message}`; }));
-}
-
-// For each legal move: exact where a small search settles it, the classifier's probability otherwise.
-async function judgeMoves(verdicts) {
-  const moves = game.legalMoves;
-  const results = await Promise.all(
-    moves.map((legal) => call("Boaf/Solve", { state: legal.result, maxNodes: MOVE_CHECK_NODES }).catch(() => null)),
-  );
-  const open = moves.map((_, i) => i).filter((i) => !results[i] || results[i].status === "UNKNOWN");
-  const guesses = open.length ? await call("Boaf/Classify", { states: open.map((i) => moves[i].result) }) : null;
-  if (moves !== game.legalMoves) return; // the position changed meanwhile
-  results.forEach((result, i) => {
-    if (result && result.status !== "UNKNOWN") {
-      const yes = result.status === "SOLVABLE";
-      verdicts[i].textContent = yes ? "keeps it winnable (exact)" : "loses the deal (exact)";
-      verdicts[i].classList.add(yes ? "yes" : "no");
-    }
-  });
-  open.forEach((i, k) => {
-    const p = guesses.predictions[k].pSolvable;
-    verdicts[i].textContent = `P(winnable) ≈ ${p.toFixed(3)} (classifier estimate)`;
-  });
-}
-
-function show(answer, message) {
-  game = answer;
-  selected = null;
-  $("error").textContent = "";
-  drawBoard();
-  drawMoves();
-  if (game.won) say("You won: one stack left.", true);
-  else say(message || `${game.legalMoves.length} legal moves.`);
-}
-
-async function start(state, message) {
-  const answer = await call("Game/Play", { state, moves: [] });
-  history = [];
-  solution = null;
-  $("grid").value = gridText(answer.state);
-  show(answer, message);
-}
-
-async function play(move) {
-  try {
-    const answer = await call("Game/Play", { state: game.state, moves: [move] });
-    history.push(game.state);
-    solution = solution && solution[0] === move ? solution.slice(1) : null;
-    show(answer, `Played ${move}.`);
-  } catch (error) {
-    selected = null;
-    drawBoard();
-    fail(error);
+  if (legalMoves.length === 0) {
+    const item = document.createElement("li");
+    item.textContent = won ? "None: the deal is won." : "None: no moves left.";
+    list.append(item);
   }
+  drawVerdicts();
 }
 
-function choose(index) {
-  $("error").textContent = "";
-  if (selected === null || selected === index) {
-    selected = selected === index ? null : index;
-    drawBoard();
-    if (selected !== null) say(`${cardName(game.state.cells[index])} chosen: now its target.`);
-    return;
-  }
-  play(`${game.state.cells[selected]}-${game.state.cells[index]}`);
+function drawHistory() {
+  const list = $("history");
+  const start = document.createElement("li");
+  start.append(historyButton(0, "start"));
+  list.replaceChildren(start, ...line.map((move, i) => {
+    const item = document.createElement("li");
+    item.append(historyButton(i + 1, move));
+    return item;
+  }));
+}
+
+function historyButton(index, text) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = text;
+  button.dataset.at = String(index);
+  if (index === at) button.setAttribute("aria-current", "step");
+  if (index > at) button.className = "undone";
+  return button;
 }
 
 function gridText(state) {
@@ -209,42 +348,218 @@ function parseGrid(text) {
   return { rows: rows.length, cols: rows[0].length, cells };
 }
 
-async function solve() {
-  say("Searching…");
-  const answer = await call("Boaf/Solve", { state: game.state });
-  const nodes = Number(answer.nodes).toLocaleString("en");
-  if (answer.status === "SOLVABLE") {
-    solution = answer.moves;
-    say(`Winnable: ${solution.length} moves (${nodes} nodes). Play the solution to watch it.`);
-  } else if (answer.status === "UNSOLVABLE") {
-    solution = null;
-    say(`Unsolvable: no sequence of moves wins (${nodes} nodes searched).`);
-  } else {
-    say(`Unknown: the search stopped (${answer.reason}) after ${nodes} nodes.`);
+function parseSeed(text) {
+  const seed = text.trim();
+  if (!/^[+-]?\d+$/.test(seed)) throw new Error("seed must be a whole number");
+  return String(BigInt(seed));
+}
+
+function followUrl() {
+  const params = new URLSearchParams();
+  if (origin.seed !== undefined) params.set("seed", origin.seed);
+  else params.set("grid", gridText(origin.state));
+  if (at) params.set("moves", line.slice(0, at).join(","));
+  history.replaceState(null, "", `?${params}`);
+}
+
+// --- verdicts and hints ---
+
+// Each legal move's verdict: {move, winnable: true|false|undefined, p}; from Game/Hint, or from
+// one Classify of every move's result on a server without it. Known for the position once.
+async function lookUp(signal) {
+  const current = game();
+  const known = factsOf(current.state);
+  if (!known.judged) {
+    try {
+      known.judged = await judge(current, signal);
+      known.failed = undefined;
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      known.failed = `not checked: ${error.message}`;
+    }
   }
-  drawBoard();
+  if (!signal.aborted) drawVerdicts();
+  return known.judged;
 }
 
-async function playSolution() {
-  for (const move of [...solution]) {
-    await play(move);
-    await new Promise((resolve) => setTimeout(resolve, STEP_MS));
+async function judge(current, signal) {
+  if (current.legalMoves.length === 0) return [];
+  if (hintProbe) {
+    try {
+      const answer = await call("Game/Hint", { state: current.state, maxNodesPerMove: "0" }, signal);
+      return (answer.moves || []).map((m) => ({
+        move: m.move,
+        winnable: m.verdict === "VERDICT_WINNABLE" ? true : m.verdict === "VERDICT_LOSES" ? false : undefined,
+        p: m.pWinnable || 0,
+      }));
+    } catch (error) {
+      // A server without Game/Hint (or with a broken one): one Classify of the moves' results instead.
+      if (!(error instanceof Refused) || !["unimplemented", "not_found", "internal"].includes(error.code)) throw error;
+      hintProbe = false;
+    }
   }
+  const answer = await call("Boaf/Classify", { states: current.legalMoves.map((m) => m.result) }, signal);
+  return answer.predictions.map((p, i) => ({
+    move: current.legalMoves[i].move,
+    winnable: p.exact ? Boolean(p.solvable) : undefined,
+    p: p.pSolvable || 0,
+  }));
 }
 
-function undo() {
-  const previous = history.pop();
-  const before = history;
-  start(previous, "Move undone.").then(() => { history = before; drawBoard(); }, fail);
+// Verdicts with what Solve settled laid over them: never an estimate beside a contradicting exact answer.
+function verdictsOf(current) {
+  const known = factsOf(current.state);
+  const solve = known.solve;
+  return current.legalMoves.map((legal, i) => {
+    const judged = known.judged?.[i];
+    if (solve?.status === "UNSOLVABLE") return { move: legal.move, winnable: false };
+    if (solve?.status === "SOLVABLE" && solve.moves[0] === legal.move) return { move: legal.move, winnable: true };
+    if (solve?.status === "SOLVABLE" && judged?.winnable === undefined && factsOf(legal.result).solve) {
+      return { move: legal.move, winnable: factsOf(legal.result).solve.status === "SOLVABLE" };
+    }
+    return judged;
+  });
 }
 
-async function generatePuzzle() {
+function verdictText(v) {
+  if (!v) return "";
+  if (v.winnable === true) return "keeps it winnable (exact)";
+  if (v.winnable === false) return "loses the deal (exact)";
+  return `P(winnable) ≈ ${v.p.toFixed(3)} (estimate)`;
+}
+
+function drawVerdicts() {
+  const current = game();
+  const on = $("show-verdicts").checked;
+  const verdicts = verdictsOf(current);
+  const known = factsOf(current.state);
+  const checking = on && !known.judged && !verdicts.every(Boolean);
+  $("moves").querySelectorAll("li").forEach((item, i) => {
+    const span = item.querySelector(".verdict");
+    if (!span) return;
+    const v = verdicts[i];
+    span.textContent = !on ? "" : checking && !v ? known.failed || "checking…" : verdictText(v);
+    span.className = `verdict${on && v?.winnable === true ? " yes" : on && v?.winnable === false ? " no" : ""}`;
+  });
+}
+
+function bestMove(verdicts) {
+  const exact = verdicts.find((v) => v?.winnable === true);
+  if (exact) return { ...exact, exact: true };
+  const open = verdicts.filter((v) => v && v.winnable === undefined);
+  if (!open.length) return null;
+  return open.reduce((best, v) => (v.p > best.p ? v : best));
+}
+
+async function hint() {
+  const current = game();
+  const signal = looking.signal;
+  $("hint-text").textContent = "Looking for a winning move…";
+  if (!factsOf(current.state).solve) await lookUp(signal);
+  if (signal.aborted) return;
+  if (!factsOf(current.state).solve && !factsOf(current.state).judged) {
+    $("hint-text").textContent = `No hint: ${factsOf(current.state).failed}`;
+    return;
+  }
+  const best = bestMove(verdictsOf(current));
+  const text = !best
+    ? "Hint: every move loses the deal (exact)."
+    : best.exact || best.winnable
+      ? `Hint: ${best.move} keeps it winnable (exact).`
+      : `Hint: ${best.move}, P(winnable) ≈ ${best.p.toFixed(3)} (an estimate: no move is settled winnable).`;
+  $("hint-text").textContent = "";
+  say(text);
+  $("moves").querySelectorAll("button").forEach((b) => b.classList.toggle("hinted", b.dataset.move === best?.move));
+}
+
+// --- the user's actions ---
+
+function play(move, focus = true) {
+  return run("move", (signal) => doMove(move, signal, focus));
+}
+
+function goTo(index, message) {
+  return run("goto", async (signal) => {
+    await reach(index, signal);
+    show(message);
+  });
+}
+
+function choose(index) {
+  const { state } = game();
+  $("error").textContent = "";
+  focusIndex = index;
+  if (selected === null || selected === index) {
+    selected = selected === index ? null : index;
+    drawBoard(true);
+    say(selected !== null ? `${cardName(state.cells[index])} chosen: now its target.` : "Choice cleared.");
+    return;
+  }
+  const move = `${state.cells[selected]}-${state.cells[index]}`;
+  play(move).then(() => {
+    if (game().state === state) { selected = null; drawBoard(true); } // refused: the choice goes
+  });
+}
+
+function solve() {
+  return run("solve", async (signal) => {
+    const current = game();
+    say("Searching…");
+    const answer = await call("Boaf/Solve", { state: current.state }, signal);
+    const nodes = Number(answer.nodes || 0).toLocaleString("en");
+    if (answer.status !== "UNKNOWN") factsOf(current.state).solve = { status: answer.status, moves: answer.moves || [] };
+    drawVerdicts();
+    drawActions();
+    if (answer.status === "SOLVABLE") {
+      say(`Winnable: ${answer.moves.length} moves (${nodes} nodes). Play the solution to watch it.`);
+    } else if (answer.status === "UNSOLVABLE") {
+      say(`Unsolvable: no sequence of moves wins (${nodes} nodes searched).`);
+    } else {
+      say(`Unknown: the search stopped (${answer.reason}) after ${nodes} nodes.`);
+    }
+  });
+}
+
+function playSolution() {
+  if (action?.kind === "replay") { cancel(); return; }
+  run("replay", async (signal) => {
+    for (;;) {
+      const known = factsOf(game().state).solve;
+      if (!known?.moves?.length) break;
+      await doMove(known.moves[0], signal, false);
+      if (!game().won) await sleep(STEP_MS, signal);
+    }
+  });
+}
+
+async function dealSeed(text, moves = []) {
+  await run("deal", async (signal) => {
+    const seed = parseSeed(text);
+    const state = await call("Game/Deal", { seed }, signal);
+    await open({ seed, state }, moves, signal, `Deal ${seed}.`);
+  });
+}
+
+function loadGrid(text, moves = [], title = "Grid", message = "Grid loaded.") {
+  return run("load", (signal) => open({ state: parseGrid(text), title }, moves, signal, message));
+}
+
+function generatePuzzle() {
   const cards = Number($("cards").value);
-  say(`Generating a ${cards}-card puzzle…`);
-  const puzzle = await call("Boaf/GeneratePuzzle", { cards, seed: String(Math.floor(Math.random() * 1e9)) });
-  await start(puzzle.state, `A ${cards}-card puzzle; halfway ratio ${puzzle.halfwayRatio.toPrecision(3)}.`);
-  const analysis = await call("Boaf/AnalyzePuzzle", { state: puzzle.state });
-  drawChart(analysis);
+  return run("generate", async (signal) => {
+    say(`Generating a ${cards}-card puzzle…`);
+    const seed = String(Math.floor(Math.random() * 1e9));
+    const puzzle = await call("Boaf/GeneratePuzzle", { cards, seed }, signal);
+    $("show-verdicts").checked = false; // a puzzle's verdicts stay hidden until asked for
+    const ratio = puzzle.halfwayRatio.toPrecision(3);
+    await open({ state: puzzle.state, title: `Puzzle of ${cards} cards` }, [], signal,
+      `A ${cards}-card puzzle; halfway ratio ${ratio}.`);
+    chartLooking = new AbortController();
+    const chartSignal = chartLooking.signal;
+    call("Boaf/AnalyzePuzzle", { state: puzzle.state }, chartSignal)
+      .then((analysis) => { if (!chartSignal.aborted) drawChart(analysis); })
+      .catch((error) => { if (!chartSignal.aborted) fail(error); });
+  });
 }
 
 function drawChart(analysis) {
@@ -267,29 +582,74 @@ function drawChart(analysis) {
   ).join("");
 }
 
-function guarded(action) {
+// Arrow keys walk the board along rows and columns (the ways a stack can move), skipping gaps.
+function walk(event) {
+  const steps = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+  const step = steps[event.key];
+  const from = Number(event.target.dataset?.index);
+  if (!step || !game() || Number.isNaN(from)) return;
+  event.preventDefault();
+  const { state } = game();
+  let row = Math.floor(from / state.cols), col = from % state.cols;
+  for (;;) {
+    row += step[0];
+    col += step[1];
+    if (row < 0 || col < 0 || row >= state.rows || col >= state.cols) return;
+    const index = row * state.cols + col;
+    if (state.cells[index]) {
+      focusIndex = index;
+      $("board").querySelectorAll(".card").forEach((c) => { c.tabIndex = c.dataset.index === String(index) ? 0 : -1; });
+      $("board").querySelector(`[data-index="${index}"]`).focus();
+      return;
+    }
+  }
+}
+
+function guarded(work) {
   return (event) => {
-    if (event) event.preventDefault();
-    $("error").textContent = "";
-    action().catch(fail);
+    event?.preventDefault();
+    work();
   };
 }
 
+function openFromUrl() {
+  const params = new URLSearchParams(location.search);
+  const moves = (params.get("moves") || "").split(",").filter(Boolean);
+  if (params.has("grid")) return loadGrid(params.get("grid"), moves);
+  return dealSeed(params.get("seed") ?? "1", moves);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  const dealSeed = async (seed) => start(await call("Game/Deal", { seed }), `Deal ${seed}.`);
-  $("deal-form").addEventListener("submit", guarded(() => dealSeed($("seed").value.trim())));
-  $("random").addEventListener("click", guarded(() => {
-    $("seed").value = String(Math.floor(Math.random() * 1000000));
-    return dealSeed($("seed").value);
-  }));
-  $("grid-form").addEventListener("submit", guarded(() => start(parseGrid($("grid").value), "Grid loaded.")));
+  $("deal-form").addEventListener("submit", guarded(() => dealSeed($("seed").value)));
+  $("random").addEventListener("click", guarded(() => dealSeed(String(Math.floor(Math.random() * 1000000)))));
+  $("grid-form").addEventListener("submit", guarded(() => loadGrid($("grid").value)));
   $("puzzle-form").addEventListener("submit", guarded(generatePuzzle));
   $("solve").addEventListener("click", guarded(solve));
   $("play-solution").addEventListener("click", guarded(playSolution));
-  $("undo").addEventListener("click", () => undo());
+  $("undo").addEventListener("click", () => goTo(at - 1, "Move undone."));
+  $("redo").addEventListener("click", () => goTo(at + 1, `Redid ${line[at]}.`));
+  $("hint").addEventListener("click", guarded(hint));
+  $("cancel").addEventListener("click", guarded(cancel));
+  $("show-verdicts").addEventListener("change", () => {
+    drawVerdicts();
+    if ($("show-verdicts").checked && game()) lookUp(looking.signal);
+  });
+  $("board").addEventListener("click", (event) => {
+    const card = event.target.closest(".card");
+    if (card) choose(Number(card.dataset.index));
+  });
+  $("board").addEventListener("keydown", walk);
+  $("moves").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-move]");
+    if (button && event.detail <= 1) play(button.dataset.move); // a double click's second click is no second move
+  });
+  $("history").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-at]");
+    if (button) goTo(Number(button.dataset.at), `Back to move ${button.dataset.at}.`);
+  });
   $("token-form").addEventListener("submit", useToken);
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && selected !== null) { selected = null; drawBoard(); say("Choice cleared."); }
+    if (event.key === "Escape" && selected !== null) { selected = null; drawBoard(true); say("Choice cleared."); }
   });
-  dealSeed("1").catch(fail);
+  openFromUrl();
 });
