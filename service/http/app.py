@@ -47,6 +47,7 @@ from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -79,7 +80,10 @@ PIECE_BYTES = 64 * 1024
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'",
     "X-Content-Type-Options": "nosniff",
+    # Revalidated on every load (a 304 by ETag when unchanged): a new page is seen at once.
+    "Cache-Control": "no-cache",
 }
+PAGE_GZIP_MIN_BYTES = 500  # the page's files are gzipped, for clients that accept it, from this size
 
 
 @dataclass(frozen=True)
@@ -399,7 +403,8 @@ def build_app(
         Route("/readyz", functools.partial(_readiness, is_ready, stage), methods=["GET"]),
     ]
     if settings.page_enabled:
-        routes.append(Mount("/", PageFiles(directory=STATIC_DIR, html=True)))
+        page = GZipMiddleware(PageFiles(directory=STATIC_DIR, html=True), minimum_size=PAGE_GZIP_MIN_BYTES)
+        routes.append(Mount("/", page))
     guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
     handlers = {HTTPException: _http_error, Exception: _internal_error}
     app = Starlette(routes=routes, middleware=[guard], exception_handlers=handlers)
@@ -442,7 +447,7 @@ async def _readiness(is_ready: Callable[[], bool], stage: Callable[[], str], req
 
 
 class PageFiles(StaticFiles):
-    """The page's static files, each with ``PAGE_HEADERS``."""
+    """The page's static files, each with ``PAGE_HEADERS`` (its ETag comes from StaticFiles)."""
 
     def file_response(self, *args: Any, **kwargs: Any) -> Response:
         response = super().file_response(*args, **kwargs)
