@@ -1,5 +1,5 @@
-"""No batch call outlives its time: the largest Classify and Features batches stop at the client's deadline
-(on both edges) or at the server's own time limit, and the server's CPU goes idle.
+"""No batch call outlives its time: the largest Classify and Features batches, and the costliest Hint, stop at
+the client's deadline (on both edges) or at the server's own time limit, and the server's CPU goes idle.
 
 Each test runs ``boaf serve`` as a process of its own and reads its CPU time from
 ``/proc/PID/stat`` (user + system ticks of every thread), so the figure is the
@@ -22,15 +22,20 @@ import pytest
 from http_client import Client
 from servers import free_port, serve_process
 
+from game import deal
 from game.cards import card_text
+from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.settings import Settings
 
 LARGEST_BATCH = Settings().max_batch_size  # the default limit: 10,000 states of 52 cards fit 4 MiB
 DEADLINE_S = 0.5
 IDLE_CPU_S = 0.2  # the most CPU the server may use in a 2 s window once the work has stopped
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+# The costliest Hint the limits allow: a whole deck's 326 moves, each search cut at one node, so every result
+# goes on to the features, the progress search and the model (~4 s of work on the 2-core machine).
+COSTLY_HINT = game_pb2.HintRequest(state=state_to_proto(deal(7, rows=4, cols=13)), max_nodes_per_move=1)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -158,3 +163,46 @@ def requests_total(metrics_port: int, method: str) -> dict[str, float]:
             code = line.split('code="', 1)[1].split('"', 1)[0]
             counts[code] = float(line.rsplit(" ", 1)[1])
     return counts
+
+
+@pytest.mark.slow
+def test_a_costly_hint_over_grpc_stops_at_its_deadline_and_the_cpu_goes_idle(
+    server: tuple[subprocess.Popen[str], str, int],
+) -> None:
+    process, address, _ = server
+    with grpc.insecure_channel(address) as channel:
+        sent = time.monotonic()
+        with pytest.raises(grpc.RpcError) as caught:
+            game_pb2_grpc.GameStub(channel).Hint(COSTLY_HINT, timeout=DEADLINE_S)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    deadline = sent + DEADLINE_S
+    assert cpu_between(process.pid, deadline + 1, deadline + 3) < IDLE_CPU_S
+
+
+@pytest.mark.slow
+def test_a_costly_hint_over_http_stops_at_its_deadline_and_the_cpu_goes_idle(
+    server: tuple[subprocess.Popen[str], str, int],
+) -> None:
+    process, _, http_port = server
+    body = {"state": {"rows": 4, "cols": 13, "cells": list(COSTLY_HINT.state.cells)}, "maxNodesPerMove": "1"}
+    client = Client(f"http://127.0.0.1:{http_port}")
+    sent = time.monotonic()
+    answer = client.call("Game/Hint", body, headers={"Connect-Timeout-Ms": str(int(DEADLINE_S * 1000))})
+    assert (answer.status, answer.body["code"]) == (504, "deadline_exceeded"), answer.body
+    deadline = sent + DEADLINE_S
+    assert cpu_between(process.pid, deadline + 1, deadline + 3) < IDLE_CPU_S
+
+
+@pytest.mark.slow
+def test_without_a_deadline_the_server_time_limit_ends_a_costly_hint(
+    short_limit_server: tuple[subprocess.Popen[str], str, int],
+) -> None:
+    process, address, _ = short_limit_server
+    with grpc.insecure_channel(address) as channel, pytest.raises(grpc.RpcError) as caught:
+        game_pb2_grpc.GameStub(channel).Hint(COSTLY_HINT)  # no deadline: ~4 s of work without the limit
+    ended = time.monotonic()
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert "BOAF_BATCH_TIME_LIMIT_MS" in caught.value.details()
+    assert cpu_between(process.pid, ended + 0.5, ended + 2.5) < IDLE_CPU_S
+    counts = requests_total(process.metrics_port, "Hint")  # type: ignore[attr-defined]
+    assert (counts.get("DEADLINE_EXCEEDED", 0), counts.get("OK", 0)) == (1, 0)
