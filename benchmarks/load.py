@@ -9,10 +9,12 @@ each an asyncio loop on one channel), and prints one row per scenario:
 - ``classify-1000``: Classify of 1,000 random states;
 - ``solve-deal``: Solve (ordered DFS) of a seeded 16-card deal, a fresh seed each call;
 - ``features-1000``: Features of 1,000 random states;
+- ``hint``: Game.Hint of a seeded 16-card deal, a fresh seed each call: every legal move
+  (~40) searched within the model's exact-path budget, the rest to the model;
 - ``server-info`` and ``health-check`` (only when named): GetServerInfo, served
   from a cache, beside the health Check floor.
 
-``--soak S`` adds a mixed run of all four for S seconds and reports its errors.
+``--soak S`` adds a mixed run of all five for S seconds and reports its errors.
 ``--hostile S`` (default 60; 0 for none) ends with the hostile mix of
 ``benchmarks/hostile.py`` at the largest client count, after a baseline of its
 normal calls alone (a quarter of S, at least 1 s): malformed and runaway-shaped
@@ -37,6 +39,7 @@ classify-1000; solve-deal p50 <= 3 ms; no errors in a 60 s soak at 16 clients.
     python benchmarks/load.py --clients 16 --duration 10 --soak 60
     python benchmarks/load.py --scenarios classify-1,classify-1000 --http   # gRPC and HTTP/JSON side by side
     python benchmarks/load.py --scenarios solve-deal --duration 1 --hostile 60   # mostly the hostile mix
+    python benchmarks/load.py --scenarios hint --clients 1,16 --duration 10 --hostile 0
 """
 
 from __future__ import annotations
@@ -65,10 +68,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from game import State, card_text, deal, random_states
 from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.settings import Settings
 
-SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000")
+SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000", "hint")
 # Not run unless named: the cheapest calls, boaf's (served from a cache) beside the health Check floor.
 EXTRA_SCENARIOS = ("server-info", "health-check")
 CALL_TIMEOUT_S = 30.0
@@ -113,6 +116,14 @@ def request_maker(scenario: str, worker: int) -> Callable[[boaf_pb2_grpc.BoafStu
             stub.Solve(pb.SolveRequest(state=state_to_proto(deal(next(seeds)))), timeout=CALL_TIMEOUT_S),
             1,
         )
+    if scenario == "hint":
+        deals = itertools.count(1 + 1_000_000 * worker)
+        return lambda stub: (
+            stub.game.Hint(  # type: ignore[attr-defined]
+                game_pb2.HintRequest(state=state_to_proto(deal(next(deals)))), timeout=CALL_TIMEOUT_S
+            ),
+            1,
+        )
     if scenario == "server-info":
         return lambda stub: (stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S), 0)
     if scenario == "health-check":
@@ -144,6 +155,7 @@ async def _run_process(address: str, scenarios: list[str], clients: int, seconds
     async with grpc.aio.insecure_channel(address) as channel:
         stub = boaf_pb2_grpc.BoafStub(channel)
         stub.health = health_pb2_grpc.HealthStub(channel)  # type: ignore[attr-defined]  # health-check scenario
+        stub.game = game_pb2_grpc.GameStub(channel)  # type: ignore[attr-defined]  # hint scenario
         await stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S)  # connect before timing
         stop_at = time.perf_counter() + seconds
         await asyncio.gather(*(_client(stub, makers[i % len(makers)], stop_at, out) for i in range(clients)))
