@@ -173,7 +173,11 @@ async function reach(index, signal) {
 
 async function doMove(move, signal, focus) {
   const before = game();
-  const answer = await call("Game/Play", { state: before.state, moves: [move] }, signal);
+  const legal = before.legalMoves.find((m) => m.move === move);
+  // With the verdicts on, one Hint of the known result is the next position and its verdicts at once.
+  const answer = legal && $("show-verdicts").checked && hintProbe
+    ? await hintedPosition(legal.result, signal)
+    : await call("Game/Play", { state: before.state, moves: [move] }, signal);
   const target = before.state.cells.indexOf(move.split("-")[1]);
   if (line[at] !== move) {
     line = line.slice(0, at).concat(move);
@@ -382,16 +386,34 @@ async function lookUp(signal) {
   return known.judged;
 }
 
+function verdictsOfHint(answer) {
+  return (answer.moves || []).map((m) => ({
+    move: m.move,
+    winnable: m.verdict === "VERDICT_WINNABLE" ? true : m.verdict === "VERDICT_LOSES" ? false : undefined,
+    p: m.pWinnable || 0,
+  }));
+}
+
+// The position at `state` as Play would answer it ({state, legalMoves, won}), from one Hint, whose
+// verdicts are kept; Play on a server without Game/Hint.
+async function hintedPosition(state, signal) {
+  try {
+    const answer = await call("Game/Hint", { state, maxNodesPerMove: "0" }, signal);
+    factsOf(state).judged = verdictsOfHint(answer);
+    const legalMoves = (answer.moves || []).map((m) => ({ move: m.move, result: m.result }));
+    return { state, legalMoves, won: Boolean(answer.won) };
+  } catch (error) {
+    if (!(error instanceof Refused) || !["unimplemented", "not_found", "internal"].includes(error.code)) throw error;
+    hintProbe = false;
+    return call("Game/Play", { state, moves: [] }, signal);
+  }
+}
+
 async function judge(current, signal) {
   if (current.legalMoves.length === 0) return [];
   if (hintProbe) {
     try {
-      const answer = await call("Game/Hint", { state: current.state, maxNodesPerMove: "0" }, signal);
-      return (answer.moves || []).map((m) => ({
-        move: m.move,
-        winnable: m.verdict === "VERDICT_WINNABLE" ? true : m.verdict === "VERDICT_LOSES" ? false : undefined,
-        p: m.pWinnable || 0,
-      }));
+      return verdictsOfHint(await call("Game/Hint", { state: current.state, maxNodesPerMove: "0" }, signal));
     } catch (error) {
       // A server without Game/Hint (or with a broken one): one Classify of the moves' results instead.
       if (!(error instanceof Refused) || !["unimplemented", "not_found", "internal"].includes(error.code)) throw error;
