@@ -52,6 +52,7 @@ def test_every_field_reads_its_boaf_variable(tmp_path: Path) -> None:
         "BOAF_MAX_CONCURRENT_PUZZLES": "2",
         "BOAF_MAX_CONCURRENT_SEARCHES": "3",
         "BOAF_SEARCH_MEMORY_MB": "64",
+        "BOAF_HINT_MAX_NODES": "300",
         "BOAF_PUZZLE_MAX_SAMPLES": "100",
         "BOAF_PUZZLE_MAX_ITERATIONS": "50",
         "BOAF_MEMORY_LIMIT_MB": "1024",
@@ -93,6 +94,7 @@ def test_every_field_reads_its_boaf_variable(tmp_path: Path) -> None:
         max_concurrent_puzzles=2,
         max_concurrent_searches=3,
         search_memory_mb=64,
+        hint_max_nodes=300,
         puzzle_max_samples=100,
         puzzle_max_iterations=50,
         memory_limit_mb=1024,
@@ -146,7 +148,10 @@ def test_every_variable_is_documented() -> None:
         ({"BOAF_LOG_LEVEL": "LOUD"}, "BOAF_LOG_LEVEL='LOUD'"),
         ({"BOAF_SHUTDOWN_GRACE_S": "-1"}, "BOAF_SHUTDOWN_GRACE_S=-1.0: must be at least 0"),
         ({"BOAF_MAX_CONCURRENT_SEARCHES": "0"}, "BOAF_MAX_CONCURRENT_SEARCHES=0: must be at least 1"),
-        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,053 MiB"),
+        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,116 MiB"),
+        ({"BOAF_HINT_MAX_NODES": "0"}, "BOAF_HINT_MAX_NODES=0: must be at least 1"),
+        # Every work slot may hold one hint search of 1M nodes at 408 B a node: 8 x 389 MiB.
+        ({"BOAF_HINT_MAX_NODES": "1000000"}, "the limits need up to 5,862 MiB (base 512, searches 768, hints 3,113"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], match: str) -> None:
@@ -170,6 +175,7 @@ ENFORCED_BY: dict[str, type[Exception]] = {
     "max_concurrent_searches": errors.Busy,
     "puzzle_max_samples": errors.LimitExceeded,
     "puzzle_max_iterations": errors.LimitExceeded,
+    "hint_max_nodes": errors.LimitExceeded,
     "api_tokens": errors.Unauthenticated,
 }
 
