@@ -185,7 +185,7 @@ def test_moves_are_judged_and_a_puzzle_shows_its_ratio_chart(page: WebDriver) ->
     )
     assert not page.find_element(By.ID, "show-verdicts").is_selected()  # a puzzle's verdicts wait to be asked for
     assert not any(v.text for v in page.find_elements(By.CSS_SELECTOR, "#moves .verdict"))
-    viewport(page, 1366, 1100)  # the whole page, chart included (docs/playground.png is one of these)
+    viewport(page, 1366, 1100)  # the whole page, chart included
     screenshot(page, "puzzle")
 
 
@@ -486,6 +486,10 @@ def test_hint_shows_one_winning_move(page: WebDriver, base_url: str) -> None:
     if hint.endswith("(exact)."):
         answer = Client(base_url).call("Boaf/Solve", {"state": server_state(base_url, 367297990, [move])}).body
         assert answer["status"] == "SOLVABLE"
+    page.find_element(By.ID, "show-verdicts").click()
+    wait(page).until(lambda d: "checking" not in text_of(d, "moves"))
+    viewport(page, 1200, 720)
+    screenshot(page, "playground")  # docs/playground.png is this one
 
 
 def server_state(url: str, seed: int, moves: list[str]) -> dict[str, Any]:
