@@ -56,12 +56,25 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    """``boaf serve`` on free loopback ports; its HTTP address, read from the line it prints when ready."""
+def serving() -> Iterator[str]:
+    """``boaf serve`` on free loopback ports; the line it prints when ready."""
     with boaf_serve(env=SERVER_ENV) as line:
-        found = re.search(r"HTTP on (http://[\d.]+:\d+)/", line)
-        assert found, line
-        yield found.group(1)
+        yield line
+
+
+@pytest.fixture(scope="module")
+def base_url(serving: str) -> str:
+    """The server's HTTP address."""
+    found = re.search(r"HTTP on (http://[\d.]+:\d+)/", serving)
+    assert found, serving
+    return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def metrics_url(serving: str) -> str:
+    found = re.search(r"metrics on (\d+)", serving)
+    assert found, serving
+    return f"http://127.0.0.1:{found.group(1)}/metrics"
 
 
 @pytest.fixture(scope="module")
@@ -459,6 +472,10 @@ def test_a_link_opens_its_position_and_the_url_follows_play(page: WebDriver, bas
     cells = board_cells(page)
     page.get(page.current_url)
     wait(page).until(lambda d: played(d) == 2)
+    opened = page.execute_script(
+        "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/boaf.v1.')).length"
+    )
+    assert opened <= 4  # Deal, and Play of the start and of the line's end
     assert board_cells(page) == cells and page.find_element(By.ID, "seed").get_attribute("value") == "367297990"
     page.find_element(By.ID, "undo").click()
     wait(page).until(lambda d: played(d) == 1)
@@ -508,7 +525,7 @@ def test_keyboard_only_play_with_arrow_keys(page: WebDriver) -> None:
     for card in first.split("-"):
         target = cells.index(card)
         row, col = divmod(target, 4)
-        here = int(page.switch_to.active_element.get_attribute("data-index"))
+        here = int(page.switch_to.active_element.get_attribute("data-index") or -1)
         keys = [Keys.ARROW_DOWN] * (row - here // 4) + [Keys.ARROW_UP] * (here // 4 - row)
         keys += [Keys.ARROW_RIGHT] * (col - here % 4) + [Keys.ARROW_LEFT] * (here % 4 - col)
         for key in keys:
@@ -552,7 +569,15 @@ def test_request_budget_of_a_load_and_a_move(page: WebDriver, base_url: str) -> 
     assert load <= 4 and small[0] <= 2 and large[0] <= 2
 
 
-def test_a_long_generation_shows_its_time_and_can_be_cancelled(page: WebDriver) -> None:
+def cancelled_generations(metrics_url: str) -> float:
+    with urllib.request.urlopen(metrics_url) as response:
+        text = response.read().decode()
+    found = re.search(r'boaf_requests_total\{code="CANCELLED",method="GeneratePuzzle"\} (\S+)', text)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_a_long_generation_shows_its_time_and_can_be_cancelled(page: WebDriver, metrics_url: str) -> None:
+    before = cancelled_generations(metrics_url)
     deal_seed(page, "2")
     cells = board_cells(page)
     count_calls(page)
@@ -564,6 +589,7 @@ def test_a_long_generation_shows_its_time_and_can_be_cancelled(page: WebDriver) 
     assert text_of(page, "status") == "Generating the puzzle: cancelled."
     assert board_cells(page) == cells and not page.find_element(By.ID, "progress").is_displayed()
     assert [c["end"] for c in calls(page) if c["path"].endswith("GeneratePuzzle")] == ["AbortError"]
+    wait(page).until(lambda d: cancelled_generations(metrics_url) > before)  # the server stopped it too
 
 
 def test_the_pages_files_are_compressed_and_revalidated(base_url: str) -> None:
