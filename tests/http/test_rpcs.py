@@ -120,6 +120,17 @@ def test_hint_past_the_limit_is_the_same_out_of_range_on_both_edges(client: Clie
     assert "(BOAF_HINT_MAX_NODES)" in answer.body["message"]
 
 
+def test_a_hint_of_the_largest_grid_at_the_limit_answers_over_http(client: Client, grpc_server: BoafServer) -> None:
+    whole_deck = deal(7, rows=4, cols=13)  # 52 cards: the largest state, 326 legal moves
+    limit = grpc_server.settings.hint_max_nodes
+    body = {"state": json_format.MessageToDict(state_to_proto(whole_deck)), "maxNodesPerMove": str(limit)}
+    answer = client.call("Game/Hint", body, headers={"Connect-Timeout-Ms": "30000"})
+    assert answer.status == 200, answer.body
+    moves = answer.body["moves"]
+    assert [m["move"] for m in moves] == [whole_deck.move_text(m) for m in whole_deck.legal_moves()]
+    assert all(int(m["nodes"]) <= limit for m in moves)
+
+
 def test_an_illegal_move_is_refused_with_the_games_message(client: Client) -> None:
     state = json_format.MessageToDict(grid_state(DEAL_360528))
     answer = client.call("Game/Play", {"state": state, "moves": ["5S-7D"]})
