@@ -27,7 +27,6 @@ let chartLooking = null; // AbortController of the current puzzle's analysis
 const facts = new Map(); // what is known of a state (keyed by stateKey): {solve, judged}
 let selected = null; // cell index of the chosen source stack
 let focusIndex = null; // the board's roving tab stop
-let hintProbe = true; // false once the server answers that it has no Game/Hint
 let tokenWaiters = []; // calls waiting for a token to be entered
 let progressTimer = null;
 
@@ -175,7 +174,7 @@ async function doMove(move, signal, focus) {
   const before = game();
   const legal = before.legalMoves.find((m) => m.move === move);
   // With the verdicts on, one Hint of the known result is the next position and its verdicts at once.
-  const answer = legal && $("show-verdicts").checked && hintProbe
+  const answer = legal && $("show-verdicts").checked
     ? await hintedPosition(legal.result, signal)
     : await call("Game/Play", { state: before.state, moves: [move] }, signal);
   const target = before.state.cells.indexOf(move.split("-")[1]);
@@ -368,8 +367,8 @@ function followUrl() {
 
 // --- verdicts and hints ---
 
-// Each legal move's verdict: {move, winnable: true|false|undefined, p}; from Game/Hint, or from
-// one Classify of every move's result on a server without it. Known for the position once.
+// Each legal move's verdict: {move, winnable: true|false|undefined, p}, from Game/Hint; known for the
+// position once.
 async function lookUp(signal) {
   const current = game();
   const known = factsOf(current.state);
@@ -395,37 +394,17 @@ function verdictsOfHint(answer) {
 }
 
 // The position at `state` as Play would answer it ({state, legalMoves, won}), from one Hint, whose
-// verdicts are kept; Play on a server without Game/Hint.
+// verdicts are kept.
 async function hintedPosition(state, signal) {
-  try {
-    const answer = await call("Game/Hint", { state, maxNodesPerMove: "0" }, signal);
-    factsOf(state).judged = verdictsOfHint(answer);
-    const legalMoves = (answer.moves || []).map((m) => ({ move: m.move, result: m.result }));
-    return { state, legalMoves, won: Boolean(answer.won) };
-  } catch (error) {
-    if (!(error instanceof Refused) || !["unimplemented", "not_found", "internal"].includes(error.code)) throw error;
-    hintProbe = false;
-    return call("Game/Play", { state, moves: [] }, signal);
-  }
+  const answer = await call("Game/Hint", { state, maxNodesPerMove: "0" }, signal);
+  factsOf(state).judged = verdictsOfHint(answer);
+  const legalMoves = (answer.moves || []).map((m) => ({ move: m.move, result: m.result }));
+  return { state, legalMoves, won: Boolean(answer.won) };
 }
 
 async function judge(current, signal) {
   if (current.legalMoves.length === 0) return [];
-  if (hintProbe) {
-    try {
-      return verdictsOfHint(await call("Game/Hint", { state: current.state, maxNodesPerMove: "0" }, signal));
-    } catch (error) {
-      // A server without Game/Hint (or with a broken one): one Classify of the moves' results instead.
-      if (!(error instanceof Refused) || !["unimplemented", "not_found", "internal"].includes(error.code)) throw error;
-      hintProbe = false;
-    }
-  }
-  const answer = await call("Boaf/Classify", { states: current.legalMoves.map((m) => m.result) }, signal);
-  return answer.predictions.map((p, i) => ({
-    move: current.legalMoves[i].move,
-    winnable: p.exact ? Boolean(p.solvable) : undefined,
-    p: p.pSolvable || 0,
-  }));
+  return verdictsOfHint(await call("Game/Hint", { state: current.state, maxNodesPerMove: "0" }, signal));
 }
 
 // Verdicts with what Solve settled laid over them: never an estimate beside a contradicting exact answer.
