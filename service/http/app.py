@@ -60,7 +60,7 @@ from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitE
 from service.http.context import CallAborted, CallContext
 from service.http.guards import EdgeGuard
 from service.http.statuses import error_response
-from service.http.wire import encode_answer, parse_request
+from service.http.wire import GZIP_MIN_BYTES, accepts_gzip, encode_answer, gzipped, parse_request
 from service.interceptors import UNKNOWN_METHOD
 from service.kernels import RETRY_AFTER_S
 from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
@@ -274,12 +274,16 @@ class Edge:
     ) -> Response:
         if self._threads is None:  # every admitted call gets a thread at once; work slots bound the work
             self._threads = anyio.CapacityLimiter(self.settings.max_concurrent_rpcs)
-        call = functools.partial(self._answer, endpoint, body, context, started)
+        gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
+        call = functools.partial(self._answer, endpoint, body, context, started, gzip)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
-                data = await anyio.to_thread.run_sync(call, limiter=self._threads)
+                data, encoding = await anyio.to_thread.run_sync(call, limiter=self._threads)
                 code, response = grpc.StatusCode.OK, Response(data, media_type="application/json")
+                response.headers["vary"] = "Accept-Encoding"
+                if encoding:
+                    response.headers["content-encoding"] = encoding
             except CallAborted as exc:
                 code, response = exc.code, error_response(exc.code, exc.message)
             finally:
@@ -302,8 +306,11 @@ class Edge:
             return late, error_response(late, "the client's deadline passed before the answer")
         return code, response
 
-    def _answer(self, endpoint: Endpoint, body: bytes, context: CallContext, started: float) -> bytes:
-        # In a worker thread, so that a large batch's JSON never holds up the event loop.
+    def _answer(
+        self, endpoint: Endpoint, body: bytes, context: CallContext, started: float, gzip: bool
+    ) -> tuple[bytes, str]:
+        # In a worker thread, so that a large batch's JSON (and its gzip) never holds up the event loop.
+        # Returns the answer and its content encoding ("" or "gzip": Connect's Accept-Encoding for unary calls).
         mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
         # A work slot is waited for until the client's deadline, or the longest server time limit from arrival.
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
@@ -311,7 +318,10 @@ class Edge:
             with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
                 message = parse_request(body, endpoint.request_type(), context)
                 answer = endpoint.handler(message, context)  # raises CallAborted on errors
-                return encode_answer(answer, context)
+                data = encode_answer(answer, context)
+                if gzip and len(data) >= GZIP_MIN_BYTES:
+                    return gzipped(data, context), "gzip"
+                return data, ""
         except CallAborted:
             raise
         except Exception as exc:

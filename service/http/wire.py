@@ -12,6 +12,7 @@ deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any, NoReturn
 
 import grpc
@@ -154,3 +155,35 @@ def _stop(context: CallContext, when: str) -> NoReturn:
     if context.time_remaining() <= 0:
         raise DeadlineExceeded(f"the client's deadline passed while its {what} {when}")
     raise Cancelled(f"the call was cancelled while its {what} {when}")
+
+
+GZIP_MIN_BYTES = 1024
+"""Answers at least this long are gzipped for a client that accepts it (shorter ones gain little)."""
+GZIP_CHUNK = 1 << 18
+"""Bytes compressed between two checks that the call is still active."""
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """True when an ``Accept-Encoding`` header lists ``gzip`` (or ``*``) with a quality above 0."""
+    for part in accept_encoding.split(","):
+        name, _, params = part.partition(";")
+        if name.strip().lower() not in ("gzip", "*"):
+            continue
+        quality = params.strip().lower().removeprefix("q=")
+        try:
+            return not quality or float(quality) > 0
+        except ValueError:
+            return False
+    return False
+
+
+def gzipped(data: bytes, context: CallContext) -> bytes:
+    """``data`` gzipped, ``GZIP_CHUNK`` bytes at a time: a call no longer active stops it as ``encode_answer`` does."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # 16 +: a gzip header and trailer
+    parts = []
+    for start in range(0, len(data), GZIP_CHUNK):
+        if not context.is_active():
+            _stop(context, "was compressed")
+        parts.append(packer.compress(data[start : start + GZIP_CHUNK]))
+    parts.append(packer.flush())
+    return b"".join(parts)

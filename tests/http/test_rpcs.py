@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import urllib.request
@@ -107,6 +108,31 @@ def test_hint_over_http_lists_plays_moves_with_verdicts_in_proto3_json(client: C
     assert answer.body["modelVersion"]
     won = client.call("Game/Hint", {"state": {"rows": 1, "cols": 2, "cells": ["", "QH"]}}).body
     assert (won["won"], won["moves"], won["verdict"]) == (True, [], "VERDICT_WINNABLE")
+
+
+def test_a_large_answer_is_gzipped_for_a_client_that_accepts_it(client: Client) -> None:
+    """Connect's unary compression: ``Accept-Encoding: gzip`` gets ``Content-Encoding: gzip`` on a large answer.
+
+    A move on a whole-deck deal (Hint of its ~300 moves with their result states) is ~137 KB of JSON,
+    which the page's budget of 60 KB a move could not hold uncompressed.
+    """
+    body = json.dumps({"state": json_format.MessageToDict(state_to_proto(deal(7, rows=4, cols=13)))}).encode()
+
+    def hint(accept: str | None) -> tuple[dict[str, str], bytes]:
+        headers = {"Content-Type": "application/json", **({"Accept-Encoding": accept} if accept else {})}
+        request = urllib.request.Request(client.base + "/boaf.v1.Game/Hint", data=body, headers=headers)
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return {k.lower(): v for k, v in response.headers.items()}, response.read()
+
+    plain_headers, plain = hint(None)
+    zipped_headers, zipped = hint("gzip, deflate, br")
+    refused_headers, _ = hint("gzip;q=0")
+    assert "content-encoding" not in plain_headers and "content-encoding" not in refused_headers
+    assert zipped_headers["content-encoding"] == "gzip" and zipped_headers["vary"] == "Accept-Encoding"
+    assert json.loads(gzip.decompress(zipped)) == json.loads(plain)
+    assert len(plain) > 100_000 and len(zipped) < 60_000
+    tiny = client.post("/boaf.v1.Game/Deal", {"seed": 1}, headers={"Accept-Encoding": "gzip"})
+    assert tiny.status == 200 and "content-encoding" not in tiny.headers  # under GZIP_MIN_BYTES: not worth it
 
 
 def test_hint_past_the_limit_is_the_same_out_of_range_on_both_edges(client: Client, grpc_server: BoafServer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -13,7 +14,7 @@ from service.converters import state_to_proto
 from service.errors import Cancelled, DeadlineExceeded
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.http.context import CallAborted, CallContext
-from service.http.wire import ENCODE_CHUNK, parse_request
+from service.http.wire import ENCODE_CHUNK, GZIP_CHUNK, accepts_gzip, gzipped, parse_request
 
 SIZE = 3 * ENCODE_CHUNK + 7  # three whole chunks and a part
 
@@ -47,3 +48,32 @@ def test_reading_stops_between_chunks_once_the_deadline_has_passed_or_the_client
     gone.finish()
     with pytest.raises(Cancelled, match="cancelled while its request was read"):
         parse_request(body, pb.ClassifyRequest(), gone)
+
+
+@pytest.mark.parametrize(
+    ("header", "accepted"),
+    [
+        ("gzip", True),
+        ("gzip, deflate, br", True),
+        ("br;q=1.0, GZIP;q=0.5", True),
+        ("*", True),
+        ("gzip;q=0", False),
+        ("gzip;q=0.0", False),
+        ("gzip;q=nope", False),
+        ("deflate, br", False),
+        ("", False),
+    ],
+)
+def test_gzip_is_used_only_when_the_client_accepts_it(header: str, accepted: bool) -> None:
+    assert accepts_gzip(header) is accepted
+
+
+def test_an_answer_is_gzipped_in_chunks_that_a_calls_end_stops() -> None:
+    data = bytes(range(256)) * (3 * GZIP_CHUNK // 256 + 5)  # three whole chunks and a part
+    assert gzip.decompress(gzipped(data, CallContext("test", None))) == data
+    with pytest.raises(DeadlineExceeded, match="deadline passed while its answer was compressed"):
+        gzipped(data, CallContext("test", 1e-9))
+    gone = CallContext("test", None)
+    gone.finish()
+    with pytest.raises(Cancelled, match="cancelled while its answer was compressed"):
+        gzipped(data, gone)
