@@ -27,7 +27,7 @@ _sym_db = _symbol_database.Default()
 from service.generated.boaf.v1 import boaf_pb2 as boaf_dot_v1_dot_boaf__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x62oaf/v1/game.proto\x12\x07\x62oaf.v1\x1a\x12\x62oaf/v1/boaf.proto\"7\n\x0b\x44\x65\x61lRequest\x12\x0c\n\x04seed\x18\x01 \x01(\x03\x12\x0c\n\x04rows\x18\x02 \x01(\r\x12\x0c\n\x04\x63ols\x18\x03 \x01(\r\";\n\x0bPlayRequest\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\r\n\x05moves\x18\x02 \x03(\t\"9\n\tLegalMove\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x1e\n\x06result\x18\x02 \x01(\x0b\x32\x0e.boaf.v1.State\"c\n\x0cPlayResponse\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\'\n\x0blegal_moves\x18\x02 \x03(\x0b\x32\x12.boaf.v1.LegalMove\x12\x0b\n\x03won\x18\x03 \x01(\x08\"H\n\x0bHintRequest\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\x1a\n\x12max_nodes_per_move\x18\x02 \x01(\x04\"~\n\x08MoveHint\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x1e\n\x06result\x18\x02 \x01(\x0b\x32\x0e.boaf.v1.State\x12!\n\x07verdict\x18\x03 \x01(\x0e\x32\x10.boaf.v1.Verdict\x12\x12\n\np_winnable\x18\x04 \x01(\x01\x12\r\n\x05nodes\x18\x05 \x01(\x04\"\x8b\x01\n\x0cHintResponse\x12 \n\x05moves\x18\x01 \x03(\x0b\x32\x11.boaf.v1.MoveHint\x12\x0b\n\x03won\x18\x02 \x01(\x08\x12!\n\x07verdict\x18\x03 \x01(\x0e\x32\x10.boaf.v1.Verdict\x12\x12\n\np_winnable\x18\x04 \x01(\x01\x12\x15\n\rmodel_version\x18\x05 \x01(\t*a\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x14\n\x10VERDICT_WINNABLE\x10\x01\x12\x11\n\rVERDICT_LOSES\x10\x02\x12\x14\n\x10VERDICT_ESTIMATE\x10\x03\x32\x9e\x01\n\x04Game\x12,\n\x04\x44\x65\x61l\x12\x14.boaf.v1.DealRequest\x1a\x0e.boaf.v1.State\x12\x33\n\x04Play\x12\x14.boaf.v1.PlayRequest\x1a\x15.boaf.v1.PlayResponse\x12\x33\n\x04Hint\x12\x14.boaf.v1.HintRequest\x1a\x15.boaf.v1.HintResponseBF\n\x0borg.boaf.v1B\tGameProtoP\x01Z*github.com/boaf/boaf/gen/go/boaf/v1;boafv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12\x62oaf/v1/game.proto\x12\x07\x62oaf.v1\x1a\x12\x62oaf/v1/boaf.proto\"7\n\x0b\x44\x65\x61lRequest\x12\x0c\n\x04seed\x18\x01 \x01(\x03\x12\x0c\n\x04rows\x18\x02 \x01(\r\x12\x0c\n\x04\x63ols\x18\x03 \x01(\r\";\n\x0bPlayRequest\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\r\n\x05moves\x18\x02 \x03(\t\"9\n\tLegalMove\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x1e\n\x06result\x18\x02 \x01(\x0b\x32\x0e.boaf.v1.State\"c\n\x0cPlayResponse\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\'\n\x0blegal_moves\x18\x02 \x03(\x0b\x32\x12.boaf.v1.LegalMove\x12\x0b\n\x03won\x18\x03 \x01(\x08\"H\n\x0bHintRequest\x12\x1d\n\x05state\x18\x01 \x01(\x0b\x32\x0e.boaf.v1.State\x12\x1a\n\x12max_nodes_per_move\x18\x02 \x01(\x04\"~\n\x08MoveHint\x12\x0c\n\x04move\x18\x01 \x01(\t\x12\x1e\n\x06result\x18\x02 \x01(\x0b\x32\x0e.boaf.v1.State\x12!\n\x07verdict\x18\x03 \x01(\x0e\x32\x10.boaf.v1.Verdict\x12\x12\n\np_winnable\x18\x04 \x01(\x01\x12\r\n\x05nodes\x18\x05 \x01(\x04\"\x8b\x01\n\x0cHintResponse\x12 \n\x05moves\x18\x01 \x03(\x0b\x32\x11.boaf.v1.MoveHint\x12\x0b\n\x03won\x18\x02 \x01(\x08\x12!\n\x07verdict\x18\x03 \x01(\x0e\x32\x10.boaf.v1.Verdict\x12\x12\n\np_winnable\x18\x04 \x01(\x01\x12\x15\n\rmodel_version\x18\x05 \x01(\t*a\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x14\n\x10VERDICT_WINNABLE\x10\x01\x12\x11\n\rVERDICT_LOSES\x10\x02\x12\x14\n\x10VERDICT_ESTIMATE\x10\x03\x32\xad\x01\n\x04Game\x12\x31\n\x04\x44\x65\x61l\x12\x14.boaf.v1.DealRequest\x1a\x0e.boaf.v1.State\"\x03\x90\x02\x01\x12\x38\n\x04Play\x12\x14.boaf.v1.PlayRequest\x1a\x15.boaf.v1.PlayResponse\"\x03\x90\x02\x01\x12\x38\n\x04Hint\x12\x14.boaf.v1.HintRequest\x1a\x15.boaf.v1.HintResponse\"\x03\x90\x02\x01\x42\x46\n\x0borg.boaf.v1B\tGameProtoP\x01Z*github.com/boaf/boaf/gen/go/boaf/v1;boafv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,6 +35,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'boaf.v1.game_pb2', _globals
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\013org.boaf.v1B\tGameProtoP\001Z*github.com/boaf/boaf/gen/go/boaf/v1;boafv1'
+  _globals['_GAME'].methods_by_name['Deal']._loaded_options = None
+  _globals['_GAME'].methods_by_name['Deal']._serialized_options = b'\220\002\001'
+  _globals['_GAME'].methods_by_name['Play']._loaded_options = None
+  _globals['_GAME'].methods_by_name['Play']._serialized_options = b'\220\002\001'
+  _globals['_GAME'].methods_by_name['Hint']._loaded_options = None
+  _globals['_GAME'].methods_by_name['Hint']._serialized_options = b'\220\002\001'
   _globals['_VERDICT']._serialized_start=673
   _globals['_VERDICT']._serialized_end=770
   _globals['_DEALREQUEST']._serialized_start=51
@@ -52,5 +58,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HINTRESPONSE']._serialized_start=532
   _globals['_HINTRESPONSE']._serialized_end=671
   _globals['_GAME']._serialized_start=773
-  _globals['_GAME']._serialized_end=931
+  _globals['_GAME']._serialized_end=946
 # @@protoc_insertion_point(module_scope)
