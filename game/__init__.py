@@ -1,10 +1,19 @@
 """Birds of a Feather: cards, grids, moves, notation and seeded deals.
 
 This package imports nothing else from boaf; everything else imports it.
+
+The seeded deals (``deal``, ``deal_cards``, ``random_state``, ``random_states``)
+load on first use (PEP 562): they need numpy and the compiled shuffle
+(``game.bits``, numba), and ``import game`` (cards, states, notation, errors)
+must stay light for clients such as ``service.client``.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from game.cards import RANKS, SUITS, Card, card_rank, card_suit, card_text, compatible, make_card, parse_card
-from game.deals import deal, deal_cards, random_state, random_states
 from game.errors import BoafError, Failure, IllegalMove, InvalidCard, InvalidInput, InvalidSeed, InvalidState, Stopped
 from game.notation import (
     format_grid,
@@ -18,6 +27,11 @@ from game.notation import (
     state_to_json,
 )
 from game.state import Move, State, cell_name
+
+if TYPE_CHECKING:
+    from game.deals import deal, deal_cards, random_state, random_states
+
+_DEALS = frozenset({"deal", "deal_cards", "random_state", "random_states"})
 
 __all__ = [
     "RANKS",
@@ -54,3 +68,12 @@ __all__ = [
     "state_from_json",
     "state_to_json",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # start-up: the deals pull in numba (game.bits); load them only when asked for
+    if name in _DEALS:
+        value = getattr(import_module("game.deals"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'game' has no attribute {name!r}")

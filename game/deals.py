@@ -10,8 +10,7 @@ from game.bits import shuffled_cells
 from game.cards import DECK_SIZE, Card
 from game.errors import InvalidSeed, InvalidState
 from game.state import State, check_grid
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+from game.validation import INT32_MAX, INT32_MIN
 
 
 def deal_cards(seed: int) -> list[Card]:

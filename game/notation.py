@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from game.cards import Card, card_text, compatible, parse_card
-from game.deals import INT32_MAX, INT32_MIN
 from game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState
 from game.state import MAX_CELLS, Move, State, cell_name
+from game.validation import INT32_MAX, INT32_MIN
 
 EMPTY_CELL_TEXT = "--"
 _EMPTY_MARKS = frozenset({"--", "."})

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+"""The 32-bit signed range of deal seeds, as in Microsoft FreeCell."""
+
 
 def check_positive_int(value: Any, name: str, *, error: type[Exception] = ValueError, kind: str = "integer") -> int:
     """``value`` as an ``int`` when it is an integer of at least 1 (``bool`` is not).
