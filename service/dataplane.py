@@ -7,6 +7,7 @@ settings; it is built once the model has loaded and been warmed up.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import heapq
 import math
@@ -283,6 +284,19 @@ class DataPlane:
         self._search_slots = threading.BoundedSemaphore(settings.max_concurrent_searches)
         self._alarm = Alarm()
         self._info: dict[str, Any] | None = None
+
+    def with_classifier(self, classifier: Classifier) -> DataPlane:
+        """A plane over another classifier (a model reload) that shares this one's slots and alarm.
+
+        The limits on searches and puzzles hold across both planes while calls on the old one finish,
+        and ``cancel_all`` on either stops the calls of both.
+        """
+        plane = copy.copy(self)
+        plane.classifier = classifier
+        path = classifier.ordering_path
+        plane.ordering = search.read_ordering(path) if path is not None else None
+        plane._info = None
+        return plane
 
     def cancel_all(self) -> None:
         """Stop every search and puzzle call under way (at its next node or loop step)."""

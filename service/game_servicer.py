@@ -13,10 +13,12 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import grpc
+import numpy as np
 
 from game import deal, play
 from game.state import State
 from service import converters
+from service.dataplane import ESTIMATE
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import game_pb2, game_pb2_grpc
 from service.metrics import Metrics
@@ -47,7 +49,9 @@ class GameServicer(game_pb2_grpc.GameServicer):
         with self.boaf.batch_call([request.state], "Hint", context) as (plane, cancel):
             state = converters.state_from_proto(request.state, "state")
             budget = plane.hint_budget(request.max_nodes_per_move)
-            return converters.hint_response(plane.hint(state, budget, cancel))
+            hints = plane.hint(state, budget, cancel)
+            self.metrics.count_answers("Hint", np.array([move.verdict != ESTIMATE for move in hints.moves], bool))
+            return converters.hint_response(hints)
 
 
 def play_response(state: State) -> game_pb2.PlayResponse:

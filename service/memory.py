@@ -9,6 +9,9 @@ by request size; the data plane, by states; every puzzle call) asks
 ``give_memory_back_soon()``; one background thread trims ``TRIM_DELAY_S`` after
 the last ask, so no call waits for it and a burst gets one trim. Elsewhere than
 glibc (musl, macOS) it does nothing.
+
+A model reload (``service.reload``) holds two models for a while: ``check_reload_fits``
+counts the second one against ``BOAF_MEMORY_LIMIT_MB`` before it is loaded.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import gc
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+from service.settings import MIB, Settings
 
 TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 TRIM_EVERY_S = 2.0  # at most one collect-and-trim this often
@@ -86,3 +92,37 @@ def settle_heap() -> None:
 def give_memory_back_soon() -> None:
     """Trim the C heap once the calls under way have ended (``TRIM_DELAY_S`` after the last ask)."""
     MEMORY.soon()
+
+
+MODEL_BYTES_PER_FILE_BYTE = 16  # a second copy of the committed model (1.9 MB of ONNX) added 22.5 MiB of RSS: 12x
+
+
+class ReloadRefused(Exception):
+    """A new model version would not fit in ``BOAF_MEMORY_LIMIT_MB`` beside the served one."""
+
+
+def model_memory_mb(directory: Path) -> int:
+    """The memory a loaded copy of the model in ``directory`` holds, in MiB (from its ONNX file's size)."""
+    onnx = directory / "classifier.onnx"
+    size = onnx.stat().st_size if onnx.is_file() else 0
+    return -(-size * MODEL_BYTES_PER_FILE_BYTE // MIB)
+
+
+def reload_memory_mb(settings: Settings, directory: Path) -> dict[str, int]:
+    """``Settings.worst_case_memory_mb`` while a reload holds two models: the parts, ``reload`` (the model in
+    ``directory``, loading beside the served one, which ``base`` counts) and their ``total``, in MiB."""
+    parts = {part: mb for part, mb in settings.worst_case_memory_mb().items() if part != "total"}
+    parts["reload"] = model_memory_mb(directory)
+    return {**parts, "total": sum(parts.values())}
+
+
+def check_reload_fits(settings: Settings, directory: Path) -> None:
+    """Raise ``ReloadRefused`` when the limits' worst case with a second model exceeds the memory limit."""
+    need = reload_memory_mb(settings, directory)
+    if need["total"] > settings.memory_limit_mb:
+        sums = ", ".join(f"{part} {mb:,}" for part, mb in need.items() if part != "total")
+        raise ReloadRefused(
+            f"{directory.name}: a reload holds two models at once, and the limits then need up to "
+            f"{need['total']:,} MiB ({sums}), past BOAF_MEMORY_LIMIT_MB={settings.memory_limit_mb:,}; "
+            "lower the limits or raise the memory limit, or restart to serve it"
+        )

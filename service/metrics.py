@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
@@ -67,6 +68,23 @@ class Metrics:
             registry=self.registry,
         )
         self.ready = Gauge("boaf_ready", "1 when the health service reports SERVING.", registry=self.registry)
+        self.model_info = Gauge(
+            "boaf_model_info", "1 for the model version being served.", ["version"], registry=self.registry
+        )
+        self.model_reloads = Counter(
+            "boaf_model_reloads",
+            "Model reloads by outcome: reloaded, failed (load or warm-up), refused (two models would not fit "
+            "BOAF_MEMORY_LIMIT_MB), abandoned (the server stopped).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.answers = Counter(
+            "boaf_classify_answers",
+            "States answered by Classify, and move results by Game Hint, by method and whether the answer is "
+            "exact (the search settled it) or the model's estimate.",
+            ["method", "exact"],
+            registry=self.registry,
+        )
         self._http: MetricsServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -74,6 +92,18 @@ class Metrics:
         """Count one finished RPC and its latency in seconds."""
         self.requests.labels(method, code).inc()
         self.latency.labels(method, code).observe(seconds)
+
+    def count_answers(self, method: str, exact: np.ndarray) -> None:
+        """Count a call's answers: ``exact`` holds one bool per state (True: settled by the exact path)."""
+        settled = int(np.count_nonzero(exact))
+        self.answers.labels(method, "true").inc(settled)
+        self.answers.labels(method, "false").inc(len(exact) - settled)
+
+    def serve_model(self, version: str, replaced: str | None = None) -> None:
+        """``boaf_model_info``: ``version`` is served now (in place of ``replaced``)."""
+        self.model_info.labels(version).set(1)
+        if replaced is not None and replaced != version:
+            self.model_info.remove(replaced)
 
     def serve(self, host: str, port: int, request_timeout_s: float = 10.0) -> int:
         """Serve ``/metrics`` over HTTP on ``host:port`` (0 = a free port) in a daemon thread; returns the port.

@@ -13,7 +13,11 @@ Lifecycle of a ``BoafServer``:
    health stays NOT_SERVING and ``load_error`` says why. The puzzle kernels
    then compile in the background; until they are loaded, the puzzle RPCs
    answer UNAVAILABLE with a retry hint.
-3. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
+3. When ``BOAF_MODEL_DIR`` is a model root, a ``service.reload.ModelWatcher``
+   watches its ``CURRENT``: a new version is loaded and warmed up beside the
+   served one and swapped in (``_reload``), with no call failing; ``reload_now()``
+   (SIGHUP) looks at once.
+4. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
    streams learn first), stops accepting calls, ends the streams (UNAVAILABLE),
    and gives the calls in flight ``grace`` seconds; those still running then end
    UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``, and their searches stop.
@@ -40,7 +44,9 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from models import registry
 from service import reflection as reflection_v1
+from service import reload
 from service.admission import Admission
 from service.compile_log import COMPILING
 from service.dataplane import Classifier, DataPlane, warm_up_puzzles
@@ -48,7 +54,7 @@ from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
 from service.kernels import UNITS, Kernels
-from service.memory import settle_heap
+from service.memory import ReloadRefused, check_reload_fits, settle_heap
 from service.metrics import Metrics
 from service.servicer import BoafServicer
 from service.settings import InvalidSettings, Settings, env_name, unbindable
@@ -114,6 +120,9 @@ class BoafServer:
         self._all_kernels = threading.Event()  # the background kernels (puzzles) are loaded, or failed to
         self.gate = self._gate()
         self._server = self._build_server()
+        self.watcher: reload.ModelWatcher | None = None  # set once serving from a model root
+        self._stopping = threading.Event()
+        self._swap_lock = threading.Lock()  # a swap never runs after stop() began
 
     def _gate(self) -> CallGate:
         served = [SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME]
@@ -195,7 +204,10 @@ class BoafServer:
             self.stage = "loading kernels"
             compile_s = self.kernels.prepare([u for u in UNITS if u.at_start], on_stage=self._say_stage)
             self.stage = "loading the model"
-            classifier = self._load_classifier(self.settings.model_dir)
+            root = reload.model_root(self.settings.model_dir)
+            # From a model root, load the version CURRENT names now: the watcher starts from it.
+            directory = registry.resolve(root) if root is not None else self.settings.model_dir
+            classifier = self._load_classifier(directory)
             self.stage = "warming up"
             plane = DataPlane(self.settings, classifier, self.kernels)
             seconds = plane.warm_up()
@@ -208,6 +220,7 @@ class BoafServer:
             self._all_kernels.set()
             return
         self.servicer.plane = plane
+        self.metrics.serve_model(classifier.version)
         settle_heap()  # a later full collection (after large calls) scans only what calls made
         self.stage = "serving"
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
@@ -224,6 +237,64 @@ class BoafServer:
             },
         )
         self._prepare_later_kernels()
+        if root is not None and directory is not None:
+            self._watch(root, directory.name)
+
+    def _watch(self, root: Path, served: str) -> None:
+        with self._swap_lock:
+            if self._stopping.is_set():
+                return
+            self.watcher = reload.ModelWatcher(root, served, self.settings.model_poll_s, self._reload)
+            self.watcher.start()
+        log.info("watching the model root", extra={"model_root": str(root), "poll_s": self.settings.model_poll_s})
+
+    def reload_now(self) -> bool:
+        """Look at the model root's CURRENT now (SIGHUP); False when there is no model root being watched."""
+        if self.watcher is None:
+            return False
+        self.watcher.check_now()
+        return True
+
+    def _reload(self, version: str) -> str:
+        """Load, warm up and swap in ``version`` of the model root; returns the outcome (``service.reload``)."""
+        assert self.watcher is not None
+        directory, started = self.watcher.root / version, time.perf_counter()
+        served = self.servicer.plane.classifier.version if self.servicer.plane is not None else None
+        extra: dict[str, Any] = {"model_version": version, "served_version": served}
+        log.info("reloading the model", extra=extra)
+        try:
+            check_reload_fits(self.settings, directory)
+            plane = self._warmed_up_plane(directory)
+            outcome = self._swap(plane)
+        except ReloadRefused as exc:
+            outcome = reload.REFUSED
+            log.warning("model reload refused: %s", exc, extra=extra)
+        except Exception:  # whatever broke the new model, the old one serves on
+            outcome = reload.FAILED
+            log.exception("model reload failed; still serving the old model", extra=extra)
+        self.metrics.model_reloads.labels(outcome).inc()
+        if outcome == reload.RELOADED:
+            log.info("model reloaded", extra={**extra, "reload_s": round(time.perf_counter() - started, 3)})
+        return outcome
+
+    def _warmed_up_plane(self, directory: Path) -> DataPlane:
+        classifier = self._load_classifier(directory)
+        if self.servicer.plane is None:  # never: the watcher starts once serving
+            raise RuntimeError("no model is served yet")
+        plane = self.servicer.plane.with_classifier(classifier)
+        plane.warm_up()
+        return plane
+
+    def _swap(self, plane: DataPlane) -> str:
+        # Calls in flight hold the old plane and finish on it; it is freed when the last one ends.
+        with self._swap_lock:
+            if self._stopping.is_set():
+                log.info("model reload abandoned: the server is stopping")
+                return reload.ABANDONED
+            old = self.servicer.plane
+            self.servicer.plane = plane  # the Game servicer reads the Boaf servicer's plane
+            self.metrics.serve_model(plane.classifier.version, old.classifier.version if old else None)
+        return reload.RELOADED
 
     def _say_stage(self, stage: str) -> None:
         self.stage = stage
@@ -263,6 +334,10 @@ class BoafServer:
         """
         grace = self.settings.shutdown_grace_s if grace is None else grace
         log.info("shutting down", extra={"grace_s": grace})
+        with self._swap_lock:
+            self._stopping.set()
+        if self.watcher is not None:
+            self.watcher.stop()  # a reload under way ends before its swap
         self.kernels.stop()  # a first start stopped while its kernels compile ends their processes too
         self.health.enter_graceful_shutdown()
         self.metrics.ready.set(0)

@@ -105,7 +105,9 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
     def Classify(self, request: pb.ClassifyRequest, context: grpc.ServicerContext) -> pb.ClassifyResponse:
         with self.batch_call(request.states, "Classify", context) as (plane, cancel):
             states = converters.states_from_proto(request.states, cancel)
-            return converters.classify_response(plane.classify(states, cancel), cancel)
+            classification = plane.classify(states, cancel)
+            self.metrics.count_answers("Classify", classification.exact)
+            return converters.classify_response(classification, cancel)
 
     @rpc
     def Features(self, request: pb.FeaturesRequest, context: grpc.ServicerContext) -> pb.FeaturesResponse:

@@ -71,6 +71,13 @@ class Settings:
         default=None,
         metadata=_doc("Model version directory, or a model root whose CURRENT names one; unset: the committed model."),
     )
+    model_poll_s: float = field(
+        default=5.0,
+        metadata=_doc(
+            "When model_dir is a model root: seconds between looks at its CURRENT; a new version is loaded and "
+            "warmed up beside the served one, then swapped in without a restart (SIGHUP looks at once). 0: no polling."
+        ),
+    )
     max_workers: int = field(
         default=8,
         metadata=_doc(
@@ -367,6 +374,8 @@ def _check(settings: Settings) -> None:
     for name in ("http_header_timeout_s", "http_body_timeout_s", "idle_timeout_s"):
         if not getattr(settings, name) > 0:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be more than 0")
+    if settings.model_poll_s < 0:
+        raise InvalidSettings(f"BOAF_MODEL_POLL_S={settings.model_poll_s}: must be at least 0 (0: no polling)")
     if settings.shutdown_grace_s < 0:
         raise InvalidSettings(f"BOAF_SHUTDOWN_GRACE_S={settings.shutdown_grace_s}: must be at least 0")
     if settings.api_tokens_file is not None and not settings.api_tokens_file.is_file():

@@ -1,4 +1,7 @@
-"""``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C.
+"""``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C; SIGHUP reloads the model.
+
+SIGHUP makes a server whose ``BOAF_MODEL_DIR`` is a model root look at its ``CURRENT``
+at once, and load a new version without a restart (``service.reload``).
 
 Start-up errors are one line on stderr, never a traceback: a setting that cannot
 be used (a value that does not parse, a port that is taken, a TLS file that is
@@ -64,6 +67,7 @@ def serve_command(
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
+    signal.signal(signal.SIGHUP, lambda *_: None)  # not its default (exit): nothing to reload until serving
     # gRPC core writes its own lines to stderr, not JSON: one per failed TLS handshake (a port scanner, a
     # plaintext client) at its default level, and "Failed to add port" beside boaf's own one-line start-up
     # error. Boaf logs and counts what matters of these itself, so core stays quiet unless GRPC_VERBOSITY
@@ -88,6 +92,8 @@ def serve_command(
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
     server, web = _start(settings)
+    # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (service.reload).
+    signal.signal(signal.SIGHUP, lambda *_: _reload_now(server))
     # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
     while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
         pass
@@ -113,6 +119,11 @@ def serve_command(
     # Every call has ended; spare the exit a final garbage collection over everything numba and
     # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.
     gc.freeze()
+
+
+def _reload_now(server: BoafServer) -> None:
+    if not server.reload_now():
+        log.warning("SIGHUP: nothing to reload (BOAF_MODEL_DIR is no model root, or the model is still loading)")
 
 
 def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
