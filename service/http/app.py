@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -57,8 +58,10 @@ from starlette.types import Receive, Scope, Send
 
 from service.admission import Admission, mark_arrival, quoted
 from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from service.http.api_page import api_page
 from service.http.context import CallAborted, CallContext
 from service.http.guards import EdgeGuard
+from service.http.openapi import openapi_document
 from service.http.statuses import error_response
 from service.http.wire import GZIP_MIN_BYTES, accepts_gzip, encode_answer, gzipped, parse_request
 from service.interceptors import UNKNOWN_METHOD
@@ -412,7 +415,11 @@ def build_app(
         Route("/healthz", _alive, methods=["GET"]),
         Route("/readyz", functools.partial(_readiness, is_ready, stage), methods=["GET"]),
     ]
+    document = openapi_document([service for service, _ in services], settings)
+    routes.append(Route("/openapi.json", _fixed(json.dumps(document).encode(), "application/json"), methods=["GET"]))
     if settings.page_enabled:
+        html = api_page(document).encode()
+        routes.append(Route("/api", _fixed(html, "text/html; charset=utf-8", PAGE_HEADERS), methods=["GET"]))
         page = GZipMiddleware(PageFiles(directory=STATIC_DIR, html=True), minimum_size=PAGE_GZIP_MIN_BYTES)
         routes.append(Mount("/", page))
     guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
@@ -442,6 +449,16 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 async def _unimplemented(metrics: Metrics, request: Request) -> Response:
     metrics.record(UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
     return error_response(grpc.StatusCode.UNIMPLEMENTED, f"no such method: {quoted(request.url.path)}")
+
+
+def _fixed(
+    body: bytes, media_type: str, headers: dict[str, str] | None = None
+) -> Callable[[Request], Awaitable[Response]]:
+    # A route that always answers the same bytes, made once at start-up (the OpenAPI document, the API page).
+    async def answer(request: Request) -> Response:
+        return Response(body, media_type=media_type, headers=headers)
+
+    return answer
 
 
 async def _alive(request: Request) -> Response:

@@ -1,0 +1,377 @@
+"""The OpenAPI 3.1 description of the HTTP edge, made from the proto descriptors when the server starts.
+
+Nothing here is written per message: ``openapi_document`` walks the services the
+app serves (``app.endpoints`` makes their routes the same way) and turns every
+message into JSON Schema in the proto3 JSON mapping:
+
+- **Requests** (``<message>.input``) take each field by its lowerCamelCase JSON
+  name or its proto name, ``null`` for a default, 32- and 64-bit
+  integers as numbers or decimal strings, enums by name or number; an unknown
+  field is refused, as the edge's parser does. A field bounded by a server limit
+  (``REQUEST_LIMITS``, from the running ``Settings``) or by the grid's 52 cells
+  says so with ``maximum`` / ``maxItems``.
+- **Answers** (``<message>``) are what ``wire.encode_answer`` writes: JSON names
+  only, every field without presence always there, 64-bit integers as strings,
+  enums as names, doubles as numbers (or ``"NaN"``, ``"Infinity"``).
+- ``google.protobuf.Struct`` is any JSON object, ``Value`` any JSON value.
+
+Every RPC is ``POST /<package>.<Service>/<Method>``, with the ``Connect-Timeout-Ms``
+and ``Connect-Protocol-Version`` headers, Connect's error body
+(``ConnectError``) on every error status, and the bearer scheme when tokens are
+on. The code-to-status table of ``statuses.HTTP_STATUS`` is in the description.
+The health, readiness and document routes (and the pages, when served) are there
+too. The document depends on the settings only through the limits and tokens.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+import grpc
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, ServiceDescriptor
+
+from game.state import MAX_CELLS
+from service.http.statuses import HTTP_STATUS, connect_code
+from service.settings import Settings, env_name
+
+OPENAPI_VERSION = "3.1.0"
+JSON = "application/json"
+PROTO = "application/proto"
+TIMEOUT_HEADER = "Connect-Timeout-Ms"
+PROTOCOL_HEADER = "Connect-Protocol-Version"
+ERROR = "ConnectError"
+SCHEMAS = "#/components/schemas/"
+INPUT = ".input"  # the suffix of a message's request form
+
+# Request fields a server limit bounds: (message, field) -> the Settings field; more is OUT_OF_RANGE.
+REQUEST_LIMITS: dict[tuple[str, str], str] = {
+    ("boaf.v1.ClassifyRequest", "states"): "max_batch_size",
+    ("boaf.v1.FeaturesRequest", "states"): "max_batch_size",
+    ("boaf.v1.SolveRequest", "max_nodes"): "solve_max_nodes",
+    ("boaf.v1.SolveRequest", "time_limit_ms"): "solve_time_limit_ms",
+    ("boaf.v1.AnalyzePuzzleRequest", "max_states"): "puzzle_max_states",
+    ("boaf.v1.AnalyzePuzzleRequest", "samples"): "puzzle_max_samples",
+    ("boaf.v1.AnalyzePuzzleRequest", "time_limit_ms"): "solve_time_limit_ms",
+    ("boaf.v1.GeneratePuzzleRequest", "iterations"): "puzzle_max_iterations",
+    ("boaf.v1.GeneratePuzzleRequest", "time_limit_ms"): "solve_time_limit_ms",
+    ("boaf.v1.HintRequest", "max_nodes_per_move"): "hint_max_nodes",
+}
+# Fields the grid bounds, whatever the settings: a grid has at most MAX_CELLS cells.
+GRID_FIELDS = {("boaf.v1.State", name) for name in ("rows", "cols", "cells", "sizes")} | {
+    ("boaf.v1.GeneratePuzzleRequest", name) for name in ("cards", "rows", "cols")
+}
+
+_T = FieldDescriptor
+INTEGER_RANGES: dict[int, tuple[int, int]] = {
+    _T.TYPE_INT32: (-(2**31), 2**31 - 1),
+    _T.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    _T.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    _T.TYPE_UINT32: (0, 2**32 - 1),
+    _T.TYPE_FIXED32: (0, 2**32 - 1),
+    _T.TYPE_INT64: (-(2**63), 2**63 - 1),
+    _T.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    _T.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    _T.TYPE_UINT64: (0, 2**64 - 1),
+    _T.TYPE_FIXED64: (0, 2**64 - 1),
+}
+WIDE = {_T.TYPE_INT64, _T.TYPE_SINT64, _T.TYPE_SFIXED64, _T.TYPE_UINT64, _T.TYPE_FIXED64}
+NON_FINITE = ["NaN", "Infinity", "-Infinity"]
+# Well-known types with a JSON form of their own.
+FREE_JSON: dict[str, dict[str, Any]] = {
+    "google.protobuf.Struct": {"type": "object", "description": "Any JSON object."},
+    "google.protobuf.Value": {"description": "Any JSON value."},
+    "google.protobuf.ListValue": {"type": "array", "description": "Any JSON array."},
+}
+
+# The codes a call may end with, beside OK, and what each means here.
+CALL_ERRORS: dict[grpc.StatusCode, str] = {
+    grpc.StatusCode.INVALID_ARGUMENT: "bad input: the message names the field, state or cell at fault",
+    grpc.StatusCode.OUT_OF_RANGE: "a server limit (batch size, body size, nodes, states, time); never retry as is",
+    grpc.StatusCode.UNAUTHENTICATED: "no valid bearer token",
+    grpc.StatusCode.NOT_FOUND: "GeneratePuzzle found no solvable puzzle",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "busy: retry later, with backoff",
+    grpc.StatusCode.CANCELLED: "the client went away",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "the client's deadline or a server time limit passed",
+    grpc.StatusCode.INTERNAL: "a bug in boaf: the server logged it",
+    grpc.StatusCode.UNAVAILABLE: "loading, compiling kernels, the model failed, or stopping: retry",
+}
+BODY_TIMEOUT_STATUS = 408  # HTTP's own: the body did not arrive within BOAF_HTTP_BODY_TIMEOUT_S
+
+
+def openapi_document(services: Sequence[ServiceDescriptor], settings: Settings) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of an app serving ``services`` with ``settings`` (see the module notes)."""
+    schemas = SchemaBook(settings)
+    secured = bool(settings.api_token_set())
+    paths: dict[str, Any] = {}
+    for service in services:
+        for method in service.methods:
+            paths[f"/{service.full_name}/{method.name}"] = {"post": _rpc_operation(service, method, schemas, secured)}
+    paths.update(_plain_routes(settings.page_enabled))
+    components: dict[str, Any] = {"schemas": {**schemas.schemas, ERROR: _error_schema()}}
+    if secured:
+        components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": "boaf", "version": _version(), "description": _description(settings)},
+        "tags": [
+            {"name": s.full_name, "description": f"The RPCs of the gRPC service {s.full_name}."} for s in services
+        ],
+        "paths": paths,
+        "components": components,
+    }
+
+
+class SchemaBook:
+    """The JSON Schemas of every message reached from the RPCs, by component name, filled as they are asked for."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.schemas: dict[str, dict[str, Any]] = {}
+
+    def ref(self, message: Descriptor, request: bool) -> dict[str, Any]:
+        """A ``$ref`` to ``message``'s request (``request``) or answer form, made on first use."""
+        if message.full_name in FREE_JSON:
+            return dict(FREE_JSON[message.full_name])
+        name = message.full_name + (INPUT if request else "")
+        if name not in self.schemas:
+            self.schemas[name] = {}  # taken before the fields, so a message that holds itself ends
+            self.schemas[name] = self._message(message, request)
+        return {"$ref": SCHEMAS + name}
+
+    def _message(self, message: Descriptor, request: bool) -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        for field in message.fields:
+            properties[field.json_name] = self._field(message, field, request)
+            if request and field.name != field.json_name:
+                properties[field.name] = properties[field.json_name]
+        schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+        kind = "request" if request else "answer"
+        schema["description"] = f"{message.full_name} ({kind} form, proto3 JSON mapping)"
+        if not request:
+            schema["required"] = [f.json_name for f in message.fields if not f.has_presence]
+        return schema
+
+    def _field(self, message: Descriptor, field: FieldDescriptor, request: bool) -> dict[str, Any]:
+        one = self._value(field, request)
+        limit = self._limit(message, field)
+        if field.is_repeated:
+            schema: dict[str, Any] = {"type": "array", "items": one}
+            if limit is not None:
+                schema["maxItems"] = limit[0]
+        else:
+            schema = one if limit is None else _bounded(one, limit[0])
+        if limit is not None:
+            schema["description"] = f"at most {limit[0]:,} ({limit[1]})"
+        return _or_null(schema) if request else schema
+
+    def _limit(self, message: Descriptor, field: FieldDescriptor) -> tuple[int, str] | None:
+        key = (message.full_name, field.name)
+        if key in REQUEST_LIMITS:
+            setting = REQUEST_LIMITS[key]
+            return int(getattr(self.settings, setting)), env_name(setting)
+        if key in GRID_FIELDS:
+            return MAX_CELLS, "the cells of a grid"
+        return None
+
+    def _value(self, field: FieldDescriptor, request: bool) -> dict[str, Any]:
+        if field.message_type is not None:
+            return self.ref(field.message_type, request)
+        if field.enum_type is not None:
+            return _enum(field.enum_type, request)
+        if field.type in INTEGER_RANGES:
+            return _integer(field.type, request)
+        if field.type in (_T.TYPE_DOUBLE, _T.TYPE_FLOAT):
+            return {"anyOf": [{"type": "number"}, {"enum": NON_FINITE}]}
+        if field.type == _T.TYPE_BOOL:
+            return {"type": "boolean"}
+        if field.type == _T.TYPE_BYTES:
+            return {"type": "string", "contentEncoding": "base64"}
+        return {"type": "string"}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    # A request may give any field as null: its default, as the mapping allows.
+    null = {"type": "null"}
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [*schema["anyOf"], null]}
+    return {"anyOf": [schema, null]}
+
+
+def _integer(kind: int, request: bool) -> dict[str, Any]:
+    low, high = INTEGER_RANGES[kind]
+    number = {"type": "integer", "minimum": low, "maximum": high}
+    text = {"type": "string", "pattern": "^-?[0-9]+$" if low < 0 else "^[0-9]+$"}
+    if request:
+        return {"anyOf": [number, text]}
+    return text if kind in WIDE else number  # 64-bit integers are strings in answers
+
+
+def _bounded(schema: dict[str, Any], limit: int) -> dict[str, Any]:
+    # The number form of an integer field gets the limit as its maximum (a string past it is refused too).
+    if "anyOf" in schema:
+        return {"anyOf": [_bounded(part, limit) for part in schema["anyOf"]]}
+    if schema.get("type") == "integer":
+        return {**schema, "maximum": limit}
+    return schema
+
+
+def _enum(enum: EnumDescriptor, request: bool) -> dict[str, Any]:
+    names = {"type": "string", "enum": [v.name for v in enum.values]}
+    if not request:
+        return names
+    return {"anyOf": [names, {"type": "integer", "enum": [v.number for v in enum.values]}]}
+
+
+def _error_schema() -> dict[str, Any]:
+    codes = sorted({connect_code(code) for code in HTTP_STATUS if code is not grpc.StatusCode.OK})
+    detail = {
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "description": "The detail's protobuf message type, without a type URL."},
+            "value": {"type": "string", "description": "The detail message, base64 (unpadded) of its binary form."},
+            "debug": {"description": "The detail as JSON, for people."},
+        },
+        "required": ["type", "value"],
+    }
+    return {
+        "type": "object",
+        "description": "Connect's error body: the gRPC code's Connect name and the message gRPC gives.",
+        "properties": {
+            "code": {"type": "string", "enum": codes},
+            "message": {"type": "string"},
+            "details": {"type": "array", "items": detail},
+        },
+        "required": ["code", "message"],
+        "additionalProperties": False,
+    }
+
+
+def _rpc_operation(service: ServiceDescriptor, method: Any, schemas: SchemaBook, secured: bool) -> dict[str, Any]:
+    answer = schemas.ref(method.output_type, request=False)
+    operation: dict[str, Any] = {
+        "operationId": f"{service.full_name}.{method.name}",
+        "tags": [service.full_name],
+        "summary": f"{method.name}: {method.input_type.name} -> {method.output_type.name}",
+        "description": f"The RPC {service.full_name}/{method.name}, in Connect's unary protocol over JSON.",
+        "parameters": _connect_headers(),
+        "requestBody": {
+            "required": True,
+            "content": {JSON: {"schema": schemas.ref(method.input_type, request=True)}},
+        },
+        "responses": {"200": {"description": "The answer.", "content": {JSON: {"schema": answer}}}, **_errors(secured)},
+    }
+    if secured:
+        operation["security"] = [{"bearer": []}]
+    return operation
+
+
+def _connect_headers() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": TIMEOUT_HEADER,
+            "in": "header",
+            "description": "The call's deadline in ms (at most 10 digits); past it the call ends DEADLINE_EXCEEDED.",
+            "schema": {"type": "string", "pattern": "^0*[1-9][0-9]*$", "maxLength": 10},
+        },
+        {
+            "name": PROTOCOL_HEADER,
+            "in": "header",
+            "description": "Connect's protocol version.",
+            "schema": {"type": "string", "enum": ["1"]},
+        },
+    ]
+
+
+def _errors(secured: bool) -> dict[str, Any]:
+    by_status: dict[int, list[str]] = defaultdict(list)
+    for code, meaning in CALL_ERRORS.items():
+        if code is not grpc.StatusCode.UNAUTHENTICATED or secured:
+            by_status[HTTP_STATUS[code]].append(f"{code.name} ({meaning})")
+    by_status[BODY_TIMEOUT_STATUS].append("DEADLINE_EXCEEDED: the body did not arrive within BOAF_HTTP_BODY_TIMEOUT_S")
+    content = {JSON: {"schema": {"$ref": SCHEMAS + ERROR}}}
+    responses: dict[str, Any] = {}
+    for status in sorted(by_status):
+        response: dict[str, Any] = {"description": "; ".join(by_status[status]) + ".", "content": content}
+        header = {429: "Retry-After", 503: "Retry-After", 401: "WWW-Authenticate"}.get(status)
+        if header is not None:
+            response["headers"] = {header: {"schema": {"type": "string"}}}
+        responses[str(status)] = response
+    return responses
+
+
+def _plain_routes(page_enabled: bool) -> dict[str, Any]:
+    alive = {"type": "object", "properties": {"status": {"const": "alive"}}, "required": ["status"]}
+    ready = {
+        "type": "object",
+        "properties": {"status": {"enum": ["SERVING", "NOT_SERVING"]}, "stage": {"type": "string"}},
+        "required": ["status"],
+    }
+    routes = {
+        "/healthz": _get("health", "200 while the server runs.", {"200": _json("Alive.", alive)}),
+        "/readyz": _get(
+            "readiness",
+            "200 exactly when gRPC health reports SERVING; before that 503 with the stage the server is in.",
+            {"200": _json("SERVING.", ready), "503": {**_json("Not serving yet, or stopping.", ready), **_retry()}},
+        ),
+        "/openapi.json": _get(
+            "this document", "The OpenAPI 3.1 description of this server.", {"200": _json("This document.", {})}
+        ),
+    }
+    if page_enabled:
+        routes["/"] = _get("the playground page", "The playground (HTML).", {"200": _html("The page.")})
+        routes["/api"] = _get("the API page", "This document for people (HTML).", {"200": _html("The page.")})
+    return routes
+
+
+def _get(summary: str, description: str, responses: dict[str, Any]) -> dict[str, Any]:
+    return {"get": {"summary": summary, "description": description, "security": [], "responses": responses}}
+
+
+def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": {"type": "object", **schema}}}}
+
+
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+def _retry() -> dict[str, Any]:
+    return {"headers": {"Retry-After": {"description": "Seconds.", "schema": {"type": "string"}}}}
+
+
+def status_rows() -> list[tuple[int, list[str]]]:
+    """``statuses.HTTP_STATUS`` by HTTP status: each status with its gRPC codes (and their Connect names)."""
+    rows = defaultdict(list)
+    for code, status in HTTP_STATUS.items():
+        if code is not grpc.StatusCode.OK:
+            rows[status].append(f"{code.name} ({connect_code(code)})")
+    return sorted(rows.items())
+
+
+def _description(settings: Settings) -> str:
+    table = "\n".join(f"| {status} | {', '.join(codes)} |" for status, codes in status_rows())
+    auth = (
+        "Every RPC needs `Authorization: Bearer TOKEN`."
+        if settings.api_token_set()
+        else "This server asks for no token (`BOAF_API_TOKENS` is unset)."
+    )
+    return (
+        "Birds of a Feather solitaire as a service: every RPC of the gRPC services, in Connect's unary "
+        f"protocol. Each RPC is `POST /<service>/<method>` with its request message as JSON ({JSON}) in "
+        "the proto3 JSON mapping; the answer is the response message the same way. The deadline is the "
+        f"`{TIMEOUT_HEADER}` header. A request body is at most {settings.max_message_bytes:,} bytes "
+        f"(`{env_name('max_message_bytes')}`). {auth}\n\n"
+        'An error is Connect\'s JSON body `{"code": ..., "message": ...}` (`ConnectError`) with the code\'s '
+        "HTTP status:\n\n| HTTP status | gRPC code (Connect code) |\n|---|---|\n"
+        f"{table}\n| {BODY_TIMEOUT_STATUS} | DEADLINE_EXCEEDED when the body did not arrive in time |"
+    )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("boaf")
+    except metadata.PackageNotFoundError:  # a source tree that is not installed
+        return "0+unknown"

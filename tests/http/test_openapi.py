@@ -1,0 +1,194 @@
+"""The served OpenAPI document (``GET /openapi.json``) is valid OpenAPI 3.1 and says what the server does.
+
+Real requests the server accepts, its real answers and its real errors are checked
+against the document's own schemas with ``jsonschema``; the API page (``GET /api``)
+lists every route; ``scripts/fuzz-api`` runs schemathesis against a live server.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from http_client import Answer, Client
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+from servers import TEST_LIMITS, grid_state
+
+from game import deal
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import game_pb2
+from service.http.openapi import JSON
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]
+DEAL_1 = state_to_proto(deal(1))
+DEAL_360528 = grid_state("5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D")
+DEAL_MINUS_4965 = grid_state("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD")  # seconds of search
+BASE = "urn:boaf:openapi"
+
+# (method path, request): requests the server answers 200, as clients write them.
+REQUESTS: list[tuple[str, Message]] = [
+    ("Boaf/Classify", pb.ClassifyRequest(states=[DEAL_1, DEAL_360528])),
+    ("Boaf/Features", pb.FeaturesRequest(states=[DEAL_1])),
+    ("Boaf/Solve", pb.SolveRequest(state=DEAL_1, algorithm=pb.COMPATIBLE, max_nodes=100_000)),
+    ("Boaf/GetServerInfo", pb.GetServerInfoRequest()),
+    ("Boaf/AnalyzePuzzle", pb.AnalyzePuzzleRequest(state=grid_state("AC 2C 3C"))),
+    ("Boaf/GeneratePuzzle", pb.GeneratePuzzleRequest(cards=4, seed=1)),
+    ("Game/Deal", game_pb2.DealRequest(seed=-4965)),
+    ("Game/Play", game_pb2.PlayRequest(state=DEAL_1, moves=["9H-9S"])),
+    ("Game/Hint", game_pb2.HintRequest(state=DEAL_1, max_nodes_per_move=3)),
+]
+TOO_MANY = TEST_LIMITS["max_batch_size"] + 1
+# (name, method path, JSON body, headers, status): real errors of each kind the edge answers.
+ERRORS: list[tuple[str, str, Any, dict[str, str], int]] = [
+    ("bad cell", "Boaf/Solve", {"state": {"rows": 1, "cols": 2, "cells": ["AS", "ZZ"]}}, {}, 400),
+    ("unknown field", "Boaf/Classify", {"statez": []}, {}, 400),
+    ("too many states", "Boaf/Classify", {"states": [json_format.MessageToDict(DEAL_1)] * TOO_MANY}, {}, 400),
+    ("bad timeout header", "Game/Deal", {}, {"Connect-Timeout-Ms": "soon"}, 400),
+    ("illegal move", "Game/Play", {"state": json_format.MessageToDict(DEAL_1), "moves": ["AS-AS"]}, {}, 400),
+    ("deadline", "Boaf/Solve", {"state": json_format.MessageToDict(DEAL_MINUS_4965), "algorithm": "COMPATIBLE"},
+     {"Connect-Timeout-Ms": "1"}, 504),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def document(client: Client) -> dict[str, Any]:
+    answer = client.get("/openapi.json")
+    assert answer.status == 200 and answer.headers["content-type"] == JSON
+    assert isinstance(answer.body, dict)
+    return answer.body
+
+
+def schema_validator(document: dict[str, Any], schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator of ``schema``, a part of ``document`` whose ``$ref``s point into the document."""
+    registry = Registry().with_resource(BASE, Resource.from_contents(document, default_specification=DRAFT202012))
+    return Draft202012Validator({"$id": BASE + "-part", "$ref": BASE + schema["$ref"]}, registry=registry)
+
+
+def request_schema(document: dict[str, Any], path: str) -> dict[str, Any]:
+    schema: dict[str, Any] = document["paths"][path]["post"]["requestBody"]["content"][JSON]["schema"]
+    return schema
+
+
+def answer_schema(document: dict[str, Any], path: str, status: int) -> dict[str, Any]:
+    responses = document["paths"][path]["post"]["responses"]
+    assert str(status) in responses, f"{path}: status {status} is not documented"
+    schema: dict[str, Any] = responses[str(status)]["content"][JSON]["schema"]
+    return schema
+
+
+def assert_matches(document: dict[str, Any], schema: dict[str, Any], value: Any) -> None:
+    errors = [f"{list(e.absolute_path)}: {e.message}" for e in schema_validator(document, schema).iter_errors(value)]
+    assert errors == [], f"{schema['$ref']}: {errors}"
+
+
+def test_the_served_document_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
+    validate(document)
+    assert document["openapi"].startswith("3.1")
+
+
+def test_every_rpc_of_the_protos_has_its_route_with_its_messages(document: dict[str, Any]) -> None:
+    routes = {path for path, item in document["paths"].items() if "requestBody" in item.get("post", {})}
+    rpcs = {f"/{service.full_name}/{method.name}" for service in SERVICES for method in service.methods}
+    assert routes == rpcs
+    for service in SERVICES:
+        for method in service.methods:
+            path = f"/{service.full_name}/{method.name}"
+            assert request_schema(document, path)["$ref"].endswith(f"/{method.input_type.full_name}.input")
+            assert answer_schema(document, path, 200)["$ref"].endswith(f"/{method.output_type.full_name}")
+
+
+def test_the_limits_of_the_running_server_bound_the_request_schemas(document: dict[str, Any]) -> None:
+    classify = document["components"]["schemas"]["boaf.v1.ClassifyRequest.input"]
+    batch = classify["properties"]["states"]["anyOf"][0]
+    assert batch["maxItems"] == TEST_LIMITS["max_batch_size"]
+    solve = document["components"]["schemas"]["boaf.v1.SolveRequest.input"]
+    number = solve["properties"]["max_nodes"]["anyOf"][0]
+    assert (number["type"], number["maximum"]) == ("integer", TEST_LIMITS["solve_max_nodes"])
+
+
+def test_the_description_has_the_status_table_and_the_headers_are_documented(document: dict[str, Any]) -> None:
+    description = document["info"]["description"]
+    for row in ["| 400 | INVALID_ARGUMENT (invalid_argument)", "| 429 | RESOURCE_EXHAUSTED", "| 504 | DEADLINE"]:
+        assert row in description
+    headers = {p["name"] for p in document["paths"]["/boaf.v1.Boaf/Solve"]["post"]["parameters"]}
+    assert headers >= {"Connect-Timeout-Ms", "Connect-Protocol-Version"}
+    assert "securitySchemes" not in document["components"]  # this server asks for no token
+
+
+@pytest.mark.parametrize(("method", "request_message"), REQUESTS, ids=[path for path, _ in REQUESTS])
+@pytest.mark.parametrize("names", ["json", "proto"])
+def test_real_requests_and_their_answers_match_the_schemas(
+    document: dict[str, Any], client: Client, method: str, request_message: Message, names: str
+) -> None:
+    path = f"/boaf.v1.{method}"
+    body = json_format.MessageToDict(request_message, preserving_proto_field_name=names == "proto")
+    assert_matches(document, request_schema(document, path), body)
+    answer = client.call(method, body)
+    assert answer.status == 200, answer.body
+    assert_matches(document, answer_schema(document, path, 200), answer.body)
+
+
+def test_a_schema_refuses_what_the_server_refuses(document: dict[str, Any]) -> None:
+    schema = request_schema(document, "/boaf.v1.Boaf/Solve")
+    validator = schema_validator(document, schema)
+    assert validator.is_valid({"state": None, "maxNodes": "12", "algorithm": 2})
+    for refused in [{"stat": {}}, {"maxNodes": 10**20}, {"algorithm": "FASTEST"}, {"maxNodes": True}]:
+        assert not validator.is_valid(refused), refused
+
+
+@pytest.mark.parametrize(("name", "method", "body", "headers", "status"), ERRORS, ids=[e[0] for e in ERRORS])
+def test_real_errors_match_the_error_schema_of_their_status(
+    document: dict[str, Any], client: Client, name: str, method: str, body: Any, headers: dict[str, str], status: int
+) -> None:
+    answer = client.call(method, body, headers=headers)
+    assert answer.status == status, answer.body
+    assert answer.headers["content-type"] == JSON
+    assert_matches(document, answer_schema(document, f"/boaf.v1.{method}", status), answer.body)
+
+
+def test_with_tokens_on_the_document_has_the_bearer_scheme_and_401(strict: Client) -> None:
+    document = strict.get("/openapi.json").body  # the document needs no token
+    validate(document)
+    assert document["components"]["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
+    operation = document["paths"]["/boaf.v1.Boaf/Classify"]["post"]
+    assert operation["security"] == [{"bearer": []}]
+    assert document["paths"]["/healthz"]["get"]["security"] == []
+    refused = strict.call("Boaf/Classify", {})
+    assert (refused.status, refused.headers["www-authenticate"]) == (401, "Bearer")
+    assert_matches(document, answer_schema(document, "/boaf.v1.Boaf/Classify", 401), refused.body)
+
+
+def plain_route_schema(document: dict[str, Any], path: str, status: int) -> dict[str, Any]:
+    schema: dict[str, Any] = document["paths"][path]["get"]["responses"][str(status)]["content"][JSON]["schema"]
+    return schema
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_health_and_readiness_answer_as_documented(document: dict[str, Any], client: Client, path: str) -> None:
+    answer: Answer = client.get(path)
+    assert answer.status == 200
+    errors = list(Draft202012Validator(plain_route_schema(document, path, 200)).iter_errors(answer.body))
+    assert errors == []
+
+
+def test_the_api_page_lists_every_route_and_the_playground_links_to_it(
+    document: dict[str, Any], client: Client
+) -> None:
+    page = client.get("/api")
+    assert page.status == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"] == "default-src 'self'"
+    for path in document["paths"]:
+        assert f"<code>POST {path}</code>" in page.body or f"<code>GET {path}</code>" in page.body, path
+    assert "curl -s http://127.0.0.1:8080/boaf.v1.Boaf/Classify" in page.body
+    assert not re.search(r"<script|https?://(?!127\.0\.0\.1)", page.body)  # offline: nothing loaded from elsewhere
+    playground = (ROOT / "service" / "http" / "static" / "index.html").read_text(encoding="utf-8")
+    assert 'href="api"' in playground
