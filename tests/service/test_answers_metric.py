@@ -1,0 +1,49 @@
+"""``boaf_classify_answers_total{method, exact}``: each state of a Classify is counted exact or estimated."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+from game import deal
+from service.converters import state_to_proto
+from service.generated.boaf.v1 import boaf_pb2 as pb
+from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.server import BoafServer
+
+THREE = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])  # settled by the exact path at once
+ESTIMATED = state_to_proto(deal(1))  # a 4x4 deal the exact path leaves open: the model estimates it
+
+
+def answers(server: BoafServer, method: str) -> dict[str, float]:
+    """``boaf_classify_answers_total`` of ``method`` by its ``exact`` label, read from the metrics page over HTTP."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as page:
+        text = page.read().decode()
+    return {
+        sample.labels["exact"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "boaf_classify_answers_total" and sample.labels["method"] == method
+    }
+
+
+def test_classify_counts_its_exact_and_estimated_answers(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+    before = answers(server, "Classify")
+    answer = stub.Classify(pb.ClassifyRequest(states=[THREE, ESTIMATED, THREE]), timeout=30)
+    assert [p.exact for p in answer.predictions] == [True, False, True]
+    after = answers(server, "Classify")
+    assert after["true"] - before.get("true", 0) == 2
+    assert after["false"] - before.get("false", 0) == 1
+
+
+def test_hint_counts_each_move_as_exact_or_estimated(server: BoafServer, channel: grpc.Channel) -> None:
+    before = answers(server, "Hint")
+    game = game_pb2_grpc.GameStub(channel)
+    hint = game.Hint(game_pb2.HintRequest(state=state_to_proto(deal(367297990))), timeout=30)
+    exact = sum(move.verdict != game_pb2.VERDICT_ESTIMATE for move in hint.moves)
+    after = answers(server, "Hint")
+    assert exact > 0 and len(hint.moves) > exact, "the deal's moves should be partly exact, partly estimated"
+    assert after["true"] - before.get("true", 0) == exact
+    assert after["false"] - before.get("false", 0) == len(hint.moves) - exact
