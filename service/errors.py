@@ -8,11 +8,23 @@ place that decides which gRPC code a failure becomes: the first row of
 the branches; the rows above them give some errors a more precise code.
 INTERNAL, and anything not in the table, tells the client nothing more than
 ``INTERNAL_MESSAGE`` (the servicer logs it with its traceback).
+
+``error_details`` adds the machine-readable part of an error, the same on both
+edges (gRPC's ``grpc-status-details-bin`` trailer, ``abort``; Connect's
+``details``): ``google.rpc.RetryInfo`` when retrying later may help, and
+``google.rpc.BadRequest`` naming the fields at fault when a message names them
+before its colon (``"state: ..."``, ``"rows, cols: ..."``), as boaf's messages do.
 """
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple, NoReturn
+
 import grpc
+from google.protobuf import any_pb2, duration_pb2
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2, status_pb2
 
 from game.errors import BoafError, Failure, InvalidInput, Stopped
 from puzzles import GenerationFailed
@@ -84,3 +96,60 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     """
     code = next((code for kind, code in STATUS_CODES if isinstance(exc, kind)), grpc.StatusCode.INTERNAL)
     return code, INTERNAL_MESSAGE if code is grpc.StatusCode.INTERNAL else str(exc)
+
+
+DETAILS_KEY = "grpc-status-details-bin"  # gRPC's trailer holding a google.rpc.Status with the details
+RETRY_CODES = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE)
+FIELD_CODES = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE)
+# A message naming the fields at fault: "states[2]: ...", "rows, cols: ...", "max_nodes_per_move: ...".
+_FIELD = r"[a-z][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_]*(?:\[\d+\])?)*"
+_FIELDS = re.compile(rf"({_FIELD}(?:, {_FIELD})*): (.+)", re.DOTALL)
+WHOLE_REQUEST = "request"  # "request: a message of ... bytes": the whole message, not one field
+
+
+def error_details(code: grpc.StatusCode, message: str, retry_after_s: int) -> list[Message]:
+    """The ``google.rpc`` details of an error with ``code`` and ``message`` (often none).
+
+    RESOURCE_EXHAUSTED and UNAVAILABLE: ``RetryInfo`` with ``retry_after_s`` seconds. INVALID_ARGUMENT
+    and OUT_OF_RANGE whose message starts with field names and a colon: ``BadRequest``, one violation
+    per field, each described by the rest of the message.
+    """
+    if code in RETRY_CODES:
+        return [error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=retry_after_s))]
+    named = _FIELDS.fullmatch(message) if code in FIELD_CODES else None
+    if named is None or named.group(1) == WHOLE_REQUEST:
+        return []
+    violations = [
+        error_details_pb2.BadRequest.FieldViolation(field=field, description=named.group(2))
+        for field in named.group(1).split(", ")
+    ]
+    return [error_details_pb2.BadRequest(field_violations=violations)]
+
+
+class _Status(NamedTuple):
+    # What grpc.ServicerContext.abort_with_status takes (grpc.Status's attributes).
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]
+
+
+def abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, retry_after_s: int) -> NoReturn:
+    """End a gRPC call with ``code`` and ``message``, its ``error_details`` in ``grpc-status-details-bin``.
+
+    UNAVAILABLE also carries a ``retry-after`` trailer (seconds), as the HTTP edge's header.
+    """
+    details = error_details(code, message, retry_after_s)
+    metadata: list[tuple[str, str | bytes]] = []
+    if details:
+        status = status_pb2.Status(code=code.value[0], message=message, details=[_packed(d) for d in details])
+        metadata.append((DETAILS_KEY, status.SerializeToString()))
+    if code is grpc.StatusCode.UNAVAILABLE:
+        metadata.append(("retry-after", str(retry_after_s)))
+    context.abort_with_status(_Status(code, message, tuple(metadata)))
+    raise AssertionError("unreachable: abort_with_status raises")
+
+
+def _packed(detail: Message) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    return packed

@@ -48,7 +48,8 @@ from google.protobuf.message import DecodeError
 
 from game.errors import InvalidInput
 from service.admission import Admission, mark_arrival
-from service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, status_of
+from service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, abort, status_of
+from service.kernels import RETRY_AFTER_S
 from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from service.metrics import Metrics
 
@@ -443,8 +444,7 @@ class _Call:
         if self.gate.stopping.is_set():
             code, message = grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE
         self._record(code.name)
-        context.abort(code, message)
-        raise AssertionError("unreachable: abort raises")
+        abort(context, code, message, RETRY_AFTER_S)  # with its details (RetryInfo when busy)
 
     def _record(self, code: str) -> None:
         if not self._recorded:  # once per call, whoever ends it first

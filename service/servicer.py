@@ -20,7 +20,7 @@ from puzzles import AnalysisStopped
 from service import converters
 from service.admission import cut_quotes
 from service.dataplane import CancelFlag, DataPlane
-from service.errors import Cancelled, DeadlineExceeded, NotReady, status_of
+from service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.kernels import RETRY_AFTER_S
@@ -58,10 +58,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
                 log.exception("%s failed", name, extra={"method": name, "peer": context.peer()})
             else:
                 log.debug("%s: %s %s", name, code.name, message, extra={"method": name, "code": code.name})
-            if code is grpc.StatusCode.UNAVAILABLE:  # loading, compiling kernels or stopping: a retry hint
-                context.set_trailing_metadata((("retry-after", str(RETRY_AFTER_S)),))
-            context.abort(code, message)
-            raise  # unreachable: abort raises; keeps type checkers honest
+            abort(context, code, message, RETRY_AFTER_S)  # with its details; UNAVAILABLE with a retry hint
         finally:
             metrics.in_flight.labels(name).dec()
 

@@ -4,16 +4,21 @@ Every call goes the same way whatever the method (``Edge.serve``):
 
 1. Before the body, cheap checks (``Edge._admit``): the server is not stopping,
    the bearer token (``Admission.authenticate``), the ``Connect-Timeout-Ms``
-   header, the content type, the declared ``Content-Length`` (``check_size``:
-   OUT_OF_RANGE, and the connection closes unread), and a place among the calls
-   in flight of both edges (``Admission.try_call``).
+   header, the content type (JSON or binary protobuf: ``wire.codec_for``), the
+   declared ``Content-Length`` (``check_size``: OUT_OF_RANGE, and the connection
+   closes unread), and a place among the calls in flight of both edges
+   (``Admission.try_call``). A GET (Connect's GET, for the methods the proto marks
+   ``NO_SIDE_EFFECTS``) carries its request in its query instead of a body: its
+   URL is at most ``wire.GET_MAX_URL_BYTES`` long (else OUT_OF_RANGE, 414), and
+   the request is decoded here (``wire.get_request``), within the size limit.
 2. The body, within ``BOAF_HTTP_BODY_TIMEOUT_S`` (408 and close) and the size
    limit (OUT_OF_RANGE and close as soon as it is passed). A client gone
    mid-body is CANCELLED (499), logged once at INFO.
 3. In a thread of its own: one of the work slots both edges share
-   (``Admission.work_slot``), then the body parsed (``wire.parse_request``), the
-   servicer method run with a ``CallContext``, and the answer encoded
-   (``wire.encode_answer``), which stops when the call ends.
+   (``Admission.work_slot``), then the body parsed by the call's codec
+   (``wire.parse_request`` for JSON), the servicer method run with a
+   ``CallContext``, and the answer encoded by the same codec
+   (``wire.encode_answer`` for JSON stops when the call ends).
 4. The answer handed over in pieces (``HandedOver``): the call keeps its place
    among the calls in flight until its client has taken the answer, or until its
    connection is cut for not taking it within ``BOAF_IDLE_TIMEOUT_S``
@@ -42,8 +47,8 @@ from typing import Any
 
 import anyio
 import grpc
-from google.protobuf import message_factory
-from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf import descriptor_pb2, message_factory
+from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -63,7 +68,15 @@ from service.http.context import CallAborted, CallContext
 from service.http.guards import EdgeGuard
 from service.http.openapi import openapi_document
 from service.http.statuses import error_response
-from service.http.wire import GZIP_MIN_BYTES, accepts_gzip, encode_answer, gzipped, parse_request
+from service.http.wire import (
+    GET_MAX_URL_BYTES,
+    GZIP_MIN_BYTES,
+    Codec,
+    accepts_gzip,
+    codec_for,
+    get_request,
+    gzipped,
+)
 from service.interceptors import UNKNOWN_METHOD
 from service.kernels import RETRY_AFTER_S
 from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
@@ -97,6 +110,12 @@ class Endpoint:
     method: str  # "Classify"
     request_type: type[Message]
     handler: Callable[[Message, Any], Message]
+    get_allowed: bool = False  # marked NO_SIDE_EFFECTS in the proto: Connect clients may call it with GET
+
+    @property
+    def http_methods(self) -> str:
+        """The HTTP methods it answers, as an ``Allow`` header says them."""
+        return "GET, POST" if self.get_allowed else "POST"
 
 
 def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endpoint]:
@@ -107,10 +126,26 @@ def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endp
             method.name,
             message_factory.GetMessageClass(method.input_type),
             getattr(servicer, method.name),
+            has_no_side_effects(method),
         )
         for service, servicer in services
         for method in service.methods
     ]
+
+
+def has_no_side_effects(method: MethodDescriptor) -> bool:
+    """True when the proto marks ``method`` with ``option idempotency_level = NO_SIDE_EFFECTS``."""
+    options = method.GetOptions()
+    return bool(options.idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """What the cheap checks found: the call's timeout (s; None: none), codec, and a GET's request (else None)."""
+
+    timeout_s: float | None
+    codec: Codec
+    query_body: bytes | None = None
 
 
 class Refused(Exception):
@@ -187,23 +222,28 @@ class Edge:
         """
         started = time.perf_counter()
         try:
-            timeout_s = self._admit(endpoint, request, started)
+            admitted = self._admit(endpoint, request, started)
         except Refused as refused:
             return refused.response
-        call = LiveCall(CallContext(_peer(request), timeout_s, started))
+        call = LiveCall(CallContext(_peer(request), admitted.timeout_s, started))
         try:
-            response = await self._answered(endpoint, request, call, started)
+            response = await self._answered(endpoint, request, call, admitted, started)
         except BaseException:  # cancelled (the server stopping) or a bug: nothing will be sent
             self.admission.end_call()
             raise
         return HandedOver(response, self.admission.end_call)
 
-    async def _answered(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> Response:
+    async def _answered(
+        self, endpoint: Endpoint, request: Request, call: LiveCall, admitted: Admitted, started: float
+    ) -> Response:
         body = b""
         try:
             self._calls.add(call)
-            body = await self._body(endpoint, request, call, started)
-            return await self._run(endpoint, body, call.context, request, started)
+            if admitted.query_body is None:
+                body = await self._body(endpoint, request, call, started)
+            else:
+                body = admitted.query_body
+            return await self._run(endpoint, body, admitted.codec, call.context, request, started)
         except Refused as refused:
             return refused.response
         finally:
@@ -211,25 +251,51 @@ class Edge:
             if len(body) >= LARGE_REQUEST_BYTES:
                 give_memory_back_soon()  # its JSON held many times its size while parsed
 
-    def _admit(self, endpoint: Endpoint, request: Request, started: float) -> float | None:
-        # Cheap checks, before the body is read; returns the call's timeout in seconds.
-        if request.method != "POST":
-            message = f"{request.method}: {endpoint.path} answers POST only"
-            raise self._refused(endpoint, started, grpc.StatusCode.UNIMPLEMENTED, message, 405, {"Allow": "POST"})
+    def _admit(self, endpoint: Endpoint, request: Request, started: float) -> Admitted:
+        # Cheap checks, before the body is read (a GET's request is decoded here: it is in the URL).
+        is_get = request.method == "GET" and endpoint.get_allowed
+        if request.method != "POST" and not is_get:
+            methods = endpoint.http_methods
+            message = f"{request.method}: {endpoint.path} answers {methods.replace(', ', ' and ')} only"
+            raise self._refused(endpoint, started, grpc.StatusCode.UNIMPLEMENTED, message, 405, {"Allow": methods})
+        if is_get:
+            self._check_url_length(endpoint, request, started)
         try:
             if self.stopping:
                 raise NotReady(SHUTTING_DOWN_MESSAGE)
             self.admission.authenticate(request.headers.get("authorization"))
             timeout_s = _timeout_s(request.headers.get(TIMEOUT_HEADER))
-            _check_content_type(request.headers.get("content-type", ""))
-            declared = request.headers.get("content-length", "")
-            if declared.isdigit():
-                self.admission.check_size(int(declared))
+            admitted = self._get_request(request, timeout_s) if is_get else self._post_request(request, timeout_s)
             self.admission.try_call()
         except Exception as exc:
             code, message = _status(exc)
             raise self._refused(endpoint, started, code, message, headers=_refusal_headers(exc)) from None
-        return timeout_s
+        return admitted
+
+    def _post_request(self, request: Request, timeout_s: float | None) -> Admitted:
+        codec = codec_for(request.headers.get("content-type", ""))
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit():
+            self.admission.check_size(int(declared))
+        return Admitted(timeout_s, codec)
+
+    def _get_request(self, request: Request, timeout_s: float | None) -> Admitted:
+        codec, body = get_request(request.scope.get("query_string", b"").decode("latin-1"), self._max_bytes)
+        self.admission.check_size(len(body))
+        return Admitted(timeout_s, codec, body)
+
+    @property
+    def _max_bytes(self) -> int:
+        return self.settings.max_message_bytes
+
+    def _check_url_length(self, endpoint: Endpoint, request: Request, started: float) -> None:
+        length = len(request.scope.get("raw_path", b"")) + 1 + len(request.scope.get("query_string", b""))
+        if length > GET_MAX_URL_BYTES:
+            message = (
+                f"GET: a URL of {length:,} bytes exceeds the limit of {GET_MAX_URL_BYTES:,} bytes; "
+                "send this request with POST"
+            )
+            raise self._refused(endpoint, started, grpc.StatusCode.OUT_OF_RANGE, message, 414)
 
     def _refused(
         self,
@@ -273,17 +339,17 @@ class Edge:
         raise self._refused(endpoint, started, late, message, 408, CLOSE)
 
     async def _run(
-        self, endpoint: Endpoint, body: bytes, context: CallContext, request: Request, started: float
+        self, endpoint: Endpoint, body: bytes, codec: Codec, context: CallContext, request: Request, started: float
     ) -> Response:
         if self._threads is None:  # every admitted call gets a thread at once; work slots bound the work
             self._threads = anyio.CapacityLimiter(self.settings.max_concurrent_rpcs)
         gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
-        call = functools.partial(self._answer, endpoint, body, context, started, gzip)
+        call = functools.partial(self._answer, endpoint, body, codec, context, started, gzip)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
                 data, encoding = await anyio.to_thread.run_sync(call, limiter=self._threads)
-                code, response = grpc.StatusCode.OK, Response(data, media_type="application/json")
+                code, response = grpc.StatusCode.OK, Response(data, media_type=codec.media_type)
                 response.headers["vary"] = "Accept-Encoding"
                 if encoding:
                     response.headers["content-encoding"] = encoding
@@ -310,7 +376,7 @@ class Edge:
         return code, response
 
     def _answer(
-        self, endpoint: Endpoint, body: bytes, context: CallContext, started: float, gzip: bool
+        self, endpoint: Endpoint, body: bytes, codec: Codec, context: CallContext, started: float, gzip: bool
     ) -> tuple[bytes, str]:
         # In a worker thread, so that a large batch's JSON (and its gzip) never holds up the event loop.
         # Returns the answer and its content encoding ("" or "gzip": Connect's Accept-Encoding for unary calls).
@@ -319,9 +385,9 @@ class Edge:
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
         try:
             with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
-                message = parse_request(body, endpoint.request_type(), context)
+                message = codec.parse(body, endpoint.request_type(), context)
                 answer = endpoint.handler(message, context)  # raises CallAborted on errors
-                data = encode_answer(answer, context)
+                data = codec.encode(answer, context)
                 if gzip and len(data) >= GZIP_MIN_BYTES:
                     return gzipped(data, context), "gzip"
                 return data, ""
@@ -382,12 +448,6 @@ def _timeout_s(header: str | None) -> float | None:
     return int(header) / 1000
 
 
-def _check_content_type(header: str) -> None:
-    content_type = header.split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise CallAborted(INVALID, f"content-type must be application/json, got {quoted(content_type)}")
-
-
 def _peer(request: Request) -> str:
     client = request.client
     return "unknown" if client is None else f"ipv4:{client.host}:{client.port}"
@@ -401,7 +461,8 @@ def build_app(
     is_ready: Callable[[], bool],
     stage: Callable[[], str] = lambda: "",
 ) -> Starlette:
-    """The app: ``POST /<service>/<method>`` for every RPC, ``/healthz``, ``/readyz``, and the page at ``/``.
+    """The app: ``POST /<service>/<method>`` for every RPC (and ``GET`` for those marked ``NO_SIDE_EFFECTS``),
+    ``/healthz``, ``/readyz``, and the page at ``/``.
 
     ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then, and
     before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...).

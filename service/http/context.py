@@ -88,6 +88,10 @@ class CallContext:
         """End the call with a status code and message, as ``grpc.ServicerContext.abort`` does."""
         raise CallAborted(code, details)
 
+    def abort_with_status(self, status: grpc.Status) -> NoReturn:
+        """``abort`` with the status's code and message; its details are derived again when the error is written."""
+        raise CallAborted(status.code, status.details)
+
     def peer(self) -> str:
         """The client's address, as gRPC writes it (``ipv4:127.0.0.1:53211``)."""
         return self._peer

@@ -1,4 +1,10 @@
-"""Messages to and from JSON on the HTTP edge: strict parsing, and encoding that a call's end can stop.
+"""Messages to and from the wire on the HTTP edge: JSON and binary protobuf (Connect's two codecs).
+
+A call's codec comes from its content type (``codec_for``) or, for a GET, from
+its query (``get_request``: Connect's ``encoding``, ``message``, ``base64`` and
+``compression`` parameters). Binary bodies are parsed and written by protobuf
+itself (C, milliseconds for the largest message); bytes that are not the
+method's request message are INVALID_ARGUMENT. The rest of these notes are about JSON.
 
 Parsing is RFC 8259 JSON (no ``NaN`` or ``Infinity``, no number too large for a
 float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
@@ -11,17 +17,23 @@ deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import json
+import urllib.parse
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import grpc
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from service.admission import cut_quotes, quoted
-from service.errors import Cancelled, DeadlineExceeded
+from service.errors import Cancelled, DeadlineExceeded, LimitExceeded
 from service.http.context import CallAborted, CallContext
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
@@ -187,3 +199,113 @@ def gzipped(data: bytes, context: CallContext) -> bytes:
         parts.append(packer.compress(data[start : start + GZIP_CHUNK]))
     parts.append(packer.flush())
     return b"".join(parts)
+
+
+def parse_binary(body: bytes, message: Message, context: CallContext | None = None) -> Message:
+    """``message`` filled from ``body``, the message in binary protobuf (empty: all defaults)."""
+    try:
+        message.ParseFromString(body)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        name = message.DESCRIPTOR.full_name
+        raise _invalid(cut_quotes(f"request body is not a binary {name} ({len(body):,} bytes): {exc}")) from None
+    return message
+
+
+def encode_binary(answer: Message, context: CallContext) -> bytes:
+    """``answer`` in binary protobuf."""
+    return bytes(answer.SerializeToString())
+
+
+@dataclass(frozen=True)
+class Codec:
+    """One of Connect's codecs: its name in a GET's ``encoding``, its content type, its parser and encoder."""
+
+    name: str
+    media_type: str
+    parse: Callable[[bytes, Message, CallContext | None], Message]
+    encode: Callable[[Message, CallContext], bytes]
+
+
+JSON = Codec("json", "application/json", parse_request, encode_answer)
+PROTO = Codec("proto", "application/proto", parse_binary, encode_binary)
+CODECS = {codec.name: codec for codec in (JSON, PROTO)}
+MEDIA_TYPES = " or ".join(codec.media_type for codec in CODECS.values())
+
+
+def codec_for(content_type: str) -> Codec:
+    """The codec of a ``Content-Type`` header (parameters such as ``charset`` ignored); else INVALID_ARGUMENT."""
+    media_type = content_type.split(";")[0].strip().lower()
+    for codec in CODECS.values():
+        if media_type == codec.media_type:
+            return codec
+    raise _invalid(f"content-type must be {MEDIA_TYPES}, got {quoted(media_type)}")
+
+
+GET_MAX_URL_BYTES = 8192
+"""The longest GET request target (path and query) served; a longer one is OUT_OF_RANGE: POST it instead."""
+GET_MAX_FIELDS = 8  # query parameters of a GET: Connect's five, and a few a cache buster may add
+
+
+def get_request(query: str, max_bytes: int) -> tuple[Codec, bytes]:
+    """The codec and request body of a Connect GET from its query string, e.g. ``encoding=json&message=%7B%7D``.
+
+    ``message`` is the request (URL-safe base64 when ``base64=1``; padding optional), ``encoding`` its codec
+    (``json`` or ``proto``), ``compression`` ``identity`` or ``gzip``, ``connect`` the protocol (``v1``).
+    A missing or bad parameter is INVALID_ARGUMENT; a message past ``max_bytes`` once decoded, ``LimitExceeded``.
+    """
+    try:
+        fields = urllib.parse.parse_qs(
+            query, keep_blank_values=True, max_num_fields=GET_MAX_FIELDS, errors="surrogateescape"
+        )
+    except ValueError:
+        raise _invalid(f"GET: more than {GET_MAX_FIELDS} query parameters") from None
+    value = functools.partial(_query_value, fields)
+    if value("connect", "v1") != "v1":
+        raise _invalid(f"GET: connect={quoted(value('connect', ''))}, this server speaks connect=v1")
+    encoding = value("encoding", "")
+    if encoding not in CODECS:
+        raise _invalid(f"GET: encoding must be {' or '.join(CODECS)}, got {quoted(encoding)}")
+    if "message" not in fields:
+        raise _invalid("GET: the query has no message parameter (the request, encoded)")
+    data = value("message", "").encode("utf-8", "surrogateescape")
+    if value("base64", "") not in ("", "0"):
+        data = _from_base64(data, value("base64", ""))
+    return CODECS[encoding], _decompressed(data, value("compression", "identity"), max_bytes)
+
+
+def _query_value(fields: dict[str, list[str]], name: str, default: str) -> str:
+    values = fields.get(name)
+    if not values:
+        return default
+    if len(values) > 1:
+        raise _invalid(f"GET: the query has {len(values)} {name} parameters, expected one")
+    return values[0]
+
+
+def _from_base64(data: bytes, flag: str) -> bytes:
+    if flag != "1":
+        raise _invalid(f"GET: base64 must be 1 or absent, got {quoted(flag)}")
+    try:
+        return base64.b64decode(data + b"=" * (-len(data) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise _invalid("GET: message is not URL-safe base64 (base64=1)") from None
+
+
+def _decompressed(data: bytes, compression: str, max_bytes: int) -> bytes:
+    if compression == "identity":
+        return data
+    if compression != "gzip":
+        raise _invalid(f"GET: compression must be identity or gzip, got {quoted(compression)}")
+    unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        plain = unpacker.decompress(data, max_bytes + 1)
+    except zlib.error as exc:
+        raise _invalid(f"GET: message is not gzip (compression=gzip): {exc}") from None
+    if len(plain) > max_bytes:
+        raise LimitExceeded(
+            f"request: a GET message of more than {max_bytes:,} bytes once decompressed exceeds the limit "
+            "(BOAF_MAX_MESSAGE_BYTES)"
+        )
+    if not unpacker.eof:
+        raise _invalid("GET: message is a cut gzip stream (compression=gzip)")
+    return plain

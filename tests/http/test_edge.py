@@ -26,6 +26,9 @@ from service.server import BoafServer
 
 from .conftest import TOKEN
 
+# Connect's form of google.rpc.RetryInfo{retry_delay: 5 s}, the details of every "retry later" error.
+RETRY_DETAILS = [{"type": "google.rpc.RetryInfo", "value": "CgIIBQ", "debug": {"retryDelay": "5s"}}]
+
 HARD = {"state": json_format.MessageToDict(grid_state("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD")),
         "algorithm": "COMPATIBLE"}  # fmt: skip  # millions of nodes
 LIMIT = TEST_LIMITS["max_message_bytes"]
@@ -75,12 +78,12 @@ def test_odd_json_gets_a_json_400(client: Client, grpc_server: BoafServer, metho
     assert count(grpc_server, name, "INVALID_ARGUMENT") == before + 1
 
 
-def test_get_on_an_rpc_route_is_a_json_405(client: Client, grpc_server: BoafServer) -> None:
+def test_another_method_on_an_rpc_route_is_a_json_405(client: Client, grpc_server: BoafServer) -> None:
     before = count(grpc_server, "Solve", "UNIMPLEMENTED")
-    answer = client.get(SOLVE)
+    answer = client.request("DELETE", SOLVE)
     assert (answer.status, answer.body["code"]) == (405, "unimplemented")
-    assert answer.body["message"] == "GET: /boaf.v1.Boaf/Solve answers POST only"
-    assert answer.headers["allow"] == "POST"
+    assert answer.body["message"] == "DELETE: /boaf.v1.Boaf/Solve answers GET and POST only"
+    assert answer.headers["allow"] == "GET, POST"  # Solve is marked NO_SIDE_EFFECTS: Connect's GET
     assert count(grpc_server, "Solve", "UNIMPLEMENTED") == before + 1
 
 
@@ -259,7 +262,8 @@ def test_stopping_is_held_by_no_idle_or_slow_client_and_calls_in_flight_get_503(
         stopped_s = time.perf_counter() - started
     solve.join(30)
     assert stopped_s < 3, stopped_s  # grace 0.5 s
-    assert (answers[0].status, answers[0].body) == (503, {"code": "unavailable", "message": SHUTTING_DOWN_MESSAGE})
+    shut = {"code": "unavailable", "message": SHUTTING_DOWN_MESSAGE, "details": RETRY_DETAILS}
+    assert (answers[0].status, answers[0].body) == (503, shut)
     after = {code: _count(strict_boaf, "Solve", code) for code in ("OK", "UNAVAILABLE")}
     assert (after["OK"] - before["OK"], after["UNAVAILABLE"] - before["UNAVAILABLE"]) == (0, 1)  # as the client saw
 
@@ -292,6 +296,7 @@ def test_calls_in_flight_are_counted_with_grpcs(client: Client, grpc_server: Boa
         {
             "code": "resource_exhausted",
             "message": f"{limit} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later",
+            "details": RETRY_DETAILS,
         },
     )
     assert client.call("Game/Deal", {"seed": 1}).status == 200

@@ -142,7 +142,7 @@ def test_hint_past_the_limit_is_the_same_out_of_range_on_both_edges(client: Clie
     with pytest.raises(grpc.RpcError) as error:
         over_grpc(grpc_server, "Game", "Hint", request)
     assert error.value.code() is grpc.StatusCode.OUT_OF_RANGE
-    assert (answer.status, answer.body) == (400, {"code": "out_of_range", "message": error.value.details()})
+    assert (answer.status, answer.body["code"], answer.body["message"]) == (400, "out_of_range", error.value.details())
     assert "(BOAF_HINT_MAX_NODES)" in answer.body["message"]
 
 
