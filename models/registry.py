@@ -9,13 +9,16 @@
 
 A version is built in a hidden staging directory and renamed into place only
 when complete; CURRENT is then replaced atomically. An interrupted retrain
-therefore never changes what is installed.
+therefore never changes what is installed. ``publish`` copies a version into
+another root the same way (the volume serving pods read: deploy/k8s), and a
+server watching that root reloads it (``service.reload``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from importlib import resources
 from pathlib import Path
 
@@ -66,3 +69,27 @@ def installed_version(root: Path) -> str | None:
     """The version CURRENT names, or None when nothing is installed."""
     pointer = root / CURRENT_FILE
     return pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else None
+
+
+def publish(version_dir: Path, root: Path, version: str | None = None) -> Path:
+    """Copy the model version in ``version_dir`` into the model root ``root`` and point its CURRENT at it.
+
+    ``version`` names it there (default: ``version_dir``'s name). The copy is renamed into place
+    only when complete, so a server reading ``root`` never sees half a version; writers racing to
+    publish the same version are safe (the first rename wins, the others drop their copies).
+    Returns the version's directory in ``root``.
+    """
+    version = version or version_dir.name
+    final = root / version
+    if not final.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        stage = root / f".{version}.{uuid.uuid4().hex[:8]}.staging"  # one per writer
+        shutil.copytree(version_dir, stage, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        try:
+            os.replace(stage, final)
+        except OSError:
+            shutil.rmtree(stage)
+            if not final.is_dir():
+                raise
+    write_text_atomically(root / CURRENT_FILE, version + "\n")
+    return final

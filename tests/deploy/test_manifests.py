@@ -10,8 +10,12 @@ API object, is checked by shape. Images are ``boaf:<version>`` (serving) and
 from __future__ import annotations
 
 import copy
+import os
 import re
+import shutil
 import socket
+import subprocess
+import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +26,9 @@ import pytest
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError, all_versions
 
+from models import registry
+from models.classifier import load_classifier
+from service.memory import reload_memory_mb
 from service.server import HEALTH_SERVICES, SERVICE_NAME
 from service.settings import MIB, Settings, env_name, env_names
 
@@ -106,7 +113,7 @@ def test_the_numba_cache_is_a_writable_volume_filled_from_the_image() -> None:
     mounts = {m["mountPath"]: m["name"] for m in service_container()["volumeMounts"]}
     volume = mounts[env["NUMBA_CACHE_DIR"]]
     assert {"name": volume, "emptyDir": {}} in pod["volumes"]
-    (init,) = pod["initContainers"]
+    (init,) = [c for c in pod["initContainers"] if c["name"] == "numba-cache"]
     assert init["volumeMounts"][0] == {"name": volume, "mountPath": env["NUMBA_CACHE_DIR"]}
     assert "/opt/numba-cache/." in init["command"]
     assert "NUMBA_CACHE_DIR=/opt/numba-cache" in dockerfile()
@@ -161,7 +168,7 @@ def test_the_retrain_job_runs_boaf_retrain_and_exports_against_the_dask_schedule
     job = find("Job", "boaf-retrain")
     (container,) = job["spec"]["template"]["spec"]["containers"]
     script = " ".join(container["args"])
-    address = {e["name"]: e["value"] for e in container["env"]}["DASK_SCHEDULER"]
+    address = {e["name"]: e.get("value") for e in container["env"]}["DASK_SCHEDULER"]
     scheduler = find("Service", "boaf-dask-scheduler")
     host, port = re.fullmatch(r"tcp://([\w-]+):(\d+)", address).groups()  # type: ignore[union-attr]
     assert host == scheduler["metadata"]["name"]
@@ -173,6 +180,80 @@ def test_the_retrain_job_runs_boaf_retrain_and_exports_against_the_dask_schedule
     assert address in workers["command"]
     claims = {v["persistentVolumeClaim"]["claimName"] for v in job["spec"]["template"]["spec"]["volumes"]}
     assert claims <= {d["metadata"]["name"] for d in documents() if d["kind"] == "PersistentVolumeClaim"}
+
+
+# ---------------------------------------------------------------- the model volume
+
+
+def claim_mounted_at(pod: dict[str, Any], container: dict[str, Any], path: str) -> tuple[str, dict[str, Any]]:
+    """The PersistentVolumeClaim ``container`` mounts at ``path``, and the mount."""
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == path]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    return volume["persistentVolumeClaim"]["claimName"], mount
+
+
+def model_dir_from_the_config_map(container: dict[str, Any]) -> None:
+    (entry,) = [e for e in container["env"] if e["name"] == "BOAF_MODEL_DIR"]
+    assert entry["valueFrom"]["configMapKeyRef"] == {"name": "boaf-config", "key": "BOAF_MODEL_DIR"}
+
+
+def retrain_job() -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The retrain Job's pod, its container and its script."""
+    pod = find("Job", "boaf-retrain")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    return pod, container, " ".join(container["args"])
+
+
+def test_the_retrain_job_publishes_to_the_volume_the_serving_pods_read_at_boaf_model_dir() -> None:
+    settings = pod_settings()
+    assert settings.model_dir is not None and settings.model_poll_s > 0, "the pods serve a model root they watch"
+    model_dir = str(settings.model_dir)
+    pod = find("Deployment", "boaf")["spec"]["template"]["spec"]
+    claim, mount = claim_mounted_at(pod, service_container(), model_dir)
+    assert mount.get("readOnly") is True, "the serving pods only read the model root"
+    (seed,) = [c for c in pod["initContainers"] if c["name"] == "seed-models"]
+    assert claim_mounted_at(pod, seed, model_dir)[0] == claim
+    model_dir_from_the_config_map(seed)
+
+    job_pod, job, script = retrain_job()
+    assert claim_mounted_at(job_pod, job, model_dir)[0] == claim, "the Job writes where the pods read"
+    model_dir_from_the_config_map(job)
+    assert script.index("boaf retrain") < script.index("registry.publish(") < script.index("boaf dataset generate")
+    assert "os.environ['BOAF_MODEL_DIR']" in script
+
+    volume = find("PersistentVolumeClaim", claim)
+    assert volume["spec"]["accessModes"] == ["ReadWriteMany"], "one writer (the Job) and every serving pod"
+    kustomized = [
+        d for r in find_kustomization()["resources"] for d in yaml.safe_load_all((K8S / r).read_text("utf-8"))
+    ]
+    assert volume in kustomized, "kubectl apply -k deploy/k8s creates the model volume with the service"
+
+
+def run_python(code: str, model_dir: Path) -> None:
+    env = {**os.environ, "BOAF_MODEL_DIR": str(model_dir)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, timeout=60)
+
+
+def test_the_seed_and_publish_steps_of_the_manifests_install_loadable_versions(tmp_path: Path) -> None:
+    # The scripts as the manifests hold them, run against temporary directories.
+    models = tmp_path / "models"
+    pod = find("Deployment", "boaf")["spec"]["template"]["spec"]
+    (seed,) = [c for c in pod["initContainers"] if c["name"] == "seed-models"]
+    run_python(seed["args"][0], models)
+    assert registry.installed_version(models) == "baked"
+    assert load_classifier(models).version == load_classifier().version
+    (models / "CURRENT").write_text("other\n", encoding="utf-8")
+    run_python(seed["args"][0], models)  # a volume that has a version is left alone
+    assert registry.installed_version(models) == "other"
+
+    work = tmp_path / "work-models"
+    shutil.copytree(registry.default_root(), work / "v2")
+    (work / "CURRENT").write_text("v2\n", encoding="utf-8")
+    (publish,) = re.findall(r'python -c "(.*?)";', retrain_job()[2])
+    run_python(publish.replace("/work/models", str(work)), models)
+    assert registry.installed_version(models) == "v2"
+    assert load_classifier(models).version == load_classifier(work).version
+    assert not [p for p in models.iterdir() if p.name.endswith(".staging")]
 
 
 def test_every_boaf_variable_named_anywhere_in_deploy_is_a_setting() -> None:
@@ -371,7 +452,6 @@ def test_the_kustomization_has_the_shape_kustomize_reads() -> None:
 LEFT_AT_DEFAULT = {
     "grpc_enabled": "on: the probes are gRPC health checks",
     "http_enabled": "on: the Service exposes the HTTP/JSON port",
-    "model_dir": "unset: the model baked into the image (configmap.yaml shows how to serve a retrained one)",
     "tls_cert": "unset: no TLS in the pod",
     "tls_key": "unset: no TLS in the pod",
     "allowed_hosts": "unset: bound to 0.0.0.0, so any Host (set it to the ingress's names where one is used)",
@@ -479,6 +559,8 @@ def test_the_memory_limit_is_the_settings_limit_and_holds_their_worst_case() -> 
     worst = settings.worst_case_memory_mb()
     assert settings.memory_limit_mb == limit_mib, "BOAF_MEMORY_LIMIT_MB is the container's memory limit"
     assert worst["total"] <= limit_mib, worst
+    reload = reload_memory_mb(settings, registry.default_root())
+    assert reload["total"] <= limit_mib, f"a reload of the baked model would be refused: {reload}"
 
 
 def test_the_cpu_limit_gives_every_concurrent_search_a_core() -> None:
