@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from service.http.openapi import INPUT, SCHEMAS, status_rows
+from service.http.openapi import INPUT, JSON, SCHEMAS, status_rows
 
 EXAMPLE = (
     "curl -s http://127.0.0.1:8080/boaf.v1.Boaf/Classify -H 'content-type: application/json' "
@@ -50,7 +50,9 @@ def _overview(document: dict[str, Any]) -> str:
         '<section aria-labelledby="overview"><h2 id="overview">Calls</h2>'
         "<p>Each RPC is <code>POST /&lt;service&gt;/&lt;method&gt;</code> with its request message as JSON in the "
         "proto3 JSON mapping (field names in lowerCamelCase or as in the proto; 64-bit integers as strings or "
-        "numbers; enums by name or number), and answers its response message the same way. The deadline is the "
+        "numbers; enums by name or number), and answers its response message the same way; or the message in "
+        "binary protobuf (<code>application/proto</code>) both ways. An RPC without side effects also answers "
+        "Connect's GET, its request in the query. The deadline is the "
         f"<code>Connect-Timeout-Ms</code> header. {token} An error is "
         '<code>{"code": "invalid_argument", "message": "..."}</code> with the HTTP status below.</p>'
         f"<pre><code>{escape(EXAMPLE)}</code></pre></section>"
@@ -73,10 +75,15 @@ def _route(path: str, verb: str, operation: dict[str, Any]) -> str:
         f'<section aria-labelledby="{anchor}"><h2 id="{anchor}"><code>{verb.upper()} {escape(path)}</code></h2>',
         f"<p>{escape(operation.get('description', ''))}</p>",
     ]
-    headers = [p for p in operation.get("parameters", []) if p["in"] == "header"]
-    if headers:
-        items = "".join(f"<li><code>{escape(p['name'])}</code>: {escape(p['description'])}</li>" for p in headers)
-        lines.append(f"<p>Headers:</p><ul>{items}</ul>")
+    for place, title in (("query", "Query parameters"), ("header", "Headers")):
+        items = "".join(
+            f"<li><code>{escape(p['name'])}</code>{' (required)' if p.get('required') else ''}: "
+            f"{escape(p['description'])} ({_type(p.get('schema') or p['content'][JSON]['schema'])})</li>"
+            for p in operation.get("parameters", [])
+            if p["in"] == place
+        )
+        if items:
+            lines.append(f"<p>{title}:</p><ul>{items}</ul>")
     body = operation.get("requestBody", {}).get("content", {})
     for media, content in body.items():
         lines.append(f"<p>Request ({escape(media)}): {_type(content.get('schema', {}))}</p>")
@@ -120,6 +127,8 @@ def _type(schema: dict[str, Any]) -> str:
         return "one of " + ", ".join(escape(str(value)) for value in schema["enum"])
     if "const" in schema:
         return escape(str(schema["const"]))
+    if "contentMediaType" in schema:
+        return f"bytes ({escape(schema['contentMediaType'])})"
     if schema.get("type") == "string" and "pattern" in schema:
         return "decimal string"
     return escape(str(schema.get("type", "any JSON")))

@@ -15,10 +15,12 @@ message into JSON Schema in the proto3 JSON mapping:
   enums as names, doubles as numbers (or ``"NaN"``, ``"Infinity"``).
 - ``google.protobuf.Struct`` is any JSON object, ``Value`` any JSON value.
 
-Every RPC is ``POST /<package>.<Service>/<Method>``, with the ``Connect-Timeout-Ms``
-and ``Connect-Protocol-Version`` headers, Connect's error body
-(``ConnectError``) on every error status, and the bearer scheme when tokens are
-on. The code-to-status table of ``statuses.HTTP_STATUS`` is in the description.
+Every RPC is ``POST /<package>.<Service>/<Method>`` with a JSON or binary
+protobuf (``application/proto``) body, and ``GET`` with Connect's query
+parameters when the proto marks it ``NO_SIDE_EFFECTS``; each has the
+``Connect-Timeout-Ms`` and ``Connect-Protocol-Version`` headers, Connect's error
+body (``ConnectError``, JSON whatever the codec) on every error status, and the
+bearer scheme when tokens are on. The code-to-status table of ``statuses.HTTP_STATUS`` is in the description.
 The health, readiness and document routes (and the pages, when served) are there
 too. The document depends on the settings only through the limits and tokens.
 """
@@ -31,10 +33,12 @@ from importlib import metadata
 from typing import Any
 
 import grpc
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, ServiceDescriptor
+from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
 from game.state import MAX_CELLS
 from service.http.statuses import HTTP_STATUS, connect_code
+from service.http.wire import GET_MAX_URL_BYTES
 from service.settings import Settings, env_name
 
 OPENAPI_VERSION = "3.1.0"
@@ -62,6 +66,14 @@ REQUEST_LIMITS: dict[tuple[str, str], str] = {
 # Fields the grid bounds, whatever the settings: a grid has at most MAX_CELLS cells.
 GRID_FIELDS = {("boaf.v1.State", name) for name in ("rows", "cols", "cells", "sizes")} | {
     ("boaf.v1.GeneratePuzzleRequest", name) for name in ("cards", "rows", "cols")
+}
+
+# Examples of messages, for people and for a fuzzer's first cases (most random states are refused).
+EXAMPLES: dict[str, list[dict[str, Any]]] = {
+    "boaf.v1.State": [
+        {"rows": 2, "cols": 2, "cells": ["5S", "7D", "4C", "AD"]},
+        {"rows": 1, "cols": 3, "cells": ["AC", "", "3C"], "sizes": [2, 0, 1]},
+    ],
 }
 
 _T = FieldDescriptor
@@ -108,7 +120,7 @@ def openapi_document(services: Sequence[ServiceDescriptor], settings: Settings) 
     paths: dict[str, Any] = {}
     for service in services:
         for method in service.methods:
-            paths[f"/{service.full_name}/{method.name}"] = {"post": _rpc_operation(service, method, schemas, secured)}
+            paths[f"/{service.full_name}/{method.name}"] = _rpc_item(service, method, schemas, secured)
     paths.update(_plain_routes(settings.page_enabled))
     components: dict[str, Any] = {"schemas": {**schemas.schemas, ERROR: _error_schema()}}
     if secured:
@@ -148,6 +160,8 @@ class SchemaBook:
             if request and field.name != field.json_name:
                 properties[field.name] = properties[field.json_name]
         schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+        if message.full_name in EXAMPLES:
+            schema["examples"] = EXAMPLES[message.full_name]
         kind = "request" if request else "answer"
         schema["description"] = f"{message.full_name} ({kind} form, proto3 JSON mapping)"
         if not request:
@@ -249,23 +263,76 @@ def _error_schema() -> dict[str, Any]:
     }
 
 
-def _rpc_operation(service: ServiceDescriptor, method: Any, schemas: SchemaBook, secured: bool) -> dict[str, Any]:
+def _rpc_item(
+    service: ServiceDescriptor, method: MethodDescriptor, schemas: SchemaBook, secured: bool
+) -> dict[str, Any]:
+    # POST always; GET too when the proto marks the method NO_SIDE_EFFECTS (Connect's GET).
+    name = f"{service.full_name}.{method.name}"
     answer = schemas.ref(method.output_type, request=False)
-    operation: dict[str, Any] = {
-        "operationId": f"{service.full_name}.{method.name}",
+    binary = {"schema": {"type": "string", "contentMediaType": PROTO}}
+    common: dict[str, Any] = {
         "tags": [service.full_name],
         "summary": f"{method.name}: {method.input_type.name} -> {method.output_type.name}",
-        "description": f"The RPC {service.full_name}/{method.name}, in Connect's unary protocol over JSON.",
+        "responses": {
+            "200": {
+                "description": "The answer, in the request's codec.",
+                "content": {JSON: {"schema": answer}, PROTO: binary},
+            },
+            **_errors(secured),
+        },
+    }
+    if secured:
+        common["security"] = [{"bearer": []}]
+    post = {
+        **common,
+        "operationId": name,
+        "description": f"The RPC {service.full_name}/{method.name}, in Connect's unary protocol: the request "
+        f"message as JSON ({JSON}) or binary protobuf ({PROTO}); the answer in the same codec.",
         "parameters": _connect_headers(),
         "requestBody": {
             "required": True,
-            "content": {JSON: {"schema": schemas.ref(method.input_type, request=True)}},
+            "content": {JSON: {"schema": schemas.ref(method.input_type, request=True)}, PROTO: binary},
         },
-        "responses": {"200": {"description": "The answer.", "content": {JSON: {"schema": answer}}}, **_errors(secured)},
     }
-    if secured:
-        operation["security"] = [{"bearer": []}]
-    return operation
+    if method.GetOptions().idempotency_level != descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS:
+        return {"post": post}
+    get = {
+        **common,
+        "operationId": name + ".get",
+        "description": f"{service.full_name}/{method.name} by Connect's GET (the proto marks it NO_SIDE_EFFECTS): "
+        "the request message in the query. A request target past "
+        f"{GET_MAX_URL_BYTES:,} bytes is OUT_OF_RANGE with 414: POST it instead.",
+        "parameters": [*_get_query(schemas.ref(method.input_type, request=True)), *_connect_headers()],
+    }
+    get["responses"] = {**common["responses"], "414": _too_long()}
+    return {"post": post, "get": get}
+
+
+def _get_query(request: dict[str, Any]) -> list[dict[str, Any]]:
+    # Connect's GET parameters: https://connectrpc.com/docs/protocol/#unary-get-request
+    def query(name: str, description: str, schema: dict[str, Any], required: bool = False) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+
+    message = {
+        "name": "message",
+        "in": "query",
+        "required": True,
+        "description": "The request message in the codec of encoding, percent-encoded; with base64=1, its bytes "
+        "in URL-safe base64 (padding optional), as a binary message must be.",
+        "content": {JSON: {"schema": request}},
+    }
+    return [
+        query("connect", "Connect's protocol version.", {"type": "string", "enum": ["v1"]}),
+        query("encoding", "The message's codec.", {"type": "string", "enum": ["json", "proto"]}, required=True),
+        message,
+        query("base64", "1: message is URL-safe base64.", {"type": "string", "enum": ["0", "1"]}),
+        query("compression", "The message's compression.", {"type": "string", "enum": ["identity", "gzip"]}),
+    ]
+
+
+def _too_long() -> dict[str, Any]:
+    message = f"OUT_OF_RANGE: the request target is longer than {GET_MAX_URL_BYTES:,} bytes."
+    return {"description": message, "content": {JSON: {"schema": {"$ref": SCHEMAS + ERROR}}}}
 
 
 def _connect_headers() -> list[dict[str, Any]]:

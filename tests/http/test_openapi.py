@@ -7,7 +7,11 @@ lists every route; ``scripts/fuzz-api`` runs schemathesis against a live server.
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +29,7 @@ from game import deal
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import game_pb2
-from service.http.openapi import JSON
+from service.http.openapi import JSON, PROTO
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]
@@ -99,6 +103,8 @@ def test_every_rpc_of_the_protos_has_its_route_with_its_messages(document: dict[
     routes = {path for path, item in document["paths"].items() if "requestBody" in item.get("post", {})}
     rpcs = {f"/{service.full_name}/{method.name}" for service in SERVICES for method in service.methods}
     assert routes == rpcs
+    # Every RPC is marked NO_SIDE_EFFECTS in proto/, so each has Connect's GET too.
+    assert {path for path in rpcs if "get" in document["paths"][path]} == rpcs
     for service in SERVICES:
         for method in service.methods:
             path = f"/{service.full_name}/{method.name}"
@@ -192,3 +198,58 @@ def test_the_api_page_lists_every_route_and_the_playground_links_to_it(
     assert not re.search(r"<script|https?://(?!127\.0\.0\.1)", page.body)  # offline: nothing loaded from elsewhere
     playground = (ROOT / "service" / "http" / "static" / "index.html").read_text(encoding="utf-8")
     assert 'href="api"' in playground
+
+
+def send(request: urllib.request.Request) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, answer.headers["content-type"], answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["content-type"], error.read()
+
+
+def test_a_real_get_request_and_its_answer_match_the_get_operation(document: dict[str, Any], client: Client) -> None:
+    operation = document["paths"]["/boaf.v1.Game/Play"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"]}
+    body = {"state": json_format.MessageToDict(DEAL_1), "moves": ["9H-9S"]}
+    assert_matches(document, parameters["message"]["content"][JSON]["schema"], body)
+    query = urllib.parse.urlencode({"connect": "v1", "encoding": "json", "message": json.dumps(body)})
+    for name, value in urllib.parse.parse_qsl(query):
+        if name != "message":
+            assert value in parameters[name]["schema"]["enum"]
+    status, media, data = send(urllib.request.Request(f"{client.base}/boaf.v1.Game/Play?{query}"))
+    assert (status, media) == (200, JSON)
+    assert_matches(document, operation["responses"]["200"]["content"][JSON]["schema"], json.loads(data))
+
+
+def test_a_too_long_get_is_the_documented_414(document: dict[str, Any], client: Client) -> None:
+    message = json.dumps({"seed": 1, "x": "y" * 10_000})
+    url = f"{client.base}/boaf.v1.Game/Deal?encoding=json&message={urllib.parse.quote(message)}"
+    status, media, data = send(urllib.request.Request(url))
+    assert (status, media) == (414, JSON)
+    assert_matches(
+        document,
+        document["paths"]["/boaf.v1.Game/Deal"]["get"]["responses"]["414"]["content"][JSON]["schema"],
+        json.loads(data),
+    )
+
+
+def test_binary_protobuf_is_a_documented_request_and_answer(document: dict[str, Any], client: Client) -> None:
+    operation = document["paths"]["/boaf.v1.Game/Deal"]["post"]
+    assert PROTO in operation["requestBody"]["content"] and PROTO in operation["responses"]["200"]["content"]
+    data = game_pb2.DealRequest(seed=1).SerializeToString()
+    request = urllib.request.Request(f"{client.base}/boaf.v1.Game/Deal", data=data, headers={"Content-Type": PROTO})
+    status, media, answer = send(request)
+    assert (status, media) == (200, PROTO)
+    assert pb.State.FromString(answer) == state_to_proto(deal(1))
+    refused = urllib.request.Request(f"{client.base}/boaf.v1.Game/Deal", data=b"\xff", headers={"Content-Type": PROTO})
+    status, media, error = send(refused)
+    assert (status, media) == (400, JSON)  # an error is JSON whatever the codec
+    assert_matches(document, answer_schema(document, "/boaf.v1.Game/Deal", 400), json.loads(error))
+
+
+def test_the_documents_example_states_are_states_the_server_accepts(document: dict[str, Any], client: Client) -> None:
+    examples = document["components"]["schemas"]["boaf.v1.State.input"]["examples"]
+    for state in examples:
+        answer = client.call("Game/Play", {"state": state})
+        assert answer.status == 200, (state, answer.body)
