@@ -10,8 +10,10 @@ model columns it was not trained on gives confident nonsense.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,12 @@ CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
 ESTIMATE_FLOOR = 1e-3  # a calibrated estimate stays within [0.001, 0.999]
 CHUNK_STATES = 256  # states per pass of every stage: a chunk's inference and probe take well under 250 ms
+Trace = Callable[..., AbstractContextManager[Any]]  # (stage name, **attributes) -> a block around the stage
+
+
+def untraced(stage: str, **attributes: Any) -> AbstractContextManager[Any]:
+    """The default ``Classifier.trace``: nothing around each stage."""
+    return contextlib.nullcontext()
 
 
 @dataclass
@@ -49,6 +57,8 @@ class Classifier:
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
     progress_nodes: int = 0  # the budget of the search whose progress the model reads (models.progress); 0: none
+    # Runs around each stage of a chunk ("exact path", "features", "inference"): the service's tracing spans.
+    trace: Trace = field(default=untraced, repr=False, compare=False)
 
     @property
     def ordering_path(self) -> Path | None:
@@ -97,15 +107,18 @@ class Classifier:
     def _classify_chunk(
         self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray, exact: ExactBudget
     ) -> Predictions:
-        answers = exact_search(cells, rows, cols, exact, cancel)
+        with self.trace("exact path", states=len(cells), max_nodes=exact.max_nodes):
+            answers = exact_search(cells, rows, cols, exact, cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
             _raise_if_set(cancel, "in the exact path")  # it stopped short: nothing more is wanted
             try:
-                inputs = cell_inputs(cells[still_open], rows, cols, self.probe_nodes, self.progress_nodes, cancel)
+                with self.trace("features", states=int(still_open.size)):
+                    inputs = cell_inputs(cells[still_open], rows, cols, self.probe_nodes, self.progress_nodes, cancel)
             except Stopped as exc:
                 raise ClassifyStopped(f"classify cancelled while computing its inputs ({exc})") from exc
-            p = self.predict_matrix(inputs)
+            with self.trace("inference", states=int(still_open.size)):
+                p = self.predict_matrix(inputs)
             if self.calibration is not None:
                 # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
                 stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)

@@ -46,7 +46,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from models import registry
 from service import reflection as reflection_v1
-from service import reload
+from service import reload, tracing
 from service.admission import Admission
 from service.compile_log import COMPILING
 from service.dataplane import Classifier, DataPlane, warm_up_puzzles
@@ -78,7 +78,9 @@ def load_default_classifier(directory: Path | None) -> Classifier:
     # Imported here for start-up time: the model stack loads on the loading thread, after the port is bound.
     from models.classifier import load_classifier
 
-    return load_classifier(directory)
+    classifier = load_classifier(directory)
+    classifier.trace = tracing.span  # its stages' spans, while tracing is on
+    return classifier
 
 
 def check_model(settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> float:
@@ -160,6 +162,8 @@ class BoafServer:
         missing, unreadable or does not match its pair.
         """
         settings = self.settings
+        if settings.otel:
+            tracing.enable()
         if settings.grpc_enabled:
             self.port = self._bind()
             self._server.start()
@@ -354,6 +358,8 @@ class BoafServer:
         stopped.wait()
         self.gate.close()
         self.metrics.stop()
+        if self.settings.otel:
+            tracing.disable()  # sends the spans not yet sent
         log.info("stopped")
 
     def wait_for_termination(self, timeout: float | None = None) -> bool:

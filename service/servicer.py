@@ -17,7 +17,7 @@ import grpc
 
 import search
 from puzzles import AnalysisStopped
-from service import converters
+from service import converters, tracing
 from service.admission import cut_quotes
 from service.dataplane import CancelFlag, DataPlane
 from service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
@@ -62,7 +62,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
         finally:
             metrics.in_flight.labels(name).dec()
 
-    return handler
+    return tracing.traced(name, handler)  # the edge span, gRPC and HTTP alike
 
 
 class BoafServicer(boaf_pb2_grpc.BoafServicer):

@@ -223,6 +223,13 @@ class Settings:
     tls_cert: Path | None = field(default=None, metadata=_doc("PEM certificate chain; with tls_key, serve TLS."))
     tls_key: Path | None = field(default=None, metadata=_doc("PEM private key of tls_cert."))
     log_level: str = field(default="INFO", metadata=_doc("Logging level: DEBUG, INFO, WARNING or ERROR."))
+    otel: bool = field(
+        default=False,
+        metadata=_doc(
+            "OpenTelemetry tracing (needs the 'otel' extra): a span per RPC with its exact path, features and "
+            "inference, sent by OTLP as the standard OTEL_* variables say (OTEL_EXPORTER_OTLP_ENDPOINT, ...)."
+        ),
+    )
 
     def __post_init__(self) -> None:
         _check(self)

@@ -458,6 +458,7 @@ LEFT_AT_DEFAULT = {
     "cors_origins": "unset: no browser page on another origin calls the API",
     "api_tokens": "unset: tokens are secrets; deploy/README.md mounts a Secret as api_tokens_file",
     "api_tokens_file": "unset: no tokens unless a Secret is mounted (deploy/README.md)",
+    "otel": "off: the serving image has no OTLP exporter (the otel extra); deploy/README.md says how to trace",
 }
 FRONT_END_PORTS = {"grpc": "port", "http": "http_port", "metrics": "metrics_port"}
 HPA_METRICS = {"cpu"}
