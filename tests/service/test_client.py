@@ -471,6 +471,14 @@ def test_tls_and_a_bearer_token(certificate: tuple[Path, Path]) -> None:
             pytest.raises(Unauthenticated),
         ):
             wrong.deal(1)
+        credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+        with Client(address, tls=credentials, token=TOKEN) as own_credentials:
+            assert own_credentials.deal(2) == deal(2)
+        # tls=True trusts the default roots, which gRPC reads from this variable when it is set
+        env = {**os.environ, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert)}
+        code = f"from service.client import Client\nprint(Client({address!r}, tls=True, token={TOKEN!r}).deal(3))"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+        assert (result.returncode, result.stdout.strip()) == (0, str(deal(3))), result.stderr
         # no TLS: no connection
         with Client(address, token=TOKEN, retry=RetryPolicy(attempts=1)) as plain, pytest.raises(Unavailable):
             plain.deal(1, timeout_s=5)
