@@ -20,7 +20,15 @@ from pathlib import Path
 import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from servers import channel_to, grid_state, loopback_settings, ready_server, serve_process, wait_for
+from servers import (
+    READY_TIMEOUT_S,
+    channel_to,
+    grid_state,
+    loopback_settings,
+    ready_server,
+    serve_process,
+    wait_for,
+)
 
 from features import SCHEMA_VERSION
 from models import registry
@@ -31,7 +39,7 @@ from models.training import PAPER_PARAMS, fit
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.memory import model_memory_mb
-from service.server import BoafServer
+from service.server import BoafServer, load_default_classifier
 
 RELOAD_TIMEOUT_S = 120  # generous: the reload's load and warm-up take well under a second on a quiet machine
 STATE = grid_state("AS 2S 3S/4H 5H 6H/7D 8D 9D")
@@ -168,6 +176,40 @@ def test_a_reload_that_two_models_would_not_fit_is_refused(root: Path) -> None:
         assert reloads(server, "reloaded") == 0
     finally:
         server.stop(0)
+
+
+class HeldReload:
+    """A classifier loader that holds the load of ``version`` until ``release()``."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.loading = threading.Event()
+        self._release = threading.Event()
+
+    def __call__(self, directory: Path | None) -> object:
+        if directory is not None and directory.name == self.version:
+            self.loading.set()
+            self._release.wait(READY_TIMEOUT_S)
+        return load_default_classifier(directory)
+
+    def release(self) -> None:
+        self._release.set()
+
+
+def test_stopping_the_server_during_a_reload_abandons_it(root: Path) -> None:
+    held = HeldReload("tiny-s2")
+    server = ready_server(loopback_settings(model_dir=root, model_poll_s=0.05), held)
+    install(root, "tiny-s2")
+    assert held.loading.wait(RELOAD_TIMEOUT_S)
+    stopping = threading.Thread(target=server.stop, args=(0,))
+    stopping.start()
+    assert wait_for(lambda: server._stopping.is_set())  # the stop has begun: now let the load finish
+    held.release()
+    stopping.join(60)
+    assert not stopping.is_alive()
+    assert wait_for(lambda: reloads(server, "abandoned") == 1, RELOAD_TIMEOUT_S)
+    assert server.servicer.plane is not None and server.servicer.plane.classifier.version == "tiny-s1"
+    assert reloads(server, "reloaded") == 0
 
 
 def test_sighup_makes_boaf_serve_reload(root: Path) -> None:
