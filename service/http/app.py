@@ -4,7 +4,8 @@ Every call goes the same way whatever the method (``Edge.serve``):
 
 1. Before the body, cheap checks (``Edge._admit``): the server is not stopping,
    the bearer token (``Admission.authenticate``), the ``Connect-Timeout-Ms``
-   header, the content type (JSON or binary protobuf: ``wire.codec_for``), the
+   header, the content type (JSON or binary protobuf: ``wire.codec_for``) and
+   encoding (identity or gzip, inflated in step 3 within the size limit), the
    declared ``Content-Length`` (``check_size``: OUT_OF_RANGE, and the connection
    closes unread), and a place among the calls in flight of both edges
    (``Admission.try_call``). A GET (Connect's GET, for the methods the proto marks
@@ -75,7 +76,9 @@ from service.http.wire import (
     accepts_gzip,
     codec_for,
     get_request,
+    gunzipped,
     gzipped,
+    request_compression,
 )
 from service.interceptors import UNKNOWN_METHOD
 from service.kernels import RETRY_AFTER_S
@@ -146,6 +149,7 @@ class Admitted:
     timeout_s: float | None
     codec: Codec
     query_body: bytes | None = None
+    gzipped: bool = False  # a POST body sent with Content-Encoding: gzip (Connect's request compression)
 
 
 class Refused(Exception):
@@ -243,7 +247,7 @@ class Edge:
                 body = await self._body(endpoint, request, call, started)
             else:
                 body = admitted.query_body
-            return await self._run(endpoint, body, admitted.codec, call.context, request, started)
+            return await self._run(endpoint, body, admitted, call.context, request, started)
         except Refused as refused:
             return refused.response
         finally:
@@ -274,10 +278,11 @@ class Edge:
 
     def _post_request(self, request: Request, timeout_s: float | None) -> Admitted:
         codec = codec_for(request.headers.get("content-type", ""))
+        compression = request_compression(request.headers.get("content-encoding", ""))
         declared = request.headers.get("content-length", "")
         if declared.isdigit():
             self.admission.check_size(int(declared))
-        return Admitted(timeout_s, codec)
+        return Admitted(timeout_s, codec, gzipped=compression == "gzip")
 
     def _get_request(self, request: Request, timeout_s: float | None) -> Admitted:
         codec, body = get_request(request.scope.get("query_string", b"").decode("latin-1"), self._max_bytes)
@@ -339,17 +344,23 @@ class Edge:
         raise self._refused(endpoint, started, late, message, 408, CLOSE)
 
     async def _run(
-        self, endpoint: Endpoint, body: bytes, codec: Codec, context: CallContext, request: Request, started: float
+        self,
+        endpoint: Endpoint,
+        body: bytes,
+        admitted: Admitted,
+        context: CallContext,
+        request: Request,
+        started: float,
     ) -> Response:
         if self._threads is None:  # every admitted call gets a thread at once; work slots bound the work
             self._threads = anyio.CapacityLimiter(self.settings.max_concurrent_rpcs)
         gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
-        call = functools.partial(self._answer, endpoint, body, codec, context, started, gzip)
+        call = functools.partial(self._answer, endpoint, body, admitted, context, started, gzip)
         async with anyio.create_task_group() as watchers:
             watchers.start_soon(_finish_on_disconnect, request, context)
             try:
                 data, encoding = await anyio.to_thread.run_sync(call, limiter=self._threads)
-                code, response = grpc.StatusCode.OK, Response(data, media_type=codec.media_type)
+                code, response = grpc.StatusCode.OK, Response(data, media_type=admitted.codec.media_type)
                 response.headers["vary"] = "Accept-Encoding"
                 if encoding:
                     response.headers["content-encoding"] = encoding
@@ -376,7 +387,7 @@ class Edge:
         return code, response
 
     def _answer(
-        self, endpoint: Endpoint, body: bytes, codec: Codec, context: CallContext, started: float, gzip: bool
+        self, endpoint: Endpoint, body: bytes, admitted: Admitted, context: CallContext, started: float, gzip: bool
     ) -> tuple[bytes, str]:
         # In a worker thread, so that a large batch's JSON (and its gzip) never holds up the event loop.
         # Returns the answer and its content encoding ("" or "gzip": Connect's Accept-Encoding for unary calls).
@@ -385,9 +396,11 @@ class Edge:
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
         try:
             with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
-                message = codec.parse(body, endpoint.request_type(), context)
+                if admitted.gzipped:
+                    body = gunzipped(body, self.settings.max_message_bytes)
+                message = admitted.codec.parse(body, endpoint.request_type(), context)
                 answer = endpoint.handler(message, context)  # raises CallAborted on errors
-                data = codec.encode(answer, context)
+                data = admitted.codec.encode(answer, context)
                 if gzip and len(data) >= GZIP_MIN_BYTES:
                     return gzipped(data, context), "gzip"
                 return data, ""

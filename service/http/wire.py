@@ -292,20 +292,42 @@ def _from_base64(data: bytes, flag: str) -> bytes:
 
 
 def _decompressed(data: bytes, compression: str, max_bytes: int) -> bytes:
+    if compression not in COMPRESSIONS:
+        raise _invalid(f"GET: compression must be identity or gzip, got {quoted(compression)}")
     if compression == "identity":
         return data
-    if compression != "gzip":
-        raise _invalid(f"GET: compression must be identity or gzip, got {quoted(compression)}")
+    return gunzipped(data, max_bytes, "GET: message", "compression=gzip")
+
+
+COMPRESSIONS = ("identity", "gzip")
+
+
+def request_compression(content_encoding: str) -> str:
+    """A POST's ``Content-Encoding`` (Connect's request compression): ``identity`` or ``gzip``.
+
+    Anything else is INVALID_ARGUMENT.
+    """
+    name = content_encoding.strip().lower() or "identity"
+    if name not in COMPRESSIONS:
+        raise _invalid(f"content-encoding must be identity or gzip, got {quoted(name)}")
+    return name
+
+
+def gunzipped(data: bytes, max_bytes: int, what: str = "request body", how: str = "Content-Encoding: gzip") -> bytes:
+    """``data`` gunzipped: at most ``max_bytes`` come out (more is ``LimitExceeded``, and no more is inflated).
+
+    Bytes that are not one whole gzip stream are INVALID_ARGUMENT, naming ``what`` was sent and ``how``.
+    """
     unpacker = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         plain = unpacker.decompress(data, max_bytes + 1)
     except zlib.error as exc:
-        raise _invalid(f"GET: message is not gzip (compression=gzip): {exc}") from None
+        raise _invalid(f"{what} is not gzip ({how}): {exc}") from None
     if len(plain) > max_bytes:
         raise LimitExceeded(
-            f"request: a GET message of more than {max_bytes:,} bytes once decompressed exceeds the limit "
-            "(BOAF_MAX_MESSAGE_BYTES)"
+            f"request: a message of more than {max_bytes:,} bytes once decompressed exceeds the limit of "
+            f"{max_bytes:,} bytes (BOAF_MAX_MESSAGE_BYTES)"
         )
-    if not unpacker.eof:
-        raise _invalid("GET: message is a cut gzip stream (compression=gzip)")
+    if not unpacker.eof or unpacker.unused_data:
+        raise _invalid(f"{what} is not one whole gzip stream ({how})")
     return plain

@@ -125,6 +125,58 @@ def test_an_unknown_content_type_names_both_codecs(client: Client) -> None:
     assert error["message"] == "content-type must be application/json or application/proto, got 'application/grpc-web'"
 
 
+def test_a_gzipped_request_body_is_read_in_either_codec(client: Client, grpc_server: BoafServer) -> None:
+    expected = over_grpc(grpc_server, "Classify", CLASSIFY)
+    packed = gzip.compress(CLASSIFY.SerializeToString())
+    binary = send(
+        client, "/boaf.v1.Boaf/Classify", packed, {"Content-Type": "application/proto", "Content-Encoding": "gzip"}
+    )
+    assert pb.ClassifyResponse.FromString(binary.body) == expected
+    text = gzip.compress(json.dumps(json_format.MessageToDict(CLASSIFY)).encode())
+    as_json = send(
+        client, "/boaf.v1.Boaf/Classify", text, {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    )
+    assert json_format.Parse(as_json.body, pb.ClassifyResponse()) == expected
+
+
+def test_a_gzipped_body_past_the_size_limit_once_inflated_is_out_of_range(
+    client: Client, grpc_server: BoafServer
+) -> None:
+    limit = grpc_server.settings.max_message_bytes
+    bomb = gzip.compress(b" " * (limit * 50))  # ~50 KiB on the wire: only the first limit + 1 bytes are inflated
+    answer = send(client, "/boaf.v1.Boaf/Solve", bomb, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    error = error_of(answer)
+    assert (answer.status, error["code"]) == (400, "out_of_range")
+    assert error["message"] == (
+        f"request: a message of more than {limit:,} bytes once decompressed exceeds the limit of {limit:,} bytes "
+        "(BOAF_MAX_MESSAGE_BYTES)"
+    )
+
+
+# (name, Content-Encoding, body, message)
+BAD_COMPRESSION: list[tuple[str, str, bytes, str]] = [
+    ("unknown encoding", "br", b"{}", "content-encoding must be identity or gzip, got 'br'"),
+    ("not gzip", "gzip", b"{}",
+     "request body is not gzip (Content-Encoding: gzip): Error -3 while decompressing data: incorrect header check"),
+    ("cut gzip", "gzip", gzip.compress(b"{}")[:-4],
+     "request body is not one whole gzip stream (Content-Encoding: gzip)"),
+    ("two streams", "gzip", gzip.compress(b"{}") * 2,
+     "request body is not one whole gzip stream (Content-Encoding: gzip)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "message"), [c[1:] for c in BAD_COMPRESSION], ids=[c[0] for c in BAD_COMPRESSION]
+)
+def test_a_body_that_is_not_what_its_content_encoding_says_is_invalid_argument(
+    client: Client, encoding: str, body: bytes, message: str
+) -> None:
+    answer = send(
+        client, "/boaf.v1.Boaf/Solve", body, {"Content-Type": "application/json", "Content-Encoding": encoding}
+    )
+    assert (answer.status, error_of(answer)) == (400, {"code": "invalid_argument", "message": message})
+
+
 # ---------------------------------------------------------------- GET
 
 
@@ -176,7 +228,7 @@ def test_a_get_message_past_the_size_limit_once_unzipped_is_out_of_range(
     answer = send(client, path)
     error = error_of(answer)
     assert (answer.status, error["code"]) == (400, "out_of_range")
-    assert f"more than {limit:,} bytes" in error["message"]
+    assert error["message"].startswith(f"request: a message of more than {limit:,} bytes once decompressed")
 
 
 def test_a_get_honours_the_clients_deadline(client: Client) -> None:
