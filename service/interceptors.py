@@ -415,7 +415,7 @@ class _Call:
             raise
         if self.gate.draining.is_set():  # a Watch ended by the shutdown (health said NOT_SERVING first)
             self._record(grpc.StatusCode.UNAVAILABLE.name)
-            context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+            abort(context, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
         self._finished(context)
 
     def _time_the_answer(self, context: grpc.ServicerContext) -> None:
@@ -437,7 +437,7 @@ class _Call:
         # Past the grace, a call ends as the server stops, whatever its servicer made of being stopped.
         if self.gate.stopping.is_set():
             self._record(grpc.StatusCode.UNAVAILABLE.name)
-            context.abort(grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+            abort(context, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
 
     def _refuse(self, context: grpc.ServicerContext, exc: BaseException) -> NoReturn:
         code, message = status_of(exc)

@@ -16,6 +16,7 @@ import pytest
 from google.protobuf.descriptor_pool import DescriptorPool
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+from grpc_status import rpc_status
 from servers import (
     GatedLoader,
     channel_to,
@@ -31,6 +32,7 @@ from service.converters import state_to_proto
 from service.errors import SHUTTING_DOWN_MESSAGE
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
+from service.kernels import RETRY_AFTER_S
 from service.server import STOP_MARGIN_S, BoafServer
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -233,6 +235,9 @@ def test_calls_still_running_after_the_grace_get_unavailable_with_the_shutting_d
         with pytest.raises(grpc.RpcError) as caught:
             running.result(timeout=30)
         assert (caught.value.code(), caught.value.details()) == (grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+        status = rpc_status.from_call(caught.value)  # type: ignore[arg-type]  # the details: retry in 5 s
+        assert status is not None and [d.TypeName() for d in status.details] == ["google.rpc.RetryInfo"]
+        assert dict(caught.value.trailing_metadata())["retry-after"] == str(RETRY_AFTER_S)  # type: ignore[attr-defined]
         stopping.join(30)
         assert not stopping.is_alive()
         assert time.monotonic() - started < 0.5 + STOP_MARGIN_S
