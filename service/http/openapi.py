@@ -27,9 +27,12 @@ too. The document depends on the settings only through the limits and tokens.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -49,6 +52,7 @@ PROTOCOL_HEADER = "Connect-Protocol-Version"
 ERROR = "ConnectError"
 SCHEMAS = "#/components/schemas/"
 INPUT = ".input"  # the suffix of a message's request form
+COMMENTS_FILE = Path(__file__).resolve().parent / "proto_comments.json"  # scripts/generate-proto-comments
 
 # Request fields a server limit bounds: (message, field) -> the Settings field; more is OUT_OF_RANGE.
 REQUEST_LIMITS: dict[tuple[str, str], str] = {
@@ -129,7 +133,8 @@ def openapi_document(services: Sequence[ServiceDescriptor], settings: Settings) 
         "openapi": OPENAPI_VERSION,
         "info": {"title": "boaf", "version": _version(), "description": _description(settings)},
         "tags": [
-            {"name": s.full_name, "description": f"The RPCs of the gRPC service {s.full_name}."} for s in services
+            {"name": s.full_name, "description": comment(s.full_name) or f"The RPCs of {s.full_name}."}
+            for s in services
         ],
         "paths": paths,
         "components": components,
@@ -163,7 +168,8 @@ class SchemaBook:
         if message.full_name in EXAMPLES:
             schema["examples"] = EXAMPLES[message.full_name]
         kind = "request" if request else "answer"
-        schema["description"] = f"{message.full_name} ({kind} form, proto3 JSON mapping)"
+        form = f"{message.full_name}, {kind} form (proto3 JSON mapping)."
+        schema["description"] = f"{comment(message.full_name)} {form}".strip()
         if not request:
             schema["required"] = [f.json_name for f in message.fields if not f.has_presence]
         return schema
@@ -177,9 +183,13 @@ class SchemaBook:
                 schema["maxItems"] = limit[0]
         else:
             schema = one if limit is None else _bounded(one, limit[0])
-        if limit is not None:
-            schema["description"] = f"at most {limit[0]:,} ({limit[1]})"
-        return _or_null(schema) if request else schema
+        if request:
+            schema = _or_null(schema)
+        bound = "" if limit is None else f"At most {limit[0]:,} ({limit[1]})."
+        notes = [comment(f"{message.full_name}.{field.name}"), bound, schema.get("description", "")]
+        if any(notes):
+            schema["description"] = " ".join(note for note in notes if note)
+        return schema
 
     def _limit(self, message: Descriptor, field: FieldDescriptor) -> tuple[int, str] | None:
         key = (message.full_name, field.name)
@@ -234,9 +244,24 @@ def _bounded(schema: dict[str, Any], limit: int) -> dict[str, Any]:
 
 def _enum(enum: EnumDescriptor, request: bool) -> dict[str, Any]:
     names = {"type": "string", "enum": [v.name for v in enum.values]}
-    if not request:
-        return names
-    return {"anyOf": [names, {"type": "integer", "enum": [v.number for v in enum.values]}]}
+    schema = names if not request else {"anyOf": [names, {"type": "integer", "enum": [v.number for v in enum.values]}]}
+    said = [f"{v.name} ({v.number}): {comment(f'{enum.full_name}.{v.name}')}" for v in enum.values]
+    meanings = [text for text in said if not text.endswith(": ")]
+    if meanings:
+        return {**schema, "description": f"{enum.name}: " + " ".join(meanings)}
+    return schema
+
+
+@functools.cache
+def proto_comments() -> dict[str, str]:
+    """The comments of proto/ by full name (``scripts/generate-proto-comments`` writes them)."""
+    table: dict[str, str] = json.loads(COMMENTS_FILE.read_text(encoding="utf-8"))
+    return table
+
+
+def comment(full_name: str) -> str:
+    """The proto comment of a service, method, message, field, enum or enum value; "" when it has none."""
+    return proto_comments().get(full_name, "")
 
 
 def _error_schema() -> dict[str, Any]:
@@ -267,7 +292,7 @@ def _rpc_item(
     service: ServiceDescriptor, method: MethodDescriptor, schemas: SchemaBook, secured: bool
 ) -> dict[str, Any]:
     # POST always; GET too when the proto marks the method NO_SIDE_EFFECTS (Connect's GET).
-    name = f"{service.full_name}.{method.name}"
+    name, said = f"{service.full_name}.{method.name}", comment(method.full_name)
     answer = schemas.ref(method.output_type, request=False)
     binary = {"schema": {"type": "string", "contentMediaType": PROTO}}
     common: dict[str, Any] = {
@@ -286,8 +311,8 @@ def _rpc_item(
     post = {
         **common,
         "operationId": name,
-        "description": f"The RPC {service.full_name}/{method.name}, in Connect's unary protocol: the request "
-        f"message as JSON ({JSON}) or binary protobuf ({PROTO}); the answer in the same codec.",
+        "description": f"{said} The RPC {service.full_name}/{method.name}, in Connect's unary protocol: the "
+        f"request message as JSON ({JSON}) or binary protobuf ({PROTO}); the answer in the same codec.".strip(),
         "parameters": _connect_headers(),
         "requestBody": {
             "required": True,
@@ -299,9 +324,10 @@ def _rpc_item(
     get = {
         **common,
         "operationId": name + ".get",
-        "description": f"{service.full_name}/{method.name} by Connect's GET (the proto marks it NO_SIDE_EFFECTS): "
+        "description": f"{said} {service.full_name}/{method.name} by Connect's GET (the proto "
+        "marks it NO_SIDE_EFFECTS): "
         "the request message in the query. A request target past "
-        f"{GET_MAX_URL_BYTES:,} bytes is OUT_OF_RANGE with 414: POST it instead.",
+        f"{GET_MAX_URL_BYTES:,} bytes is OUT_OF_RANGE with 414: POST it instead.".strip(),
         "parameters": [*_get_query(schemas.ref(method.input_type, request=True)), *_connect_headers()],
     }
     get["responses"] = {**common["responses"], "414": _too_long()}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,7 +40,7 @@ from game import deal
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import game_pb2
-from service.http.openapi import JSON, PROTO
+from service.http.openapi import COMMENTS_FILE, JSON, PROTO
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]
@@ -291,3 +293,22 @@ def test_a_short_schemathesis_run_finds_no_server_error_and_no_mismatch(client: 
     assert set(sent) == {f"{verb.upper()} {path}" for path, item in paths.items() for verb in item} - {
         "GET /openapi.json"
     }
+
+
+def test_the_committed_proto_comments_are_what_the_script_makes_from_proto(tmp_path: Path) -> None:
+    fresh = tmp_path / "comments.json"
+    script = ROOT / "scripts" / "generate-proto-comments"
+    subprocess.run([sys.executable, str(script), "--out", str(fresh)], check=True, capture_output=True, timeout=120)
+    committed = COMMENTS_FILE.read_text(encoding="utf-8")
+    assert committed == fresh.read_text(encoding="utf-8"), "stale: run scripts/generate-proto-comments and commit"
+
+
+def test_the_proto_comments_describe_routes_messages_fields_and_enum_values(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    classify = document["paths"]["/boaf.v1.Boaf/Classify"]["post"]["description"]
+    assert classify.startswith("P(solvable) of each state of a batch, from the served ONNX classifier.")
+    assert schemas["boaf.v1.Limits"]["description"].startswith("The limits past which a request is OUT_OF_RANGE")
+    rows = schemas["boaf.v1.GeneratePuzzleRequest.input"]["properties"]["rows"]["description"]
+    assert rows == "The grid; 0 = 4. At most 52 (the cells of a grid)."
+    algorithm = schemas["boaf.v1.SolveRequest.input"]["properties"]["algorithm"]["description"]
+    assert "ALGORITHM_UNSPECIFIED (0): The server default (ORDERED)." in algorithm
