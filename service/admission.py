@@ -140,7 +140,11 @@ class Admission:
         A call whose client has gone (``is_active()`` False) stops waiting with
         ``Cancelled``; one still waiting at ``deadline`` gets ``DeadlineExceeded``.
         """
-        while not self._work.acquire(timeout=max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter()))):
+        work = self._work
+        while not (
+            work.acquire(blocking=False)  # a free slot, the common case, without a timed wait's cost
+            or work.acquire(timeout=max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter())))
+        ):
             if not is_active():
                 raise Cancelled("the call was cancelled while it waited for a worker")
             if time.perf_counter() >= deadline:
@@ -151,7 +155,7 @@ class Admission:
         try:
             yield
         finally:
-            self._work.release()
+            work.release()
 
     def wait_limit_s(self) -> float:
         """The longest a call may wait for a work slot, from its arrival: the longest server time limit."""

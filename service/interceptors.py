@@ -34,10 +34,9 @@
 
 from __future__ import annotations
 
-import heapq
+import functools
 import itertools
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -60,6 +59,7 @@ HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the c
 PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
 # What an armed timeout guards: a unary call's request, a stream's next request, an answer being taken.
 CALL_READ, STREAM_READ, ANSWER = "call read", "stream read", "answer"
+TICK_S = 0.05  # how often armed timeouts are looked at: each runs at most this late
 
 Deserializer = Callable[[bytes], Any]
 Serializer = Callable[[Any], bytes]
@@ -76,76 +76,76 @@ def method_name(full_method: str, known: frozenset[str]) -> str:
 
 
 class Timeouts:
-    """Runs each armed action once its time is up, unless it was disarmed first; one daemon thread for all."""
+    """Runs each armed action once its time is up (at most ``TICK_S`` late), unless it was disarmed first.
+
+    Every unary call arms two (its request, its answer), so arming and disarming
+    must cost next to nothing: each is one dict operation, atomic under the GIL,
+    with no lock, heap or wake-up. One daemon thread looks at the armed actions
+    every ``TICK_S`` while any is armed, and sleeps otherwise. An action runs for
+    whoever takes its entry out of the dict first (the thread, ``fire``, or a
+    ``disarm`` that came first), so it runs at most once, and never once its
+    ``disarm`` has returned.
+    """
 
     def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._armed: dict[int, tuple[str, Callable[[], None]]] = {}
-        self._due: list[tuple[float, int]] = []
+        self._armed: dict[int, tuple[float, str, Callable[[], None]]] = {}
         self._keys = itertools.count()
+        self._wake = threading.Event()  # set whenever something may be armed
+        self._start = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
-        # When the thread will next look at the heap by itself: an arm that is due later needs no wake-up
-        # (waking it on every call cost a thread switch per call).
-        self._wakes_at = math.inf
 
-    def arm(self, seconds: float, kind: str, action: Callable[[], None]) -> Callable[[], None]:
-        """Run ``action`` in ``seconds`` unless the returned function (disarm) is called first."""
-        with self._changed:
-            key = next(self._keys)
-            self._armed[key] = (kind, action)
-            heapq.heappush(self._due, (time.monotonic() + seconds, key))
-            if len(self._due) > 2 * len(self._armed) + 64:  # disarmed entries, dropped in bulk
-                self._due = [entry for entry in self._due if entry[1] in self._armed]
-                heapq.heapify(self._due)
-            if self._thread is None and not self._closed:
-                self._thread = threading.Thread(target=self._run, name="boaf-timeouts", daemon=True)
-                self._thread.start()
-            if self._due[0][1] == key and self._due[0][0] < self._wakes_at:
-                self._changed.notify()
-        return lambda: self._disarm(key)
+    def arm(self, seconds: float, kind: str, action: Callable[[], None]) -> int:
+        """Run ``action`` in ``seconds`` unless ``disarm`` is called first with the returned key."""
+        key = next(self._keys)
+        self._armed[key] = (time.monotonic() + seconds, kind, action)
+        if not self._wake.is_set():  # after the insert: the thread clears it before it looks (see _run)
+            self._wake.set()
+        if self._thread is None:
+            self._start_thread()
+        return key
+
+    def disarm(self, key: int) -> None:
+        """The action armed under ``key`` will not run (if it has not started already)."""
+        self._armed.pop(key, None)
 
     def fire(self, kinds: Iterable[str]) -> int:
         """Run every armed action of ``kinds`` now; returns how many ran."""
         wanted = set(kinds)
-        with self._changed:
-            due = [key for key, (kind, _) in self._armed.items() if kind in wanted]
-            actions = [self._armed.pop(key)[1] for key in due]
+        taken = [self._take(key) for key, entry in list(self._armed.items()) if entry[1] in wanted]
+        actions = [action for action in taken if action is not None]
         for action in actions:
             _run_action(action)
         return len(actions)
 
     def close(self) -> None:
         """Stop the thread; armed actions never run."""
-        with self._changed:
-            self._closed = True
-            self._armed.clear()
-            self._changed.notify()
+        self._closed = True
+        self._armed.clear()
+        self._wake.set()
 
-    def _disarm(self, key: int) -> None:
-        with self._changed:
-            self._armed.pop(key, None)
+    def _take(self, key: int) -> Callable[[], None] | None:
+        entry = self._armed.pop(key, None)
+        return None if entry is None else entry[2]
+
+    def _start_thread(self) -> None:
+        with self._start:
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._run, name="boaf-timeouts", daemon=True)
+                self._thread.start()
 
     def _run(self) -> None:
-        while (action := self._next_due()) is not None:
-            _run_action(action)
-
-    def _next_due(self) -> Callable[[], None] | None:
-        with self._changed:
-            while not self._closed:
-                while self._due and self._due[0][1] not in self._armed:
-                    heapq.heappop(self._due)
-                if not self._due:
-                    self._wakes_at = math.inf
-                    self._changed.wait()
-                    continue
-                due, key = self._due[0]
-                if due <= time.monotonic():
-                    heapq.heappop(self._due)
-                    return self._armed.pop(key)[1]
-                self._wakes_at = due
-                self._changed.wait(due - time.monotonic())
-            return None
+        while not self._closed:
+            if not self._armed:
+                self._wake.clear()
+                if not self._armed:  # an arm after the clear sets it again
+                    self._wake.wait()
+                continue
+            time.sleep(TICK_S)
+            now = time.monotonic()
+            for key, (due, _, _) in list(self._armed.items()):  # list(): one step under the GIL
+                if due <= now and (action := self._take(key)) is not None and not self._closed:
+                    _run_action(action)
 
 
 def _run_action(action: Callable[[], None]) -> None:
@@ -229,7 +229,8 @@ class _Call:
         self.gate, self.name, self.full_method, self.arrived = gate, name, full_method, arrived
         self.probe = service in gate.probes
         self._release: Callable[[], None] = lambda: None
-        self._disarm_answer: Callable[[], None] = lambda: None
+        self._answer_timeout: int | None = None  # the key of the armed answer timeout
+        self._read_timed_out = False
         self._ended = False
         self.large = False  # it read a request of at least LARGE_REQUEST_BYTES
         self._recorded = False
@@ -293,7 +294,7 @@ class _Call:
     def _admit(self, context: grpc.ServicerContext, *, stream: bool) -> None:
         admission = self.gate.admission
         try:
-            if not self.probe:
+            if not self.probe and admission.tokens_required:
                 admission.authenticate(_metadata(context, "authorization"))
             if stream:
                 admission.try_stream()
@@ -315,7 +316,8 @@ class _Call:
             ended, self._ended = self._ended, True
         if not ended:
             self._release()
-            self._disarm_answer()
+            if self._answer_timeout is not None:
+                self.gate.timeouts.disarm(self._answer_timeout)
             if self.large:
                 give_memory_back_soon()
 
@@ -345,25 +347,24 @@ class _Call:
         # A client that sends nothing for the idle timeout is cancelled, which ends the wait.
         if kind == STREAM_READ and self.gate.draining.is_set():
             context.cancel()
-        timed_out = threading.Event()
-
-        def cancel() -> None:
-            timed_out.set()
-            context.cancel()
-
-        disarm = self.gate.timeouts.arm(self.gate.idle_timeout_s, kind, cancel)
+        timeouts = self.gate.timeouts
+        key = timeouts.arm(self.gate.idle_timeout_s, kind, functools.partial(self._read_timeout, context))
         try:
             raw = next(raws, None)
         except grpc.RpcError:  # the client went away, or the wait was cancelled: nobody reads an answer
             self._record(grpc.StatusCode.CANCELLED.name)
             raise
         finally:
-            disarm()
-        if raw is None and timed_out.is_set():
+            timeouts.disarm(key)
+        if raw is None and self._read_timed_out:
             # Cancelled by its idle timeout while it waited: the request stream may just end rather than raise.
             self._record(grpc.StatusCode.CANCELLED.name)
             context.abort(grpc.StatusCode.CANCELLED, "the call was cancelled while it waited for its request")
         return raw
+
+    def _read_timeout(self, context: grpc.ServicerContext) -> None:
+        self._read_timed_out = True
+        context.cancel()
 
     def _parse(self, raw: bytes, parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
         try:
@@ -422,7 +423,7 @@ class _Call:
         # The answer is ready; a client that does not take it within the idle timeout is cancelled.
         with self._lock:
             if not self._ended:
-                self._disarm_answer = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
+                self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
 
     def _failed(self, context: grpc.ServicerContext) -> None:
         self._cut_by_the_stop(context)
