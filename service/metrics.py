@@ -33,6 +33,23 @@ METRICS_CONNECTIONS = 64  # open connections the metrics port serves at once
 METRICS_PATHS = frozenset({"/", "/metrics"})
 
 
+class Children:
+    """A labelled metric's children, each looked up once (``labels()`` checks and locks on every call).
+
+    Only for label values from a fixed set (methods, codes, flags): the cache keeps every child it made.
+    """
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+        self._made: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        child = self._made.get(values)
+        if child is None:
+            child = self._made[values] = self.metric.labels(*values)
+        return child
+
+
 class Metrics:
     """Request counts by method and code, latencies, batch sizes, solve nodes and readiness."""
 
@@ -85,19 +102,25 @@ class Metrics:
             ["method", "exact"],
             registry=self.registry,
         )
+        # The children every call touches, looked up once (method and code names are a fixed set).
+        self.in_flight_of = Children(self.in_flight)
+        self.batch_states_of = Children(self.batch_states)
+        self._requests_of = Children(self.requests)
+        self._latency_of = Children(self.latency)
+        self._answers_of = Children(self.answers)
         self._http: MetricsServer | None = None
         self._thread: threading.Thread | None = None
 
     def record(self, method: str, code: str, seconds: float) -> None:
         """Count one finished RPC and its latency in seconds."""
-        self.requests.labels(method, code).inc()
-        self.latency.labels(method, code).observe(seconds)
+        self._requests_of(method, code).inc()
+        self._latency_of(method, code).observe(seconds)
 
     def count_answers(self, method: str, exact: np.ndarray) -> None:
         """Count a call's answers: ``exact`` holds one bool per state (True: settled by the exact path)."""
         settled = int(np.count_nonzero(exact))
-        self.answers.labels(method, "true").inc(settled)
-        self.answers.labels(method, "false").inc(len(exact) - settled)
+        self._answers_of(method, "true").inc(settled)
+        self._answers_of(method, "false").inc(len(exact) - settled)
 
     def serve_model(self, version: str, replaced: str | None = None) -> None:
         """``boaf_model_info``: ``version`` is served now (in place of ``replaced``)."""

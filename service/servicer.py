@@ -45,7 +45,8 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
     @functools.wraps(method)
     def handler(self: BoafServicer, request: Request, context: grpc.ServicerContext) -> Response:
         metrics = self.metrics
-        metrics.in_flight.labels(name).inc()
+        in_flight = metrics.in_flight_of(name)
+        in_flight.inc()
         try:
             response = method(self, request, context)
             if context.time_remaining() <= 0:  # an answer past the client's deadline has no reader: never OK
@@ -60,7 +61,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
                 log.debug("%s: %s %s", name, code.name, message, extra={"method": name, "code": code.name})
             abort(context, code, message, RETRY_AFTER_S)  # with its details; UNAVAILABLE with a retry hint
         finally:
-            metrics.in_flight.labels(name).dec()
+            in_flight.dec()
 
     return tracing.traced(name, handler)  # the edge span, gRPC and HTTP alike
 
@@ -90,7 +91,7 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         """
         plane = self._ready_plane()
         plane.check_batch_size(len(states))
-        self.metrics.batch_states.labels(method).observe(len(states))
+        self.metrics.batch_states_of(method).observe(len(states))
         budget = plane.batch_budget(context.time_remaining())
         with (
             _stopped_for_a_gone_client(context, method),
