@@ -97,6 +97,10 @@ class Classifier:
         flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
         budget = self.exact if exact is None else exact
         n = cells.shape[0]
+        if n <= CHUNK_STATES:  # one chunk: its answers are the answers (most calls; no copy)
+            answers = self._classify_chunk(cells, rows, cols, flag, budget)
+            _raise_if_set(flag, f"after {n} of {n} states")
+            return answers
         answers = Predictions.empty(n)
         for start in range(0, n, CHUNK_STATES):
             stop = min(start + CHUNK_STATES, n)

@@ -23,7 +23,7 @@ import numpy as np
 
 from models.errors import ModelError
 from models.files import write_text_atomically
-from search import DEFAULT_ALGORITHM, SOLVABLE, UNKNOWN, solve_many
+from search import DEFAULT_ALGORITHM, SOLVABLE, UNKNOWN, UNSOLVABLE, solve_many
 
 EXACT_FILE = "exact_path.json"
 
@@ -69,6 +69,9 @@ class Predictions:
         self.p_solvable[index], self.exact[index], self.nodes[index] = part.p_solvable, part.exact, part.nodes
 
 
+_P_OF = {SOLVABLE: 1.0, UNSOLVABLE: 0.0, UNKNOWN: 0.5}  # an exact path's p by status (0.5: open)
+
+
 def exact_search(
     cells: np.ndarray, rows: int, cols: int, budget: ExactBudget, cancel: np.ndarray | None = None
 ) -> Predictions:
@@ -82,11 +85,11 @@ def exact_search(
     n = int(cells.shape[0])
     if budget.max_nodes == 0 or n == 0:
         return Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
-    batch = solve_many(cells, budget.algorithm, rows=rows, cols=cols, max_nodes=budget.max_nodes, cancel=cancel)
-    status = np.array(batch.status_names())
-    exact = status != UNKNOWN.value
-    p = np.where(exact, (status == SOLVABLE.value).astype(np.float64), 0.5)
-    return Predictions(p, exact, np.asarray(batch.nodes, dtype=np.uint64))
+    batch = solve_many(
+        cells, budget.algorithm, rows=rows, cols=cols, max_nodes=budget.max_nodes, cancel=cancel, reasons=False
+    )
+    p = np.fromiter((_P_OF[status] for status in batch.status), dtype=np.float64, count=n)
+    return Predictions(p, p != 0.5, np.asarray(batch.nodes, dtype=np.uint64))
 
 
 def read_exact_budget(directory: Path) -> ExactBudget:

@@ -12,6 +12,7 @@ model (the service, with the classifier it serves) passes it to the solver, and
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,8 +35,11 @@ class OrderingModel:
     cutoff: int
 
     def kernel_coefs(self) -> np.ndarray:
-        """``float64[4]``: intercept then the three coefficients, as the kernel takes them."""
-        return np.array([self.intercept, *self.coefficients], dtype=np.float64)
+        """``float64[4]``: intercept then the three coefficients, as the kernel takes them (which only reads them).
+
+        One array per model, made once: every solve passes it, and a single Classify is one solve.
+        """
+        return _kernel_coefs(self.intercept, self.coefficients)
 
     def to_json(self) -> dict[str, object]:
         """The artifact's JSON form."""
@@ -45,6 +49,11 @@ class OrderingModel:
             "coefficients": list(self.coefficients),
             "cutoff": self.cutoff,
         }
+
+
+@functools.cache
+def _kernel_coefs(intercept: float, coefficients: tuple[float, float, float]) -> np.ndarray:
+    return np.array([intercept, *coefficients], dtype=np.float64)  # writeable: numba types a read-only one apart
 
 
 def read_ordering(path: Path) -> OrderingModel:

@@ -173,6 +173,7 @@ def solve_many(
     ordering: OrderingModel | None = None,
     cancel: np.ndarray | None = None,
     max_memory_mb: float | None = None,
+    reasons: bool = True,
 ) -> BatchResult:
     """Solve many states of one grid in one kernel call, without per-state Python work.
 
@@ -182,7 +183,8 @@ def solve_many(
     the reason ``memory``. Paths are returned raw (``(source, target)`` cells);
     ``solution_moves`` turns one into checked move text. ``cancel`` is
     ``solve``'s: once set, the state under way and every later one come back
-    ``unknown``.
+    ``unknown``. ``reasons=False`` leaves every reason ``None`` (the classifier's
+    exact path, which needs only the status, skips finding them).
     """
     algo = algorithm_named(algorithm)
     _check_budget(max_nodes, time_limit, cohort, max_memory_mb)
@@ -193,7 +195,9 @@ def solve_many(
     array = np.ascontiguousarray(states, dtype=np.int8).reshape(-1, rows * cols)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     model = ordering or default_ordering()
-    return _run_batch(array, rows, cols, algo, max_nodes, time_limit, cohort, model, flag, _memory_bytes(max_memory_mb))
+    return _run_batch(
+        array, rows, cols, algo, max_nodes, time_limit, cohort, model, flag, _memory_bytes(max_memory_mb), reasons
+    )
 
 
 class BatchOptions(TypedDict, total=False):
@@ -207,6 +211,7 @@ class BatchOptions(TypedDict, total=False):
     ordering: OrderingModel | None
     cancel: np.ndarray | None
     max_memory_mb: float | None
+    reasons: bool
 
 
 def solve_deals(
@@ -273,6 +278,7 @@ def _run_batch(
     model: OrderingModel,
     cancel: np.ndarray,
     max_bytes: int = 0,
+    reasons: bool = True,
 ) -> BatchResult:
     # Plain ints and floats only: a numpy scalar (uint64, int32, float32) or an omitted default would be
     # another argument type, which numba compiles a second copy of the whole kernel for.
@@ -283,8 +289,10 @@ def _run_batch(
     )  # fmt: skip
     codes = status.tolist()
     answers = tuple(_KERNEL_STATUS[s] for s in codes)
-    reasons = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else _unknown_reason(s) for i, s in enumerate(codes)]
-    return BatchResult(answers, nodes, elapsed, reasons, paths, lengths)
+    why: list[str | None] = [None] * len(codes)
+    if reasons:
+        why = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else _unknown_reason(s) for i, s in enumerate(codes)]
+    return BatchResult(answers, nodes, elapsed, why, paths, lengths)
 
 
 def _unknown_reason(status: int) -> str | None:
