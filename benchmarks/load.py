@@ -32,6 +32,10 @@ set here (unless GetServerInfo lists it), and /proc figures are n/a.
 JSON over the HTTP edge (``POST /boaf.v1.Boaf/Classify``, a keep-alive connection
 per client), beside the gRPC rows.
 
+First (unless ``--per-call-rounds 0`` or ``--address``), the per-call table of
+``benchmarks/percall.py``: the bare-grpcio floor, boaf's own cost per call, GetServerInfo,
+and Classify throughput at 16 clients beside the ``--baseline`` commit (issue 23).
+
 Targets (issue 6): classify-1 p50 <= 2 ms; >= 20,000 states/s through
 classify-1000; solve-deal p50 <= 3 ms; no errors in a 60 s soak at 16 clients.
 
@@ -156,7 +160,7 @@ async def _run_process(address: str, scenarios: list[str], clients: int, seconds
         stub = boaf_pb2_grpc.BoafStub(channel)
         stub.health = health_pb2_grpc.HealthStub(channel)  # type: ignore[attr-defined]  # health-check scenario
         stub.game = game_pb2_grpc.GameStub(channel)  # type: ignore[attr-defined]  # hint scenario
-        await stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=CALL_TIMEOUT_S)  # connect before timing
+        await asyncio.wait_for(channel.channel_ready(), CALL_TIMEOUT_S)  # connect before timing (any server)
         stop_at = time.perf_counter() + seconds
         await asyncio.gather(*(_client(stub, makers[i % len(makers)], stop_at, out) for i in range(clients)))
     return out
@@ -258,24 +262,27 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_server(env: dict[str, str], log_dir: Path | None = None) -> Iterator[hostile.Target]:
+def local_server(
+    env: dict[str, str], log_dir: Path | None = None, boaf: list[str] | None = None, cwd: Path | None = None
+) -> Iterator[hostile.Target]:
     """``boaf serve`` (gRPC, HTTP, metrics) on free loopback ports with ``env`` added, SERVING; yields where.
 
     Its output goes to a new ``boaf-serve-*.log`` in ``log_dir`` (default: the temporary directory).
+    ``boaf`` is the command that runs the CLI (default: ``boaf``), run in ``cwd``.
     """
     port, http_port, metrics_port = free_port(), free_port(), free_port()
-    command = ["boaf", "serve", "--host", "127.0.0.1", "--port", str(port), "--metrics-port", str(metrics_port)]
-    command += ["--http-port", str(http_port)]
+    command = [*(boaf or ["boaf"]), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--metrics-port", str(metrics_port), "--http-port", str(http_port)]
     server_env = {**os.environ, "BOAF_LOG_LEVEL": "WARNING", **env}
     max_streams = Settings.from_env(server_env).max_streams
     # Its log goes to a file: a hostile run can make it long (issue 21, rows 3 and 4), and the report counts it.
     with tempfile.NamedTemporaryFile("wb", prefix="boaf-serve-", suffix=".log", dir=log_dir, delete=False) as log:
-        process = subprocess.Popen(command, env=server_env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, env=server_env, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
     log_path = Path(log.name)
     target = hostile.Target(f"127.0.0.1:{port}", http_port, metrics_port, process.pid, max_streams, log_path)
     try:
         try:
-            wait_until_serving(target.grpc)
+            wait_until_serving(target.grpc, process.poll)
         except SystemExit:
             sys.stderr.write(log_path.read_text(errors="replace")[-4000:])
             raise
@@ -290,11 +297,14 @@ def local_server(env: dict[str, str], log_dir: Path | None = None) -> Iterator[h
             process.wait()
 
 
-def wait_until_serving(address: str) -> None:
+def wait_until_serving(address: str, exited: Callable[[], int | None] = lambda: None) -> None:
+    """Return once the server at ``address`` reports SERVING; exit if it does not, or if ``exited()`` says it ended."""
     give_up = time.monotonic() + READY_TIMEOUT_S
     with grpc.insecure_channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < give_up:
+            if exited() is not None:
+                raise SystemExit(f"the server at {address} exited before it was SERVING")
             try:
                 reply = health.Check(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"), timeout=2)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
@@ -349,7 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--http", action="store_true", help="also Classify over HTTP/JSON (the started server's HTTP port)"
     )
+    parser.add_argument(
+        "--per-call-rounds",
+        type=int,
+        default=5,
+        help="rounds of the per-call table (benchmarks/percall.py: the floor, boaf's own cost, throughput against "
+        "--baseline) before the scenarios; 0: none, and none with --address",
+    )
+    parser.add_argument("--baseline", default="c73f0e4", help="the per-call baseline commit (none: none)")
     options = parser.parse_args(argv)
+    if options.per_call_rounds and not options.address:
+        import percall  # imports this module
+
+        baseline = None if options.baseline == "none" else options.baseline
+        for line in percall.run(options.per_call_rounds, 3.0, baseline):
+            print(line, flush=True)
     client_counts = [int(c) for c in options.clients.split(",")]
     scenarios = options.scenarios.split(",")
     with _server(options.address) as target:

@@ -1,0 +1,181 @@
+"""boaf's own cost per gRPC call, against the bare-grpcio floor and a baseline commit, in one run.
+
+Three servers run side by side on loopback and are measured in turn, ``--rounds``
+times; the machine is shared and noisy, so each figure is the median of its rounds,
+and every difference or ratio is taken within a round, then its median reported:
+
+- **floor**: a bare grpcio server with the health service only (the same grpcio,
+  a thread pool), as ``python benchmarks/percall.py --floor-server PORT`` starts it;
+- **boaf**: this tree's ``boaf serve``;
+- **baseline**: the server of ``--baseline`` (default c73f0e4, "today's server" in
+  issue 23), unpacked by ``git archive`` into ``out/bench/baseline-<ref>/`` and kept,
+  so that its numba cache makes later runs start in seconds.
+
+The load generator runs in processes of its own (``load.run_scenario``). For each
+of boaf and the baseline it measures, at 1 client: Classify of one state (p50, p99),
+health Check and GetServerInfo (p50); at 16 clients: Classify calls/s. Then:
+
+- **own cost per call** = Classify(1) p50 − the floor's health Check p50 (issue 23:
+  at most 0.2 ms);
+- **throughput ratio** = boaf's Classify calls/s at 16 clients over the baseline's
+  (issue 23: at least 2).
+
+    python benchmarks/percall.py                      # 5 rounds of 3 s per figure
+    python benchmarks/percall.py --rounds 3 --seconds 2 --baseline none
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import grpc
+import load
+import numpy as np
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "c73f0e4"
+FLOOR_THREADS = 64  # the floor's thread pool: more than the clients, as boaf's is
+THROUGHPUT_CLIENTS = 16
+
+
+def floor_server(port: int) -> None:
+    """Serve grpcio's own health service, and nothing else, on ``port`` until killed."""
+    server = grpc.server(ThreadPoolExecutor(max_workers=FLOOR_THREADS))
+    servicer = health.HealthServicer()
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    servicer.set("boaf.v1.Boaf", health_pb2.HealthCheckResponse.SERVING)  # what load.wait_until_serving asks
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    server.wait_for_termination()
+
+
+@contextmanager
+def floor() -> Iterator[str]:
+    """A floor server in its own process; yields its address."""
+    port = load.free_port()
+    process = subprocess.Popen([sys.executable, __file__, "--floor-server", str(port)])
+    try:
+        load.wait_until_serving(f"127.0.0.1:{port}", process.poll)
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.kill()
+        process.wait()
+
+
+def baseline_tree(ref: str) -> Path:
+    """``ref``'s tree, unpacked once into ``out/bench/baseline-<ref>/`` (kept for its numba cache)."""
+    target = ROOT / "out" / "bench" / f"baseline-{ref}"
+    if not (target / "service" / "cli").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+@contextmanager
+def baseline_server(ref: str) -> Iterator[str]:
+    """``boaf serve`` of ``ref`` on loopback (its first start compiles its kernels); yields its gRPC address."""
+    tree = baseline_tree(ref)
+    cli = [sys.executable, "-c", "import sys; from service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())"]
+    with load.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree) as target:
+        yield target.grpc
+
+
+def one_round(address: str, seconds: float, is_floor: bool) -> dict[str, float]:
+    """The figures of one server in one round (milliseconds, calls/s)."""
+    if is_floor:
+        checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
+        return {"health_p50": _ms(checks, 50), "health_p99": _ms(checks, 99)}
+    single = load.run_scenario(address, ["classify-1"], 1, seconds, 1)
+    checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
+    info = load.run_scenario(address, ["server-info"], 1, seconds, 1)
+    busy = load.run_scenario(address, ["classify-1"], THROUGHPUT_CLIENTS, seconds, 1)
+    return {
+        "classify_p50": _ms(single, 50),
+        "classify_p99": _ms(single, 99),
+        "health_p50": _ms(checks, 50),
+        "info_p50": _ms(info, 50),
+        "calls_per_s": len(busy.latencies) / seconds,
+        "errors": float(sum(single.errors.values()) + sum(busy.errors.values()) + sum(info.errors.values())),
+    }
+
+
+def _ms(outcome: load.Outcome, percentile: float) -> float:
+    return float(np.percentile(np.array(outcome.latencies) * 1000, percentile)) if outcome.latencies else float("nan")
+
+
+def report(rounds: list[dict[str, dict[str, float]]]) -> list[str]:
+    """The table: each figure's median over the rounds; differences and ratios within each round."""
+
+    def median(server: str, key: str) -> float:
+        return statistics.median(r[server][key] for r in rounds)
+
+    def within(figure: Callable[[dict[str, dict[str, float]]], float]) -> float:
+        return statistics.median(figure(r) for r in rounds)
+
+    names = [name for name in ("boaf", "baseline") if name in rounds[0]]
+    lines = [
+        f"floor (bare grpcio health Check, 1 client): p50 {median('floor', 'health_p50'):.3f} ms, "
+        f"p99 {median('floor', 'health_p99'):.3f} ms",
+        f"{'server':<22} {'Classify(1) p50':>15} {'p99':>7} {'own cost':>9} {'Check p50':>10} "
+        f"{'ServerInfo p50':>15} {'calls/s @16':>12} {'errors':>7}",
+    ]
+    for name in names:
+        own = within(lambda r, n=name: r[n]["classify_p50"] - r["floor"]["health_p50"])
+        lines.append(
+            f"{name:<22} {median(name, 'classify_p50'):>12.3f} ms {median(name, 'classify_p99'):>7.2f} "
+            f"{own:>6.3f} ms {median(name, 'health_p50'):>7.3f} ms {median(name, 'info_p50'):>12.3f} ms "
+            f"{median(name, 'calls_per_s'):>12.0f} {sum(r[name]['errors'] for r in rounds):>7.0f}"
+        )
+    if "baseline" in rounds[0]:
+        ratio = within(lambda r: r["boaf"]["calls_per_s"] / r["baseline"]["calls_per_s"])
+        spread = [r["boaf"]["calls_per_s"] / r["baseline"]["calls_per_s"] for r in rounds]
+        lines.append(
+            f"throughput at {THROUGHPUT_CLIENTS} clients, boaf / baseline: {ratio:.2f} "
+            f"(rounds {min(spread):.2f}-{max(spread):.2f})"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of every measurement (default 5)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per figure per round (default 3)")
+    parser.add_argument("--baseline", default=BASELINE, help=f"commit to compare with (default {BASELINE}; none)")
+    parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.floor_server is not None:
+        floor_server(options.floor_server)
+        return 0
+    for line in run(options.rounds, options.seconds, None if options.baseline == "none" else options.baseline):
+        print(line, flush=True)
+    return 0
+
+
+def run(rounds: int, seconds: float, baseline: str | None) -> list[str]:
+    """Start the servers, measure ``rounds`` rounds, and return the report's lines."""
+    with ExitStack() as servers:
+        addresses = {"floor": servers.enter_context(floor())}
+        addresses["boaf"] = servers.enter_context(load.local_server({})).grpc
+        if baseline is not None:
+            addresses["baseline"] = servers.enter_context(baseline_server(baseline))
+        measured: list[dict[str, dict[str, float]]] = []
+        for _ in range(rounds):
+            measured.append({name: one_round(address, seconds, name == "floor") for name, address in addresses.items()})
+        head = f"per-call cost: {rounds} rounds of {seconds:g} s per figure; boaf = this tree"
+        if baseline is not None:
+            head += f", baseline = {baseline}"
+        return [head, *report(measured)]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
