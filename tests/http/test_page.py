@@ -649,3 +649,11 @@ def test_axe_finds_no_violations_on_a_deal_a_puzzle_an_error_and_a_phone(page: W
     viewport(page, *PHONE)
     deal_seed(page, "2")
     assert axe_violations(page) == []
+
+
+def test_the_api_page_opens_from_the_playground_and_axe_finds_no_violations(page: WebDriver) -> None:
+    page.find_element(By.LINK_TEXT, "The API").click()
+    wait(page).until(lambda d: d.find_elements(By.ID, "statuses"))
+    assert page.title.startswith("boaf API")
+    assert page.find_element(By.ID, "boaf-v1-state").text == "boaf.v1.State"
+    assert axe_violations(page) == []
