@@ -475,11 +475,12 @@ def build_app(
     stage: Callable[[], str] = lambda: "",
 ) -> Starlette:
     """The app: ``POST /<service>/<method>`` for every RPC (and ``GET`` for those marked ``NO_SIDE_EFFECTS``),
-    ``/healthz``, ``/readyz``, and the page at ``/``.
+    ``/healthz``, ``/readyz``, ``/openapi.json`` (``openapi``: made here, once), and the page at ``/`` with
+    the API page at ``/api`` (``api_page``).
 
     ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then, and
     before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...).
-    The page is served only when ``settings.page_enabled``.
+    The pages are served only when ``settings.page_enabled``.
     """
     edge = Edge(settings, metrics, admission)
     rpcs = endpoints(services)
