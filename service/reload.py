@@ -2,8 +2,9 @@
 
 When ``BOAF_MODEL_DIR`` is a model root (``models.registry``: versioned directories
 and a ``CURRENT`` naming one), the server starts a ``ModelWatcher`` once it serves.
-Every ``BOAF_MODEL_POLL_S`` seconds (0: never by itself), and at once when asked
-(``check_now``: ``boaf serve`` asks on SIGHUP), it reads ``CURRENT``; a version
+At once (``CURRENT`` may have changed while the model loaded), then every
+``BOAF_MODEL_POLL_S`` seconds (0: never by itself), and whenever asked (``check_now``:
+``boaf serve`` asks on SIGHUP), it reads ``CURRENT``; a version
 other than the served one is handed to the server's reload (``BoafServer``), which:
 
 1. refuses it when two models would not fit the memory limit

@@ -240,9 +240,9 @@ class BoafServer:
                 "start_s": round(time.perf_counter() - started, 3),
             },
         )
-        self._prepare_later_kernels()
         if root is not None and directory is not None:
             self._watch(root, directory.name)
+        self._prepare_later_kernels()
 
     def _watch(self, root: Path, served: str) -> None:
         with self._swap_lock:
@@ -250,6 +250,8 @@ class BoafServer:
                 return
             self.watcher = reload.ModelWatcher(root, served, self.settings.model_poll_s, self._reload)
             self.watcher.start()
+            # A first look at once: CURRENT may have changed while the model loaded (or a SIGHUP came then).
+            self.watcher.check_now()
         log.info("watching the model root", extra={"model_root": str(root), "poll_s": self.settings.model_poll_s})
 
     def reload_now(self) -> bool:

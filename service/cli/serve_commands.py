@@ -123,7 +123,10 @@ def serve_command(
 
 def _reload_now(server: BoafServer) -> None:
     if not server.reload_now():
-        log.warning("SIGHUP: nothing to reload (BOAF_MODEL_DIR is no model root, or the model is still loading)")
+        log.warning(
+            "SIGHUP: nothing to reload now (BOAF_MODEL_DIR is no model root, or the model is still loading: "
+            "the server reads CURRENT once it serves)"
+        )
 
 
 def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
