@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import urllib.request
 
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
+from servers import loopback_settings, ready_server
 
 from game import deal
 from service.converters import state_to_proto
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from service.http import HttpServer
 from service.server import BoafServer
 
 THREE = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])  # settled by the exact path at once
@@ -47,3 +50,25 @@ def test_hint_counts_each_move_as_exact_or_estimated(server: BoafServer, channel
     assert exact > 0 and len(hint.moves) > exact, "the deal's moves should be partly exact, partly estimated"
     assert after["true"] - before.get("true", 0) == exact
     assert after["false"] - before.get("false", 0) == len(hint.moves) - exact
+
+
+def test_an_http_classify_is_counted_the_same_way() -> None:
+    server = ready_server(loopback_settings(http_port=0))
+    web = HttpServer(server)
+    web.start()
+    try:
+        before = answers(server, "Classify")
+        states = [{"rows": s.rows, "cols": s.cols, "cells": list(s.cells)} for s in (THREE, ESTIMATED)]
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{web.port}/boaf.v1.Boaf/Classify",
+            data=json.dumps({"states": states}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            predictions = json.loads(answer.read())["predictions"]
+        assert [p.get("exact", False) for p in predictions] == [True, False]
+        after = answers(server, "Classify")
+        assert (after["true"] - before.get("true", 0), after["false"] - before.get("false", 0)) == (1, 1)
+    finally:
+        web.stop()
+        server.stop(0)
