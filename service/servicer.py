@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
@@ -73,7 +74,8 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         self.metrics = metrics
         self.plane: DataPlane | None = None
         self.stage: Callable[[], str] = lambda: "the model is still loading"  # the server says what it is doing
-        self._server_info: tuple[DataPlane, pb.ServerInfo] | None = None
+        # The served plane's info; a weak reference, so a reload's old model is not held by it.
+        self._server_info: tuple[weakref.ref[DataPlane], pb.ServerInfo] | None = None
 
     def _ready_plane(self) -> DataPlane:
         if self.plane is None:
@@ -153,8 +155,8 @@ class BoafServicer(boaf_pb2_grpc.BoafServicer):
         # Built once per DataPlane: a new model (a new plane) gets a new one.
         plane = self._ready_plane()
         cached = self._server_info
-        if cached is None or cached[0] is not plane:
-            cached = self._server_info = (plane, converters.server_info(plane.info()))
+        if cached is None or cached[0]() is not plane:
+            cached = self._server_info = (weakref.ref(plane), converters.server_info(plane.info()))
         return cached[1]
 
 
