@@ -135,6 +135,9 @@ def server(root: Path) -> Iterator[BoafServer]:
 def test_a_new_version_is_served_with_no_failed_call_and_a_broken_one_is_refused(
     root: Path, server: BoafServer
 ) -> None:
+    with channel_to(server) as channel:
+        info = boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
+    assert info.model_version == "tiny-s1"
     with ClassifyLoop(server) as loop:
         assert loop.calls_after(20)
         old_plane = weakref.ref(server.servicer.plane)
@@ -148,10 +151,11 @@ def test_a_new_version_is_served_with_no_failed_call_and_a_broken_one_is_refused
     switch = loop.versions.index("tiny-s2")
     assert switch > 0 and set(loop.versions[:switch]) == {"tiny-s1"} and set(loop.versions[switch:]) == {"tiny-s2"}
 
+    # Nothing holds the old model once every call on it has ended (GetServerInfo's cache of it included).
+    assert old_plane() is None, "the old model is still held after every call on it ended"
     with channel_to(server) as channel:
         info = boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
     assert info.model_version == "tiny-s2"
-    assert old_plane() is None, "the old model is still held after every call on it ended"
     samples = scrape(server)
     assert samples[("boaf_model_info", (("version", "tiny-s2"),))] == 1
     assert ("boaf_model_info", (("version", "tiny-s1"),)) not in samples
