@@ -29,7 +29,8 @@ Every call goes the same way whatever the method (``Edge.serve``):
 
 The servicer maps domain errors to gRPC codes as it does for gRPC and counts the
 calls it sees; the edge counts every call it answers before or without the
-servicer. ``statuses`` turns a code into an HTTP status. Every error is JSON.
+servicer. ``statuses`` turns a code into an HTTP status. Every error is JSON
+(Connect's, with its ``details``), whatever the codec.
 Stopping (``Edge.begin_shutdown``): calls in flight get the grace period, then
 answer UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``, as over gRPC.
 """
@@ -220,7 +221,7 @@ class Edge:
         return functools.partial(self.serve, endpoint)
 
     async def serve(self, endpoint: Endpoint, request: Request) -> Response | HandedOver:
-        """Answer one call: the response message as JSON, or a JSON error.
+        """Answer one call: the response message in the call's codec (JSON or binary), or a JSON error.
 
         An admitted call's answer is ``HandedOver``: the call leaves the calls in flight once it is sent.
         """
