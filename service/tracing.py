@@ -58,23 +58,22 @@ def traced(method: str, function: Function) -> Function:
 def enable(exporter: Any = None) -> None:
     """Turn tracing on: spans go to ``exporter`` (an opentelemetry ``SpanExporter``), or by OTLP when None.
 
-    Raises ``InvalidSettings`` naming ``BOAF_OTEL`` when the OTLP exporter is not installed.
+    Raises ``InvalidSettings`` naming ``BOAF_OTEL`` when the SDK or the OTLP exporter is not installed.
     """
     global _tracer, _provider
     # Imported here, for start-up and memory: with tracing off, nothing of opentelemetry (an extra) is loaded.
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-    if exporter is None:
-        try:
+        if exporter is None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        except ImportError as exc:
-            raise InvalidSettings(
-                "BOAF_OTEL=true: tracing needs the OTLP exporter; install boaf's otel extra (pip install 'boaf[otel]')"
-            ) from exc
-        processor: Any = BatchSpanProcessor(OTLPSpanExporter())  # sends from a thread of its own
-    else:
-        processor = SimpleSpanProcessor(exporter)
+    except ImportError as exc:
+        raise InvalidSettings(
+            f"BOAF_OTEL=true: tracing needs boaf's otel extra (pip install 'boaf[otel]'): {exc}"
+        ) from exc
+    # OTLP sends in batches from a thread of its own; a given exporter (the tests') gets each span at its end.
+    processor: Any = BatchSpanProcessor(OTLPSpanExporter()) if exporter is None else SimpleSpanProcessor(exporter)
     disable()
     _provider = TracerProvider()  # its resource reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
     _provider.add_span_processor(processor)

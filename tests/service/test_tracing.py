@@ -25,6 +25,7 @@ from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.http import HttpServer
 from service.server import BoafServer
+from service.settings import InvalidSettings
 
 TESTS = Path(__file__).resolve().parents[1]
 # A deal the exact path leaves open, so every stage runs: exact path, then features and inference.
@@ -114,3 +115,10 @@ def test_with_tracing_off_opentelemetry_is_never_imported() -> None:
     done = subprocess.run([sys.executable, "-c", OFF], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_tracing_on_without_the_otel_extra_names_the_setting_and_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)  # not installed
+    with pytest.raises(InvalidSettings, match=r"BOAF_OTEL=true: tracing needs boaf's otel extra \(pip install"):
+        tracing.enable()
+    assert not tracing.enabled()
