@@ -9,10 +9,14 @@ part of one. ``jobs`` writes its parts through the same helpers.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 #: Glob of the temporary files a killed writer leaves behind in a folder.
 PARTIAL_WRITES = ".*.tmp"
@@ -38,6 +42,24 @@ def write_text_atomically(path: Path, text: str) -> Path:
     with atomic_write(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path
+
+
+def write_json_atomically(path: Path, data: Any) -> Path:
+    """Write ``data`` as indented JSON to ``path`` through ``atomic_write``; returns ``path``.
+
+    numpy scalars are written as the numbers they hold and paths as strings (model
+    cards hold both); any other value JSON has no form for raises ``TypeError``
+    naming its type and the file, and ``path`` is left as it was.
+    """
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, np.generic):
+            return value.item()
+        raise TypeError(f"cannot write a {type(value).__name__} to {path.name}")
+
+    return write_text_atomically(path, json.dumps(data, indent=2, default=plain) + "\n")
 
 
 def file_sha256(path: Path) -> str:

@@ -48,7 +48,7 @@ from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_class
 from models.datasets import DatasetSpec, generate_chunk
 from models.errors import ModelError
 from models.exact import EXACT_FILE, ExactBudget, write_exact_budget
-from models.files import write_text_atomically
+from models.files import write_json_atomically
 from models.inputs import input_names, model_inputs
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE
@@ -293,7 +293,7 @@ def train_hard_model(
         },
         "exact_path": installed.card.get("exact_path", {EXACT_FILE: installed.exact.to_json()}),
     }
-    write_text_atomically(out / CARD_FILE, json.dumps(_no_nan(card), indent=2, default=_jsonable) + "\n")
+    write_json_atomically(out / CARD_FILE, _no_nan(card))
     log(f"hard test split: {json.dumps(card['evaluation']['hard_test']['calibrated'])}")
     log(f"installed model on it: {json.dumps(card['evaluation']['hard_test']['installed_model'])}")
     return card
@@ -382,12 +382,6 @@ def _no_nan(value: Any) -> Any:
     return value
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} to the model card")
-
-
 def retrain_hard(
     out: Path,
     installed_dir: Path | None = None,
@@ -436,4 +430,4 @@ def _accuracies(installed: Classifier, new: Classifier, labelled: Any) -> dict[s
 def _add_to_card(directory: Path, entries: dict[str, Any]) -> None:
     path = directory / CARD_FILE
     card = json.loads(path.read_text(encoding="utf-8"))
-    write_text_atomically(path, json.dumps({**card, **entries}, indent=2, default=_jsonable) + "\n")
+    write_json_atomically(path, {**card, **entries})

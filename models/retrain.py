@@ -28,7 +28,7 @@ from game import State, format_grid, random_states
 from models import plots
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
 from models.datasets import exact_labels
-from models.files import write_text_atomically
+from models.files import write_json_atomically
 from models.inputs import DEFAULT_PROBE_NODES, input_names
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
@@ -168,7 +168,7 @@ def _plot_classifier(model: Any, tests: dict[str, Labelled], out: Path, names: l
 
 def write_card(out: Path, card: dict[str, Any]) -> None:
     """Write ``card`` as ``out/model_card.json`` atomically (paths and numpy scalars as JSON)."""
-    write_text_atomically(out / CARD_FILE, json.dumps(card, indent=2, default=_jsonable) + "\n")
+    write_json_atomically(out / CARD_FILE, card)
 
 
 def new_version(seed: int) -> str:
@@ -185,11 +185,3 @@ def _onnx_metadata(version: str, probe_nodes: int) -> dict[str, str]:
         "inputs": ",".join(input_names(probe_nodes)),
         "threshold": "0.5",
     }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} to the model card")
