@@ -13,7 +13,10 @@ and every difference or ratio is taken within a round, then its median reported:
 
 The load generator runs in processes of its own (``load.run_scenario``). For each
 of boaf and the baseline it measures, at 1 client: Classify of one state (p50, p99),
-health Check and GetServerInfo (p50); at 16 clients: Classify calls/s. Then:
+health Check and GetServerInfo (p50); at 16 clients: Classify calls/s and the
+server's CPU time per call (``/proc``). The floor gets its health Check at 1 and at
+16 clients, so its calls/s say what boaf's throughput would be if boaf's own work
+per call cost nothing. Then:
 
 - **own cost per call** = Classify(1) p50 − the floor's health Check p50 (issue 23:
   at most 0.2 ms);
@@ -27,15 +30,18 @@ health Check and GetServerInfo (p50); at 16 clients: Classify calls/s. Then:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import hostile
 import load
 import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -58,14 +64,22 @@ def floor_server(port: int) -> None:
     server.wait_for_termination()
 
 
+@dataclass(frozen=True)
+class Server:
+    """A server under measurement: its gRPC address and process id (for its CPU time)."""
+
+    address: str
+    pid: int
+
+
 @contextmanager
-def floor() -> Iterator[str]:
-    """A floor server in its own process; yields its address."""
+def floor() -> Iterator[Server]:
+    """A floor server in its own process."""
     port = load.free_port()
     process = subprocess.Popen([sys.executable, __file__, "--floor-server", str(port)])
     try:
         load.wait_until_serving(f"127.0.0.1:{port}", process.poll)
-        yield f"127.0.0.1:{port}"
+        yield Server(f"127.0.0.1:{port}", process.pid)
     finally:
         process.kill()
         process.wait()
@@ -81,7 +95,7 @@ def baseline_tree(ref: str) -> Path:
     return target
 
 
-def baseline_server(ref: str, stack: ExitStack) -> str:
+def baseline_server(ref: str, stack: ExitStack) -> Server:
     """``boaf serve`` of ``ref`` on loopback, stopped with ``stack``; returns its gRPC address.
 
     Its first start compiles its kernels in its warm-up, and c73f0e4's warm-up has a time limit
@@ -91,7 +105,7 @@ def baseline_server(ref: str, stack: ExitStack) -> str:
     cli = [sys.executable, "-c", "import sys; from service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())"]
     for attempt in (1, 2):
         try:
-            return stack.enter_context(load.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)).grpc
+            return _server(stack.enter_context(load.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)))
         except SystemExit:
             if attempt == 2:
                 raise
@@ -99,23 +113,49 @@ def baseline_server(ref: str, stack: ExitStack) -> str:
     raise AssertionError("unreachable")
 
 
-def one_round(address: str, seconds: float, is_floor: bool) -> dict[str, float]:
-    """The figures of one server in one round (milliseconds, calls/s)."""
+def _server(target: hostile.Target) -> Server:
+    assert target.pid is not None
+    return Server(target.grpc, target.pid)
+
+
+def one_round(server: Server, seconds: float, is_floor: bool) -> dict[str, float]:
+    """The figures of one server in one round (milliseconds, calls/s, server CPU microseconds per call)."""
+    address = server.address
     if is_floor:
         checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
-        return {"health_p50": _ms(checks, 50), "health_p99": _ms(checks, 99)}
+        busy, cpu_s = _busy(server, "health-check", seconds)
+        return {
+            "health_p50": _ms(checks, 50),
+            "health_p99": _ms(checks, 99),
+            "calls_per_s": len(busy.latencies) / seconds,
+            "cpu_us": cpu_s / max(1, len(busy.latencies)) * 1e6,
+        }
     single = load.run_scenario(address, ["classify-1"], 1, seconds, 1)
     checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
     info = load.run_scenario(address, ["server-info"], 1, seconds, 1)
-    busy = load.run_scenario(address, ["classify-1"], THROUGHPUT_CLIENTS, seconds, 1)
+    busy, cpu_s = _busy(server, "classify-1", seconds)
     return {
         "classify_p50": _ms(single, 50),
         "classify_p99": _ms(single, 99),
         "health_p50": _ms(checks, 50),
         "info_p50": _ms(info, 50),
         "calls_per_s": len(busy.latencies) / seconds,
+        "cpu_us": cpu_s / max(1, len(busy.latencies)) * 1e6,
         "errors": float(sum(single.errors.values()) + sum(busy.errors.values()) + sum(info.errors.values())),
     }
+
+
+def _busy(server: Server, scenario: str, seconds: float) -> tuple[load.Outcome, float]:
+    # THROUGHPUT_CLIENTS callers of scenario, and the server's CPU seconds meanwhile (spawning the client
+    # process included, which the server spends idle).
+    before = _cpu_s(server.pid)
+    outcome = load.run_scenario(server.address, [scenario], THROUGHPUT_CLIENTS, seconds, 1)
+    return outcome, _cpu_s(server.pid) - before
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def _ms(outcome: load.Outcome, percentile: float) -> float:
@@ -133,18 +173,22 @@ def report(rounds: list[dict[str, dict[str, float]]]) -> list[str]:
 
     names = [name for name in ("boaf", "baseline") if name in rounds[0]]
     lines = [
-        f"floor (bare grpcio health Check, 1 client): p50 {median('floor', 'health_p50'):.3f} ms, "
-        f"p99 {median('floor', 'health_p99'):.3f} ms",
-        f"{'server':<22} {'Classify(1) p50':>15} {'p99':>7} {'own cost':>9} {'Check p50':>10} "
-        f"{'ServerInfo p50':>15} {'calls/s @16':>12} {'errors':>7}",
+        f"floor (bare grpcio health Check): p50 {median('floor', 'health_p50'):.3f} ms, "
+        f"p99 {median('floor', 'health_p99'):.3f} ms at 1 client; {median('floor', 'calls_per_s'):.0f} calls/s "
+        f"and {median('floor', 'cpu_us'):.0f} us of server CPU a call at {THROUGHPUT_CLIENTS}",
+        f"{'server':<10} {'Classify(1) p50':>15} {'p99':>7} {'own cost':>9} {'Check p50':>10} "
+        f"{'ServerInfo p50':>15} {'calls/s @16':>12} {'CPU us/call':>12} {'errors':>7}",
     ]
     for name in names:
         own = within(lambda r, n=name: r[n]["classify_p50"] - r["floor"]["health_p50"])
         lines.append(
-            f"{name:<22} {median(name, 'classify_p50'):>12.3f} ms {median(name, 'classify_p99'):>7.2f} "
+            f"{name:<10} {median(name, 'classify_p50'):>12.3f} ms {median(name, 'classify_p99'):>7.2f} "
             f"{own:>6.3f} ms {median(name, 'health_p50'):>7.3f} ms {median(name, 'info_p50'):>12.3f} ms "
-            f"{median(name, 'calls_per_s'):>12.0f} {sum(r[name]['errors'] for r in rounds):>7.0f}"
+            f"{median(name, 'calls_per_s'):>12.0f} {median(name, 'cpu_us'):>12.0f} "
+            f"{sum(r[name]['errors'] for r in rounds):>7.0f}"
         )
+    ceiling = within(lambda r: r["floor"]["calls_per_s"] / r["boaf"]["calls_per_s"])
+    lines.append(f"throughput at {THROUGHPUT_CLIENTS} clients, floor / boaf: {ceiling:.2f} (boaf's own cost at 0)")
     if "baseline" in rounds[0]:
         ratio = within(lambda r: r["boaf"]["calls_per_s"] / r["baseline"]["calls_per_s"])
         spread = [r["boaf"]["calls_per_s"] / r["baseline"]["calls_per_s"] for r in rounds]
@@ -173,13 +217,13 @@ def main(argv: list[str] | None = None) -> int:
 def run(rounds: int, seconds: float, baseline: str | None) -> list[str]:
     """Start the servers, measure ``rounds`` rounds, and return the report's lines."""
     with ExitStack() as servers:
-        addresses = {"floor": servers.enter_context(floor())}
-        addresses["boaf"] = servers.enter_context(load.local_server({})).grpc
+        started = {"floor": servers.enter_context(floor())}
+        started["boaf"] = _server(servers.enter_context(load.local_server({})))
         if baseline is not None:
-            addresses["baseline"] = baseline_server(baseline, servers)
+            started["baseline"] = baseline_server(baseline, servers)
         measured: list[dict[str, dict[str, float]]] = []
         for _ in range(rounds):
-            measured.append({name: one_round(address, seconds, name == "floor") for name, address in addresses.items()})
+            measured.append({name: one_round(server, seconds, name == "floor") for name, server in started.items()})
         head = f"per-call cost: {rounds} rounds of {seconds:g} s per figure; boaf = this tree"
         if baseline is not None:
             head += f", baseline = {baseline}"
