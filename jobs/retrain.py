@@ -17,7 +17,6 @@ import json
 import platform
 import time
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
 from models.errors import ModelError
 from models.inputs import DEFAULT_PROBE_NODES
 from models.onnx_export import Parity
+from models.provenance import package_version
 from models.retrain import Log, new_version, train_classifier, tune_cutoff, write_card
 from models.training import TUNING_GRID, load_labelled
 
@@ -110,12 +110,5 @@ def _provenance(config: RetrainConfig, elapsed_s: float) -> dict[str, Any]:
         "config": {k: v for k, v in asdict(config).items() if k != "cluster"},
         "elapsed_s": elapsed_s,
         "python": platform.python_version(),
-        "packages": {name: _package_version(name) for name in packages},
+        "packages": {name: package_version(name) for name in packages},
     }
-
-
-def _package_version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "not installed"

@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +30,7 @@ from game.errors import Stopped
 from game.state import MAX_CELLS, State
 from models.errors import ModelError
 from models.exact import ExactBudget, Predictions
+from models.provenance import package_version
 from puzzles.generation import GeneratedPuzzle, generate
 from service.admission import arrival_time
 from service.compile_log import COMPILING
@@ -615,7 +615,7 @@ class DataPlane:
         if self._info is None:
             settings, model = self.settings, self.classifier
             self._info = {
-                "version": _package_version(),
+                "version": package_version("boaf", missing="unknown"),
                 "feature_schema_version": features.SCHEMA_VERSION,
                 "feature_names": list(features.feature_names()),
                 "model_version": model.version,
@@ -681,10 +681,3 @@ def _feature_matrix(states: Batch, cancel: np.ndarray) -> np.ndarray:
     if isinstance(states, StateArray):
         return features.feature_matrix(states.cells, states.rows, states.cols, cancel=cancel)
     return features.feature_matrix(states, cancel=cancel)
-
-
-def _package_version() -> str:
-    try:
-        return metadata.version("boaf")
-    except metadata.PackageNotFoundError:
-        return "unknown"

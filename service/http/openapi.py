@@ -31,7 +31,6 @@ import functools
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
 from game.state import MAX_CELLS
+from models.provenance import package_version
 from service.http.statuses import HTTP_STATUS, connect_code
 from service.http.wire import GET_MAX_URL_BYTES
 from service.settings import Settings, env_name
@@ -131,7 +131,11 @@ def openapi_document(services: Sequence[ServiceDescriptor], settings: Settings) 
         components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
     return {
         "openapi": OPENAPI_VERSION,
-        "info": {"title": "boaf", "version": _version(), "description": _description(settings)},
+        "info": {
+            "title": "boaf",
+            "version": package_version("boaf", missing="0+unknown"),  # 0+unknown: a source tree not installed
+            "description": _description(settings),
+        },
         "tags": [
             {"name": s.full_name, "description": comment(s.full_name) or f"The RPCs of {s.full_name}."}
             for s in services
@@ -461,10 +465,3 @@ def _description(settings: Settings) -> str:
         "HTTP status:\n\n| HTTP status | gRPC code (Connect code) |\n|---|---|\n"
         f"{table}\n| {BODY_TIMEOUT_STATUS} | DEADLINE_EXCEEDED when the body did not arrive in time |"
     )
-
-
-def _version() -> str:
-    try:
-        return metadata.version("boaf")
-    except metadata.PackageNotFoundError:  # a source tree that is not installed
-        return "0+unknown"
