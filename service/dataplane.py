@@ -67,8 +67,8 @@ The kernels are compiled (``service.kernels``) before it starts, so the checks
 take well under a second; the limit only stops a broken build from hanging."""
 
 
-class Classifier(Protocol):
-    """The part of ``models.classifier.Classifier`` the service uses."""
+class ServedModel(Protocol):
+    """The model a DataPlane serves: the part of ``models.classifier.Classifier`` the service uses."""
 
     version: str
     schema_version: str
@@ -272,7 +272,7 @@ class Alarm:
 class DataPlane:
     """Classify, solve, features, puzzle analysis and generation, and server info over a loaded classifier."""
 
-    def __init__(self, settings: Settings, classifier: Classifier, kernels: Kernels | None = None) -> None:
+    def __init__(self, settings: Settings, classifier: ServedModel, kernels: Kernels | None = None) -> None:
         self.settings = settings
         self.classifier = classifier
         # Which kernel units are loaded; None: all of them (the caller compiled what it uses).
@@ -285,7 +285,7 @@ class DataPlane:
         self._alarm = Alarm()
         self._info: dict[str, Any] | None = None
 
-    def with_classifier(self, classifier: Classifier) -> DataPlane:
+    def with_classifier(self, classifier: ServedModel) -> DataPlane:
         """A plane over another classifier (a model reload) that shares this one's slots and alarm.
 
         The limits on searches and puzzles hold across both planes while calls on the old one finish,

@@ -49,7 +49,7 @@ from service import reflection as reflection_v1
 from service import reload, tracing
 from service.admission import Admission
 from service.compile_log import COMPILING
-from service.dataplane import Classifier, DataPlane, warm_up_puzzles
+from service.dataplane import DataPlane, ServedModel, warm_up_puzzles
 from service.game_servicer import GameServicer
 from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
@@ -65,7 +65,7 @@ SERVICE_NAME = boaf_pb2.DESCRIPTOR.services_by_name["Boaf"].full_name  # "boaf.v
 GAME_SERVICE_NAME = game_pb2.DESCRIPTOR.services_by_name["Game"].full_name  # "boaf.v1.Game"
 HEALTH_SERVICES = ("", SERVICE_NAME)
 
-ClassifierLoader = Callable[[Path | None], Classifier]
+ClassifierLoader = Callable[[Path | None], ServedModel]
 
 CONNECTION_AGE_S = 1800  # a connection lives at most this long (gRPC adds up to 10 % jitter), then clients reconnect
 KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find dead peers ...
@@ -73,7 +73,7 @@ KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer withi
 STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
-def load_default_classifier(directory: Path | None) -> Classifier:
+def load_default_classifier(directory: Path | None) -> ServedModel:
     """``models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
     # Imported here for start-up time: the model stack loads on the loading thread, after the port is bound.
     from models.classifier import load_classifier
