@@ -540,7 +540,7 @@ class DataPlane:
             )
         if result.status != search.UNKNOWN:
             return result
-        return dataclasses.replace(result, reason=_unknown_reason(result, max_nodes, cancel))
+        return dataclasses.replace(result, reason=_stopped_by(result, max_nodes, cancel))
 
     def _require_kernels(self, unit: str) -> None:
         # No compile ever runs inside a request: a call that needs kernels still compiling is turned away.
@@ -667,7 +667,8 @@ def _verdict(exact: bool, p_solvable: float) -> str:
     return WINNABLE if p_solvable == 1.0 else LOSES
 
 
-def _unknown_reason(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:
+def _stopped_by(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:
+    """What stopped a search that ended UNKNOWN: the caller (cancelled), memory, the node budget or the clock."""
     if cancel.is_set() and not cancel.expired:
         return "cancelled"
     if result.reason == search.MEMORY:
