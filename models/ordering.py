@@ -42,15 +42,18 @@ class OrderingFit:
     rows: int
 
 
-def subset_h(matrix: np.ndarray) -> np.ndarray:
-    """The subset-H columns of a feature matrix in schema order."""
+def subset_h_columns(matrix: np.ndarray) -> np.ndarray:
+    """The subset-H columns (``SUBSET_H``) of a feature matrix, one row a state.
+
+    ``search.ordering.subset_h`` is the same three numbers for one state's cards.
+    """
     names = feature_names()
     return matrix[:, [names.index(name) for name in SUBSET_H]]
 
 
 def fit_ordering(data: Labelled, folds: int = 10, seed: int = 0) -> OrderingFit:
     """Least-squares fit of the 0/1 label on subset H, with k-fold RMSE."""
-    x, y = subset_h(data.matrix), data.solvable.astype(np.float64)
+    x, y = subset_h_columns(data.matrix), data.solvable.astype(np.float64)
     errors = []
     for train, test in KFold(n_splits=folds, shuffle=True, random_state=seed).split(x):
         model = LinearRegression().fit(x[train], y[train])
