@@ -114,10 +114,10 @@ def _run_puzzles() -> None:
 UNITS: tuple[Unit, ...] = (
     # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.
     Unit("game", ("game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
-    Unit("search", ("search.kernel:solve_batch", "search.kernel:dfs"), _run_search, at_start=True),
+    Unit("search", ("search.kernel.batch:solve_batch", "search.kernel.dfs:dfs"), _run_search, at_start=True),
     Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
-    Unit("best_n", ("search.kernel:best_n", "search.kernel:best_n_batch"), _run_best_n, at_start=False),
+    Unit("best_n", ("search.kernel.best_n:best_n", "search.kernel.batch:best_n_batch"), _run_best_n, at_start=False),
     Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
 )
 UNIT_NAMES = tuple(unit.name for unit in UNITS)

@@ -1,0 +1,135 @@
+"""The compiled search kernel: bitset states, exact memo, every algorithm.
+
+This is the one package where speed beats beauty. Everything here is numba
+``nopython`` code (``cache=True`` so a process compiles it once per machine,
+``nogil=True`` so solves may run in threads side by side). Its modules, each
+importing only the ones above it in this list:
+
+- ``status``: the statuses a search ends with, and the clock (``now_s``).
+- ``graph``: the bitset compatibility graph (connectivity, cut vertices, flows, degrees).
+- ``tables``: the read-only tables (``compat_table``, ``line_table``, ``cell_cut_table``).
+- ``keys`` and ``memo``: exact memo keys and the tables that store them.
+- ``prune``: the option bits and each pruning rule, with its proof.
+- ``order``: the children's scores and their sort.
+- ``generate``: move generation, ``_play`` and ``_unplay``.
+- ``islands``: Island Merge.
+- ``dfs`` and ``best_n``: the two searches.
+- ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
+
+Representation (any grid with ``rows * cols <= 52``):
+
+- ``cells``: ``int8[ncells]``, the top card of each cell or -1 when empty.
+- ``present``: ``uint64`` mask of the cards on the board (bit ``card``).
+- ``compat[card]``: ``uint64`` mask of the cards compatible with ``card``.
+- ``line[cell]``: ``uint64`` mask of the other cells in its row or column.
+- The memo key of a state is exact, never a hash (``keys``, ``memo``).
+
+Measured and deleted (issue 13): a ``CANONICAL`` option (memo keys of the
+canonical member of the state's symmetry class: rows and columns sorted by
+their card sets, and the transpose on square grids) cut the nodes of the
+hardest deals by only ~6% (360528: 3.82M -> 3.59M) and cost more in key
+building than it saved; a ``LOOKAHEAD`` option (looking all children up in the
+memo at once, to overlap cache misses) doubled the mean time per deal, since
+most deals are solved long before most children are visited.
+
+Statuses: ``SOLVABLE``, ``UNSOLVABLE``, ``UNKNOWN`` (a node or time budget ran
+out, or the cancel flag was raised). Nodes count *expanded* states: states with
+more than one stack, not already known unsolvable, whose children were generated.
+
+This package re-exports the names the rest of boaf uses, so ``from search import
+kernel`` then ``kernel.dfs`` reads as before the split.
+"""
+
+from __future__ import annotations
+
+from search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
+from search.kernel.best_n import best_n
+from search.kernel.dfs import dfs
+from search.kernel.graph import cut_vertices, degree_range, has_odd_bird, is_connected, node_connectivity
+from search.kernel.islands import _island_split
+from search.kernel.keys import (
+    NARROW_CELLS,
+    _narrow_key,
+    _packed_child,
+    _packed_labels,
+    _ranked_key,
+    narrow_max_stacks,
+    root_labels,
+)
+from search.kernel.memo import narrow_grow, new_memo
+from search.kernel.order import WORK_ROWS, _child_connectivity, _pair_flows, _sort_children
+from search.kernel.prune import (
+    ISLANDS,
+    ORDER,
+    PRUNE_ANCHOR,
+    PRUNE_CELLS,
+    PRUNE_FROZEN,
+    PRUNE_GRAPH,
+    PRUNE_LEAF,
+    SLEEP,
+    _cells_linked,
+    _fall_asleep,
+    _frozen_block,
+    _leaf_stranded,
+    root_prunable,
+)
+
+# Literal ints: an int handed to a compiled call here is ``np.int64(...)``, never a bare ``0`` or a
+# constant. numba types a literal argument (``n = 0`` before a loop, ``FROZEN_MAX``) as
+# ``Literal[int](0)`` and compiles a copy of the callee, and of all it calls, for that literal, then
+# another for ``int64``: a first start compiled ``_generate`` and nine more twice.
+# ``tests/service/test_kernels.py`` fails on any literal signature.
+from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
+from search.kernel.tables import cell_cut_table, compat_table, line_table
+
+__all__ = [
+    "BATCHES",
+    "BEST_N_KERNEL",
+    "DFS_KERNEL",
+    "ISLANDS",
+    "NARROW_CELLS",
+    "ORDER",
+    "OUT_OF_MEMORY",
+    "PRUNE_ANCHOR",
+    "PRUNE_CELLS",
+    "PRUNE_FROZEN",
+    "PRUNE_GRAPH",
+    "PRUNE_LEAF",
+    "SEARCHES",
+    "SLEEP",
+    "SOLVABLE",
+    "TABLE_FULL",
+    "UNKNOWN",
+    "UNSOLVABLE",
+    "WORK_ROWS",
+    "_cells_linked",
+    "_child_connectivity",
+    "_fall_asleep",
+    "_frozen_block",
+    "_island_split",
+    "_leaf_stranded",
+    "_narrow_key",
+    "_packed_child",
+    "_packed_labels",
+    "_pair_flows",
+    "_ranked_key",
+    "_sort_children",
+    "best_n",
+    "best_n_batch",
+    "cell_cut_table",
+    "compat_table",
+    "cut_vertices",
+    "degree_range",
+    "dfs",
+    "has_odd_bird",
+    "is_connected",
+    "line_table",
+    "narrow_grow",
+    "narrow_max_stacks",
+    "new_memo",
+    "node_connectivity",
+    "now_s",
+    "root_labels",
+    "root_prunable",
+    "solve_batch",
+]

@@ -1,0 +1,376 @@
+# mypy: disable-error-code="no-untyped-def"
+"""The option bits of ``dfs`` and ``best_n``, and the pruning rules they switch on, each with its proof.
+
+Solver v2 (issue 13) option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
+measured in the same process by ``benchmarks/solver.py --ablation``:
+``PRUNE_LEAF`` and ``PRUNE_ANCHOR`` (stranded leaves, ``_leaf_stranded``) decide
+360528 and 731678 at the root's children (3.8M / 3.6M nodes before) and
+cut 557593 from 1.1M nodes to 18, 174024 12.7x, -115618 3.2x; ``SLEEP`` (sleep
+sets, ``_fall_asleep``) changes no node count of a memoised state and saves
+1.3-1.6x of the time on -4965 and -115618 by not probing commuted children.
+Six hard deals: 23.0 s -> 3.3 s. ``PRUNE_FROZEN`` (a frozen block hanging from
+a cut vertex by one edge, ``_frozen_block``) then decides -4965 and eight of the
+ten hardest deals of the census -500,000..499,999 at the root (-4965: 2,348,019
+nodes -> 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from game.bits import lowest_bit, popcount
+from search.kernel.graph import U0, U1, _all_reached, _bit, is_connected
+
+# option bits of ``dfs`` and ``best_n``
+PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
+ORDER = 2  # sort children by the subset-H estimate above the cutoff
+PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
+PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
+PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
+SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
+PRUNE_FROZEN = 512  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
+ISLANDS = 256  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _walk_reaches(start, hops, cells, target, line, least):
+    """True when a walk of ``least`` (0 or 1) to ``hops`` steps along rows and columns, from
+    cell ``start`` through the cells of the mask ``cells``, ends in the mask ``target``.
+
+    A card that moves empties its cell for good, so its walks never come back:
+    breadth-first layers over unvisited cells decide it.
+    """
+    reach = _bit(start)
+    if least == 0 and reach & target != U0:
+        return True
+    frontier = reach
+    for _ in range(hops):
+        grow = U0
+        f = frontier
+        while f != U0:
+            r = lowest_bit(f)
+            f &= f - U1
+            grow |= line[r]
+        frontier = grow & cells & ~reach
+        if frontier & target != U0:
+            return True
+        if frontier == U0:
+            return False
+        reach |= frontier
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
+    """True when some leaf of ``leaves`` can never be covered: the state (3+ stacks) is unsolvable.
+
+    ``leaves`` are the cards of degree 1 in the compatibility graph on
+    ``present``, ``occupied`` the occupied cells and ``where[card]`` a card's cell.
+
+    Proof (``PRUNE_LEAF``). Take a leaf ``c`` in cell ``p`` whose one neighbour
+    is ``d`` in cell ``q``, with at least three stacks. Cards only ever leave
+    the graph, so ``d`` stays the only card that can cover ``c`` or that ``c``
+    can cover. (i) ``c`` never moves before the last move: ``c`` onto ``d``
+    leaves ``c`` with no neighbour and another stack on the board, an odd bird.
+    (ii) ``d`` is never covered while ``c`` is on the board: by ``c``, see (i);
+    by another card, ``c`` is left without a neighbour. (iii) So ``d`` moves
+    only by covering one of its other neighbours, one per hop, at most
+    ``deg(d) - 1`` hops, each onto a cell occupied at that time. A move empties
+    its source and keeps its target occupied, so no empty cell ever fills
+    again: every hop lands on a cell occupied *now*, other than ``p`` (``c``
+    stays there). (iv) ``c`` leaves the board only when ``d`` covers it, or at
+    the last move when ``c`` covers ``d``; both need ``d`` in a cell in line
+    with ``p``. Hence, if no walk of at most ``deg(d) - 1`` steps along rows and
+    columns from ``q`` through occupied cells other than ``p`` ends in line
+    with ``p``, no move sequence reaches one stack. (With ``deg(d) == 1`` the
+    pair is its own component, which the walk of zero steps also reports.)
+
+    Proof (``anchor``, the ``PRUNE_ANCHOR`` option). Let moreover ``q`` be out of
+    line with ``p`` and ``deg(d) == 2``, with ``e`` the other neighbour of ``d``.
+    By (iii) ``d`` hops once, onto ``e``, and then ``c`` and ``d`` only have
+    each other: the board must then hold just ``c`` and ``d``. So ``e`` is not
+    covered before: by ``d`` it is that last hop, and by any other card ``x``,
+    ``x`` stays on the board with ``c`` and ``d`` cut off from it. ``e`` covers
+    neither ``d`` (that strands ``c``) nor ``c`` (not a neighbour), so ``e`` moves
+    only by covering its other neighbours, at most ``deg(e) - 1`` hops onto
+    cells occupied now other than ``p`` and ``q`` (``c`` and ``d`` never move
+    before). When ``d`` covers it, ``e`` must be in line with ``q`` and, for the
+    final move, with ``p``. Hence, if no walk of at most ``deg(e) - 1`` steps
+    from ``e``'s cell through occupied cells other than ``p`` and ``q`` ends in a
+    cell in line with both ``p`` and ``q``, the state is unsolvable. With a
+    fourth card ``x`` still on the board the walk needs at least one step: the
+    last card to go besides ``c``, ``d`` and ``e`` can only be covered by ``e``
+    (``c`` and ``d`` cover nothing else, and ``x`` covering ``e`` is ruled out
+    above), and that hop ends where ``d`` covers ``e``.
+    """
+    lv = leaves
+    while lv != U0:
+        c = lowest_bit(lv)
+        lv &= lv - U1
+        d = lowest_bit(compat[c] & present)
+        p = where[c]
+        q = where[d]
+        if line[p] & _bit(q) != U0:
+            continue
+        others = compat[d] & present & ~_bit(c)
+        if not _walk_reaches(q, popcount(others), occupied & ~_bit(p), line[p], line, 0):
+            return True
+        if anchor and popcount(others) == 1:
+            e = lowest_bit(others)
+            cells = occupied & ~_bit(p) & ~_bit(q)
+            hops = popcount(compat[e] & present) - 1
+            least = 1 if popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
+            if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
+                return True
+    return False
+
+
+FROZEN_MAX = 3  # the most cards of a pendant side that ``_frozen_block`` considers (its block adds one)
+
+
+@njit(cache=True, nogil=True)
+def _small_side(start, members, links, limit):
+    """The cards of ``members`` reached from ``start`` through ``links``, or 0 once there are more than ``limit``."""
+    reach = _bit(start)
+    frontier = reach
+    while frontier != U0:
+        grow = U0
+        f = frontier
+        while f != U0:
+            c = lowest_bit(f)
+            f &= f - U1
+            grow |= links[c]
+        frontier = grow & members & ~reach
+        reach |= frontier
+        if popcount(reach) > limit:
+            return U0
+    return reach
+
+
+@njit(cache=True, nogil=True)
+def _tiny_solvable(cards, cells, n, compat, line, work):
+    """True when the ``n`` (at most 4) stacks topped by ``cards`` in ``cells`` can come down to one, alone on a board.
+
+    A plain exhaustive search (at most 3 moves deep); ``work`` rows 10 and 11 are its stack.
+    """
+    if n <= 1:
+        return True
+    at = work[10]  # at[4 * d + i]: the cell of card i at depth d
+    alive = work[11, :8]  # the cards still on the board at depth d (a bit each)
+    nxt = work[11, 8:16]  # the next move to try at depth d (i * n + j: card i onto card j)
+    for i in range(n):
+        at[i] = cells[i]
+    alive[0] = (1 << n) - 1
+    nxt[0] = 0
+    d = 0
+    while d >= 0:
+        if popcount(np.uint64(alive[d])) == 1:
+            return True
+        descended = False
+        while nxt[d] < n * n:
+            m = nxt[d]
+            nxt[d] += 1
+            i = m // n
+            j = m % n
+            if i == j or (alive[d] >> i) & 1 == 0 or (alive[d] >> j) & 1 == 0:
+                continue
+            if compat[cards[i]] & _bit(cards[j]) == U0 or line[at[4 * d + i]] & _bit(at[4 * d + j]) == U0:
+                continue
+            for x in range(n):
+                at[4 * (d + 1) + x] = at[4 * d + x]
+            at[4 * (d + 1) + i] = at[4 * d + j]
+            alive[d + 1] = alive[d] & ~(1 << j)
+            nxt[d + 1] = 0
+            d += 1
+            descended = True
+            break
+        if not descended:
+            d -= 1
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
+    """True when a frozen block hangs from G by one edge and can never come down: the state is unsolvable.
+
+    ``cuts`` are cut vertices of G (those ``_hanging`` names suffice); ``where[card]`` must hold the cell of every
+    card on the board.
+
+    Proof (``PRUNE_FROZEN``). Let ``v`` be a cut vertex of G, ``S`` a component
+    of G minus ``v``, ``B = S + v`` the block, and ``R`` the other cards, with
+    (a) no two cards of ``B`` compatible and in line now, and (b) exactly one
+    neighbour ``w`` of ``v`` in ``R``. Cards of ``S`` are compatible only with
+    cards of ``B``, so a move that touches ``B`` is inside ``B`` or joins ``v``
+    and ``w``. (1) While no card of ``B`` moves, the cards of ``B`` keep their
+    cells (a cell's top card changes only when a card lands on it, and only
+    ``w`` may land on a card of ``B``, on ``v``), so by (a) no move inside
+    ``B`` is ever possible: the first move touching ``B`` joins ``v`` and
+    ``w``. (2) ``w`` covering ``v`` leaves ``S`` with no neighbour while ``w``
+    is on the board: G splits. ``v`` covering ``w`` leaves ``v`` with no
+    neighbour in ``R``: G splits unless ``R`` is just ``w`` by then. (3) So
+    every solution first brings ``R`` down to ``w`` alone, by moves inside
+    ``R``, then ``v`` covers ``w`` from its cell ``p``: ``w`` then sits in a
+    cell ``q`` in line with ``p``, occupied now (cells never refill) and not a
+    cell of ``B``; and what is left, ``S`` in its cells with ``v`` in ``q``,
+    must come down to one stack alone. If that small board is unsolvable for
+    every such ``q``, so is the state. Checked for sides of up to ``FROZEN_MAX`` cards.
+    """
+    cards = work[11, 16:20]
+    spots = work[11, 20:24]
+    cv = cuts
+    while cv != U0:
+        v = lowest_bit(cv)
+        cv &= cv - U1
+        rest = present & ~_bit(v)
+        around = compat[v] & rest
+        seen = U0
+        m = around
+        while m != U0:
+            x = lowest_bit(m)
+            m &= m - U1
+            if seen & _bit(x) != U0:
+                continue
+            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
+            if side == U0:
+                seen |= _bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
+                continue
+            seen |= side
+            if popcount(around & ~side) != 1:
+                continue  # (b)
+            block = side | _bit(v)
+            frozen = True
+            block_cells = U0
+            n = 0
+            b = block
+            while b != U0:
+                c = lowest_bit(b)
+                b &= b - U1
+                block_cells |= _bit(where[c])
+                cards[n] = c
+                spots[n] = where[c]
+                n += 1
+                if compat[c] & block & _in_line(where, c, block, line) != U0:
+                    frozen = False
+            if not frozen:
+                continue  # (a)
+            vi = 0
+            while cards[vi] != v:
+                vi += 1
+            p = where[v]
+            solvable = False
+            qs = occupied & ~block_cells & line[p]
+            while qs != U0 and not solvable:
+                q = lowest_bit(qs)
+                qs &= qs - U1
+                spots[vi] = q
+                solvable = _tiny_solvable(cards, spots, n, compat, line, work)
+            spots[vi] = p
+            if not solvable:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_line(where, c, block, line):
+    """The cards of ``block`` whose cells are in line with card ``c``'s cell."""
+    out = U0
+    b = block
+    while b != U0:
+        y = lowest_bit(b)
+        b &= b - U1
+        if line[where[c]] & _bit(where[y]) != U0:
+            out |= _bit(y)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _cells_linked(occupied, line):
+    """True when the occupied cells form one group under 'shares a row or column'.
+
+    Cells only ever empty, and stacks only merge along such links, so a split
+    grid can never come down to one stack.
+    """
+    return _all_reached(occupied, line)
+
+
+@njit(cache=True, nogil=True)
+def _hanging(cuts, present, compat):
+    """The cut vertices ``v`` of G with a side of 2 to ``FROZEN_MAX`` cards and one neighbour beyond it.
+
+    What ``_frozen_block``'s conditions ask of G alone (its (b)), so that the
+    cells are looked at only where a block may hang. A side of one card, a
+    leaf, is left to ``PRUNE_ANCHOR``, whose walk asks more than a cell in line.
+    """
+    out = U0
+    cv = cuts
+    while cv != U0:
+        v = lowest_bit(cv)
+        cv &= cv - U1
+        rest = present & ~_bit(v)
+        around = compat[v] & rest
+        if popcount(around) > FROZEN_MAX + 1:
+            continue  # all of v's neighbours but one lie in a side of at most FROZEN_MAX cards
+        seen = U0
+        m = around
+        while m != U0:
+            x = lowest_bit(m)
+            m &= m - U1
+            if seen & _bit(x) != U0:
+                continue
+            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
+            if side == U0:
+                seen |= _bit(x)
+                continue
+            seen |= side
+            if popcount(side) >= 2 and popcount(around & ~side) == 1:
+                out |= _bit(v)
+                break
+    return out
+
+
+@njit(cache=True, nogil=True)
+def root_prunable(root, rows, cols, compat, line, options):
+    """True when the root itself fails a pruning test of ``options`` (so it is unsolvable)."""
+    occupied = U0
+    present = U0
+    for i in range(rows * cols):
+        if root[i] >= 0:
+            occupied |= _bit(i)
+            present |= _bit(root[i])
+    if popcount(present) <= 1:
+        return False
+    if options & PRUNE_GRAPH != 0 and not is_connected(present, compat):
+        return True
+    return options & PRUNE_CELLS != 0 and not _cells_linked(occupied, line)
+
+
+@njit(cache=True, nogil=True)
+def _fall_asleep(asleep, searched, s, t, child):
+    """The sleep set of the child reached by the move ``s -> t``, as target masks per source cell.
+
+    It holds the moves asleep at the parent or already searched from it that
+    touch neither ``s`` nor ``t``.
+
+    Proof that sleeping moves are never needed, together with the memo. Two
+    moves on four distinct cells commute: each leaves the other's two cells
+    as they were, so each stays legal after the other and both orders reach
+    the same state. Claim: while the search runs, every state it has finished
+    is unsolvable, and every move asleep at a state ``u`` leads from ``u`` to an
+    unsolvable state. By induction over the search: a state is finished
+    when each child was found solvable (then the search stops), pruned (each
+    rule is a proof of unsolvability), found in the memo (which only holds
+    finished states), searched and finished, or asleep, so it is unsolvable.
+    A move ``m`` asleep at the child ``u·x`` of ``u`` was searched from ``u``
+    before ``x`` or asleep at ``u``; either way ``u·m`` is unsolvable, and
+    ``u·x·m = u·m·x`` is one of its children, hence unsolvable too. So the memo
+    only ever holds unsolvable states and a skipped child is never the way to
+    a solution: the search finds the same answer and the same solution,
+    skipping only children that would fail (memo hits, or small states that
+    are not memoised and would be searched again), so it expands no more nodes.
+    """
+    drop = ~(_bit(s) | _bit(t))
+    for c in range(child.shape[0]):
+        child[c] = (asleep[c] | searched[c]) & drop
+    child[s] = U0
+    child[t] = U0
