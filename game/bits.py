@@ -17,6 +17,10 @@ import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
+from game import kernel_cache
+
+kernel_cache.install()  # before any kernel is defined: every boaf kernel's cache is stamped with all kernel sources
+
 __all__ = ["lowest_bit", "popcount", "shuffled_cells"]
 
 
