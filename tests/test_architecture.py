@@ -118,6 +118,40 @@ def test_arrows_point_one_way() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# Inside ``search/``: the compiled kernel's modules in layers, lowest first; each imports only lower ones. The
+# package's ``__init__`` re-exports them, and search's other modules (solver, threads, ...) sit above the kernel.
+SEARCH_KERNEL = ("status", "graph", "tables", "keys", "memo", "prune", "order", "generate", "islands", "dfs", "best_n")
+SEARCH_KERNEL_LAYERS = {f"search.kernel.{name}": i for i, name in enumerate((*SEARCH_KERNEL, "batch"))}
+SEARCH_KERNEL_LAYERS["search.kernel"] = len(SEARCH_KERNEL_LAYERS)
+
+
+def test_every_search_kernel_module_has_a_layer() -> None:
+    assert {module for module in MODULES if module.startswith("search.kernel")} == set(SEARCH_KERNEL_LAYERS)
+
+
+def test_search_reads_as_layers() -> None:
+    """A kernel module imports only kernel modules below it; search's other modules may import any of them."""
+    wrong = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in ALL_IMPORTS
+        if imp.source in SEARCH_KERNEL_LAYERS
+        and package_of(imp.target) == "search"
+        and SEARCH_KERNEL_LAYERS.get(imp.target, len(SEARCH_KERNEL_LAYERS)) >= SEARCH_KERNEL_LAYERS[imp.source]
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_search_module_is_over_600_lines() -> None:
+    long = [
+        f"{module}: {n} lines"
+        for module, path in MODULES.items()
+        if package_of(module) == "search"
+        for n in [len(path.read_text().splitlines())]
+        if n > 600
+    ]
+    assert not long, "\n".join(long)
+
+
 def test_the_allowed_table_has_no_cycle() -> None:
     order = sorted(ALLOWED, key=lambda package: len(_reachable(package)))
     for package in order:
