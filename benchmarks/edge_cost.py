@@ -1,0 +1,132 @@
+"""Where single-Classify throughput goes: boaf's edge, the classification, or gRPC itself.
+
+Runs one in-process server at a time on a loopback port (the load generator in a
+process of its own, ``load.run_scenario``: Classify of one random state, 16 clients)
+in three variants, ``--rounds`` times in turn:
+
+- **full**: the server as it ships (``tests/servers.py``'s loopback settings with
+  the default limits' concurrency);
+- **no edge**: the admission gate (``service.interceptors.CallGate``) left out of the
+  gRPC server, and Classify a plain function: the states read (``converters``),
+  ``Classifier.classify_cells``, the answer built; no batch budget, alarm, cancel
+  flag, metrics or tracing;
+- **no work**: no gate, and Classify reads the states and returns a fixed answer.
+
+Each row gives calls/s (median of the rounds) and its ratio to **full**: *no edge /
+full* is the most that making boaf's own edge cost nothing could give, *no work / no
+edge* what the classification itself costs. The variants replace the servicer method
+and leave the gate out in this process only; nothing here is how boaf serves.
+
+    python benchmarks/edge_cost.py                 # 3 rounds of 5 s
+    python benchmarks/edge_cost.py --rounds 5 --seconds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import grpc
+import load
+import numpy as np
+
+# Run as a script, this folder comes first on sys.path, and its models.py and features.py would shadow the
+# packages of the same names, which the in-process server imports: the repository goes before it (this
+# folder stays, for the load generator's processes, which import this module). tests/ gives tests/servers.py.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path = [str(ROOT), *sys.path, str(ROOT / "tests")]
+
+from servers import loopback_settings, ready_server  # noqa: E402
+
+from service import converters  # noqa: E402
+from service.dataplane import CancelFlag  # noqa: E402
+from service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
+from service.servicer import BoafServicer  # noqa: E402
+
+CLIENTS = 16
+FIXED = pb.ClassifyResponse(model_version="fixed", threshold=0.5, predictions=[pb.Prediction(p_solvable=1.0)])
+
+
+def plain_classify(servicer: BoafServicer, request: pb.ClassifyRequest, context: Any) -> pb.ClassifyResponse:
+    """Classify with nothing of the edge: read, classify, answer."""
+    assert servicer.plane is not None
+    model = servicer.plane.classifier
+    states = converters.states_from_proto(request.states, CancelFlag())
+    assert isinstance(states, converters.StateArray), "the load's states are one plain grid"
+    answers = model.classify_cells(states.cells, states.rows, states.cols, np.zeros(1, dtype=np.int64))
+    rows = zip(answers.p_solvable.tolist(), answers.exact.tolist(), answers.nodes.tolist(), strict=True)
+    return pb.ClassifyResponse(
+        model_version=model.version,
+        threshold=model.threshold,
+        predictions=[pb.Prediction(p_solvable=p, solvable=p >= model.threshold, exact=e, nodes=n) for p, e, n in rows],
+    )
+
+
+def fixed_classify(servicer: BoafServicer, request: pb.ClassifyRequest, context: Any) -> pb.ClassifyResponse:
+    """Read the states, and answer the same every time."""
+    converters.states_from_proto(request.states, CancelFlag())
+    return FIXED
+
+
+def _server_without_gate(pool: Any, *args: Any, interceptors: Any = None, **kwargs: Any) -> grpc.Server:
+    return _GRPC_SERVER(pool, *args, **kwargs)
+
+
+_GRPC_SERVER = grpc.server
+VARIANTS: dict[str, tuple[Callable[..., pb.ClassifyResponse] | None, bool]] = {
+    "full": (None, True),
+    "no edge": (plain_classify, False),
+    "no work": (fixed_classify, False),
+}
+
+
+@contextmanager
+def variant(name: str) -> Iterator[str]:
+    """A ready in-process server of the variant ``name``; yields its gRPC address."""
+    classify, gate = VARIANTS[name]
+    with (
+        mock.patch.object(BoafServicer, "Classify", classify) if classify else _nothing(),
+        mock.patch("service.server.grpc.server", _server_without_gate) if not gate else _nothing(),
+    ):
+        server = ready_server(loopback_settings(http_enabled=False, max_concurrent_rpcs=64, max_workers=16))
+        try:
+            yield f"127.0.0.1:{server.port}"
+        finally:
+            server.stop(0)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the three variants (default 3)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per variant per round (default 5)")
+    options = parser.parse_args(argv)
+    rates: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    for _ in range(options.rounds):
+        for name in VARIANTS:
+            with variant(name) as address:
+                out = load.run_scenario(address, ["classify-1"], CLIENTS, options.seconds, 1)
+            if out.errors:
+                raise SystemExit(f"{name}: errors {out.errors}")
+            rates[name].append(len(out.latencies) / options.seconds)
+    print(f"Classify of one state, {CLIENTS} clients, {options.rounds} rounds of {options.seconds:g} s")
+    full = statistics.median(rates["full"])
+    for name, values in rates.items():
+        median = statistics.median(values)
+        spread = f"rounds {min(values):.0f}-{max(values):.0f}"
+        print(f"{name:<8} {median:>8.0f} calls/s  x{median / full:.2f} of full  ({spread})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
