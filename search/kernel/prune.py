@@ -26,11 +26,11 @@ from search.kernel.graph import U0, U1, _all_reached, _bit, is_connected
 PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
 ORDER = 2  # sort children by the subset-H estimate above the cutoff
 PRUNE_CELLS = 4  # skip children whose occupied cells no longer link up by rows and columns
-PRUNE_LEAF = 32  # skip children where a degree-1 card's only neighbour can no longer reach its line
-PRUNE_ANCHOR = 64  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
-SLEEP = 128  # sleep sets: skip a child reached by two commuting moves whose other order was searched
-PRUNE_FROZEN = 512  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
-ISLANDS = 256  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
+PRUNE_LEAF = 8  # skip children where a degree-1 card's only neighbour can no longer reach its line
+PRUNE_ANCHOR = 16  # with PRUNE_LEAF: ... nor the one other neighbour of a degree-2 neighbour reach both lines
+SLEEP = 32  # sleep sets: skip a child reached by two commuting moves whose other order was searched
+ISLANDS = 64  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
+PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
 
 
 @njit(cache=True, nogil=True, inline="always")
