@@ -1,7 +1,7 @@
 """The retraining job: datasets, both training steps, and installation only when the checks pass.
 
 ``retrain(config)`` generates the datasets (``jobs.dataset``), runs the steps of
-``models.retrain`` in a staging directory under ``config.out`` and installs the
+``models.retrain_steps`` in a staging directory under ``config.out`` and installs the
 version (``models.registry``) only when it is complete and its checks pass:
 ONNX/LightGBM parity (``models.onnx_export.Parity``), and held-out random
 accuracy of at least ``config.min_accuracy``. An interrupted or failed run
@@ -30,7 +30,7 @@ from models.errors import ModelError
 from models.inputs import DEFAULT_PROBE_NODES
 from models.onnx_export import Parity
 from models.provenance import package_version
-from models.retrain import Log, new_version, train_classifier, tune_cutoff, write_card
+from models.retrain_steps import Log, new_version, train_classifier, tune_cutoff, write_card
 from models.training import TUNING_GRID, load_labelled
 
 

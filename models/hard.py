@@ -52,7 +52,7 @@ from models.files import write_json_atomically
 from models.inputs import input_names, model_inputs
 from models.onnx_export import export_onnx, parity
 from models.ordering import ORDERING_FILE
-from models.retrain import new_version
+from models.retrain_steps import new_version
 from models.training import Labelled, fit, metrics, split_indices
 from search import SOLVABLE, UNKNOWN, solve_deals, solve_many
 

@@ -38,7 +38,7 @@ BATCH_ONLY = frozenset(
         "models.hard",  # scikit-learn
         "models.ordering",  # scikit-learn (fitting the ordering model; search reads its JSON)
         "models.plots",  # matplotlib
-        "models.retrain",  # matplotlib, lightgbm
+        "models.retrain_steps",  # matplotlib, lightgbm
         "models.training",  # lightgbm
         "puzzles.plot",  # matplotlib
     }

@@ -97,7 +97,7 @@ def train_command(
 ) -> None:
     """Train, evaluate on a held-out 10%, export ONNX with a parity check, and write a model card."""
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.retrain import train_classifier
+    from models.retrain_steps import train_classifier
 
     card = train_classifier(data, out, tuned=not paper, seed=seed, log=lambda line: typer.echo(line, err=True))
     typer.echo(json.dumps({"model": str(out), "evaluation": card["evaluation"], "parity": card["parity"]}, indent=2))
@@ -111,7 +111,7 @@ def tune_cutoff_command(
 ) -> None:
     """Fit the subset-H ordering model and sweep the ordering cutoff 2…16; write ordering.json and the plot."""
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.retrain import labelled_random_states, tune_cutoff
+    from models.retrain_steps import labelled_random_states, tune_cutoff
 
     fit_rows = labelled_random_states(states, seed)
     result = tune_cutoff(

@@ -34,7 +34,7 @@ from features import SCHEMA_VERSION
 from models import registry
 from models.classifier import CARD_FILE, CLASSIFIER_FILE
 from models.onnx_export import export_onnx
-from models.retrain import labelled_random_states
+from models.retrain_steps import labelled_random_states
 from models.training import PAPER_PARAMS, fit
 from service.generated.boaf.v1 import boaf_pb2 as pb
 from service.generated.boaf.v1 import boaf_pb2_grpc
