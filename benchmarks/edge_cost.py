@@ -14,7 +14,9 @@ in three variants, ``--rounds`` times in turn:
 
 Each row gives calls/s (median of the rounds) and its ratio to **full**: *no edge /
 full* is the most that making boaf's own edge cost nothing could give, *no work / no
-edge* what the classification itself costs. The variants replace the servicer method
+edge* what the classification itself costs. Each row also gives the variant's own
+cost at 1 client as ``percall`` counts it: Classify's p50 minus a bare grpcio
+server's health Check p50 (``percall.floor``) in the same round. The variants replace the servicer method
 and leave the gate out in this process only; nothing here is how boaf serves.
 
     python benchmarks/edge_cost.py                 # 3 rounds of 5 s
@@ -35,6 +37,7 @@ from unittest import mock
 import grpc
 import load
 import numpy as np
+import percall
 
 # Run as a script, this folder comes first on sys.path, and its models.py and features.py would shadow the
 # packages of the same names, which the in-process server imports: the repository goes before it (this
@@ -112,19 +115,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds per variant per round (default 5)")
     options = parser.parse_args(argv)
     rates: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for _ in range(options.rounds):
-        for name in VARIANTS:
-            with variant(name) as address:
-                out = load.run_scenario(address, ["classify-1"], CLIENTS, options.seconds, 1)
-            if out.errors:
-                raise SystemExit(f"{name}: errors {out.errors}")
-            rates[name].append(len(out.latencies) / options.seconds)
-    print(f"Classify of one state, {CLIENTS} clients, {options.rounds} rounds of {options.seconds:g} s")
+    own: dict[str, list[float]] = {name: [] for name in VARIANTS}  # p50 at 1 client minus the floor's, ms
+    with percall.floor() as floor:
+        for _ in range(options.rounds):
+            checks = load.run_scenario(floor.address, ["health-check"], 1, options.seconds, 1)
+            floor_p50 = float(np.median(checks.latencies)) * 1000
+            for name in VARIANTS:
+                with variant(name) as address:
+                    single = load.run_scenario(address, ["classify-1"], 1, options.seconds, 1)
+                    out = load.run_scenario(address, ["classify-1"], CLIENTS, options.seconds, 1)
+                if out.errors or single.errors:
+                    raise SystemExit(f"{name}: errors {out.errors or single.errors}")
+                rates[name].append(len(out.latencies) / options.seconds)
+                own[name].append(float(np.median(single.latencies)) * 1000 - floor_p50)
+    print(f"Classify of one state, {options.rounds} rounds of {options.seconds:g} s per figure")
+    print(f"{'variant':<8} {'calls/s @' + str(CLIENTS):>12} {'of full':>8} {'p50 - floor @1':>15}")
     full = statistics.median(rates["full"])
     for name, values in rates.items():
         median = statistics.median(values)
-        spread = f"rounds {min(values):.0f}-{max(values):.0f}"
-        print(f"{name:<8} {median:>8.0f} calls/s  x{median / full:.2f} of full  ({spread})")
+        print(f"{name:<8} {median:>12.0f} {median / full:>7.2f}x {statistics.median(own[name]):>12.3f} ms")
     return 0
 
 
