@@ -31,7 +31,15 @@ from typing import Any
 
 from numba.core.caching import CacheImpl, _CacheLocator
 
-KERNEL_SOURCES = ("search", "features", "puzzles", "game/bits.py", "game/cards.py", "models/progress.py")
+KERNEL_SOURCES = (
+    "search",
+    "features",
+    "puzzles",
+    "game/bits.py",
+    "game/cards.py",
+    "game/graph.py",
+    "models/progress.py",
+)
 """boaf's compiled code and what it reads at compile time, as paths from the folder above ``game``."""
 
 

@@ -4,9 +4,11 @@
 A state the exact path leaves open still tells something about itself to a
 search that tries it: how close it came to one stack, how many dead states it
 proved, how many of the root's moves it closed off. ``search_progress`` runs a
-small Compatible DFS (connectivity pruning, a memo of dead states keyed on the
-exact cells) on a whole batch in one compiled call and returns those figures
-as columns (``PROGRESS_COLUMNS``):
+small Compatible DFS on a whole batch in one compiled call and returns those
+figures as columns (``PROGRESS_COLUMNS``). It is built from the search
+kernel's parts: its move generator (connectivity pruning, ``PRUNE_GRAPH``;
+children by target cell, then source), ``play``/``unplay`` and its exact memo
+of dead states (wide keys, a stamp per state of the batch).
 
 - ``progress_nodes``: states expanded (at most the budget);
 - ``progress_fewest_stacks``: the fewest stacks of any state it reached, over ``n_stacks``;
@@ -23,12 +25,19 @@ beauty; ``progress_reference`` is the plain-Python search it is tested against.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from game.errors import Stopped
-from search import compat_table, line_table
-from search.tables import is_connected
+from game.graph import is_connected
+from search.kernel import PRUNE_GRAPH, Config, Scratch, board_of, new_scratch
+from search.kernel.generate import generate, play, unplay
+from search.kernel.keys import _plain_key, key_words
+from search.kernel.memo import _memo_add, _memo_find
+from search.kernel.order import _sort_by_target
+from search.tables import compat_table, grid_tables
 
 PROGRESS_COLUMNS = (
     "progress_nodes",
@@ -39,9 +48,9 @@ PROGRESS_COLUMNS = (
     "progress_root_dead",
     "progress_outcome",
 )
-U0 = np.uint64(0)
-U1 = np.uint64(1)
+NODES, FEWEST, MEMO, DEAD_ENDS, ROOT_MOVES, ROOT_DEAD, OUTCOME = range(len(PROGRESS_COLUMNS))
 SOLVED, DEAD, SPENT = 1.0, 0.0, 0.5
+CONFIG = Config(PRUNE_GRAPH, np.zeros(4), 99, 0, 1)  # connectivity pruning, no ordering
 
 
 class ProgressStopped(Stopped):
@@ -61,7 +70,7 @@ def search_progress(
     out = np.zeros((cells.shape[0], len(PROGRESS_COLUMNS)), dtype=np.float64)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     if cells.shape[0]:
-        done = _progress_batch(cells, compat_table(), line_table(rows, cols), max(int(max_nodes), 1), out, flag)
+        done = _progress_batch(cells, grid_tables(rows, cols), CONFIG, max(int(max_nodes), 1), out, flag)
         if done < cells.shape[0]:
             raise ProgressStopped(f"stopped after the search progress of {done} of {cells.shape[0]} states")
     return out
@@ -72,154 +81,126 @@ def warm_up_progress() -> None:
     search_progress(np.array([[0, 1, -1, -1, 5, -1, -1, -1, -1]], dtype=np.int8), 3, 3, 2, np.zeros(1, np.int64))
 
 
-@njit(cache=True, nogil=True)
-def _hash(cells):
-    h = np.uint64(1469598103934665603)
-    for c in cells:
-        h = (h ^ np.uint64(c + 1)) * np.uint64(1099511628211)
-    return np.int64(h >> np.uint64(8))
+class _Frame(NamedTuple):
+    """The progress search's stack, per depth, and its scratch."""
+
+    src: np.ndarray  # int8[depths, width]: the children's source cells
+    dst: np.ndarray  # int8[depths, width]: and target cells
+    children: np.ndarray  # int64[depths]: how many children
+    nxt: np.ndarray  # int64[depths]: the next child to search
+    moved: np.ndarray  # int8[depths, 2]: the two cards of the move out of depth d
+    no_sleep: np.ndarray  # uint64[ncells]: no move is asleep
+    tally: np.ndarray  # int64[ncells + 1]: ``_sort_by_target``'s counts
+    cur: np.ndarray  # uint64[words]: the wide key of the current state, kept move by move
+    key: np.ndarray  # uint64[words]: a copy of it, looked up or stored
+    scratch: Scratch
 
 
 @njit(cache=True, nogil=True)
-def _memo_slot(table, used, cells):
-    # The slot holding ``cells``, or the empty slot where it would go (open addressing, exact keys).
-    mask = table.shape[0] - 1
-    slot = _hash(cells) & mask
-    while used[slot]:
-        same = True
-        for i in range(cells.shape[0]):
-            if table[slot, i] != cells[i]:
-                same = False
-                break
-        if same:
-            return slot
-        slot = (slot + 1) & mask
-    return slot
-
-
-@njit(cache=True, nogil=True)
-def _moves(cells, compat, line, src, dst):
-    # Every legal move (source cell onto target cell) whose child keeps a connected graph.
-    present = U0
-    for c in cells:
-        if c >= 0:
-            present |= U1 << np.uint64(c)
-    count = 0
-    for t in range(cells.shape[0]):
-        if cells[t] < 0:
-            continue
-        # A move onto t buries card cells[t]: every child with that target has the same graph.
-        if not is_connected(present & ~(U1 << np.uint64(cells[t])), compat):
-            continue
-        for s in range(cells.shape[0]):
-            in_line = s != t and cells[s] >= 0 and (line[s] >> np.uint64(t)) & U1 != U0
-            if in_line and (compat[cells[s]] >> np.uint64(cells[t])) & U1 != U0:
-                src[count] = s
-                dst[count] = t
-                count += 1
+def _children(cells, board, tables, config, frame, depth):
+    """Generate the children of ``cells`` at ``depth``, by target cell then source; returns how many."""
+    count = generate(cells, board, tables, config, frame.src[depth], frame.dst[depth], frame.no_sleep, frame.scratch)
+    _sort_by_target(frame.src[depth], frame.dst[depth], count, cells.shape[0], frame.tally)
+    frame.children[depth] = count
+    frame.nxt[depth] = 0
     return count
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _known(memo, stamp, frame):
+    """True when the memo holds the current state (``frame.cur``)."""
+    for w in range(frame.cur.shape[0]):
+        frame.key[w] = frame.cur[w]
+    return _memo_find(memo, stamp, frame.key) >= 0
+
+
 @njit(cache=True, nogil=True)
-def _progress_one(root, compat, line, max_nodes, table, used, depth_cells, src, dst, count, nxt, out):
-    stacks = 0
-    present = U0
-    for c in root:
-        if c >= 0:
-            stacks += 1
-            present |= U1 << np.uint64(c)
+def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
+    """Fill ``out`` (one row of ``PROGRESS_COLUMNS``) with the progress of a search from ``root``; returns the memo."""
+    board = board_of(root)
+    stacks = board.n_stacks
     out[:] = 0.0
-    out[1] = 1.0
+    out[FEWEST] = 1.0
     if stacks <= 1:
-        out[6] = SOLVED
-        return
-    if not is_connected(present, compat):
-        out[6] = DEAD
-        return
-    used[:] = False
-    depth_cells[0] = root
-    nxt[0] = 0
-    count[0] = _moves(root, compat, line, src[0], dst[0])
-    nodes = 1
-    fewest = stacks
-    memo = 0
-    dead_ends = 1 if count[0] == 0 else 0
-    root_dead = 0
+        out[OUTCOME] = SOLVED
+        return memo
+    if not is_connected(board.present, tables.compat):
+        out[OUTCOME] = DEAD
+        return memo
+    cells = root.copy()
+    _plain_key(cells, frame.cur)
+    root_moves = _children(cells, board, tables, config, frame, 0)
+    nodes, fewest, stored, root_dead = 1, stacks, np.int64(0), 0
+    dead_ends = 1 if root_moves == 0 else 0
     depth = 0
     outcome = SPENT
     while True:
-        if nxt[depth] >= count[depth]:
+        if frame.nxt[depth] >= frame.children[depth]:
             # every move of this state is dead: so is the state
             if depth == 0:
                 outcome = DEAD
                 break
-            slot = _memo_slot(table, used, depth_cells[depth])
-            if not used[slot] and memo < table.shape[0] // 2:
-                used[slot] = True
-                table[slot] = depth_cells[depth]
-                memo += 1
+            if not _known(memo, stamp, frame):
+                memo, stored, _ = _memo_add(memo, stamp, frame.key, stored, 0)
             depth -= 1
-            if depth == 0:
-                root_dead += 1
+            i = frame.nxt[depth] - 1
+            a, b = frame.moved[depth, 0], frame.moved[depth, 1]
+            board = unplay(cells, frame.cur, frame.src[depth, i], frame.dst[depth, i], a, b, board)
+            root_dead += 1 if depth == 0 else 0
             continue
-        k = nxt[depth]
-        nxt[depth] += 1
-        child = depth_cells[depth + 1]
-        child[:] = depth_cells[depth]
-        child[dst[depth, k]] = child[src[depth, k]]
-        child[src[depth, k]] = -1
-        left = stacks - depth - 1
-        if left < fewest:
-            fewest = left
-        if left == 1:
+        i = frame.nxt[depth]
+        frame.nxt[depth] += 1
+        s, t = frame.src[depth, i], frame.dst[depth, i]
+        board, a, b = play(cells, frame.cur, s, t, board)
+        fewest = min(fewest, board.n_stacks)
+        if board.n_stacks == 1:
             outcome = SOLVED
             break
-        if used[_memo_slot(table, used, child)]:
-            if depth == 0:
-                root_dead += 1
+        if _known(memo, stamp, frame):
+            board = unplay(cells, frame.cur, s, t, a, b, board)
+            root_dead += 1 if depth == 0 else 0
             continue
         if nodes >= max_nodes:
             break
+        frame.moved[depth, 0], frame.moved[depth, 1] = a, b
         nodes += 1
         depth += 1
-        count[depth] = _moves(child, compat, line, src[depth], dst[depth])
-        nxt[depth] = 0
-        if count[depth] == 0:
-            dead_ends += 1
-    out[0] = nodes
-    out[1] = fewest / stacks
-    out[2] = memo
-    out[3] = dead_ends
-    out[4] = count[0]
-    out[5] = root_dead
-    out[6] = outcome
+        dead_ends += 1 if _children(cells, board, tables, config, frame, depth) == 0 else 0
+    out[NODES], out[FEWEST], out[MEMO], out[DEAD_ENDS] = nodes, fewest / stacks, stored, dead_ends
+    out[ROOT_MOVES], out[ROOT_DEAD], out[OUTCOME] = root_moves, root_dead, outcome
+    return memo
 
 
 @njit(cache=True, nogil=True)
-def _progress_batch(cells, compat, line, max_nodes, out, cancel):
+def _progress_batch(cells, tables, config, max_nodes, out, cancel):
     # Returns the states done: all of them, or fewer once ``cancel[0]`` is set.
-    size = 1
-    while size < 4 * max_nodes:
-        size *= 2
     ncells = cells.shape[1]
-    table = np.empty((size, ncells), dtype=np.int8)
-    used = np.zeros(size, dtype=np.bool_)
-    # per depth: the state, its moves and the next one to try (a state of n stacks is at most n-1 moves deep)
-    depth_cells = np.empty((ncells + 1, ncells), dtype=np.int8)
-    src = np.empty((ncells + 1, ncells * ncells), dtype=np.int64)
-    dst = np.empty((ncells + 1, ncells * ncells), dtype=np.int64)
-    count = np.zeros(ncells + 1, dtype=np.int64)
-    nxt = np.zeros(ncells + 1, dtype=np.int64)
+    words = key_words(ncells)
+    depths = ncells + 1  # a state of n stacks is at most n-1 moves deep
+    width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
+    frame = _Frame(
+        np.empty((depths, width), dtype=np.int8),
+        np.empty((depths, width), dtype=np.int8),
+        np.zeros(depths, dtype=np.int64),
+        np.zeros(depths, dtype=np.int64),
+        np.zeros((depths, 2), dtype=np.int8),
+        np.zeros(ncells, dtype=np.uint64),
+        np.zeros(ncells + 1, dtype=np.int64),
+        np.zeros(words, dtype=np.uint64),
+        np.zeros(words, dtype=np.uint64),
+        new_scratch(np.int64(256)),
+    )
+    memo = np.zeros((_table_size(max_nodes), words + 1), dtype=np.uint64)  # never half full: no growth
     for i in range(cells.shape[0]):
         if cancel[0] != 0:
             return i
-        _progress_one(cells[i], compat, line, max_nodes, table, used, depth_cells, src, dst, count, nxt, out[i])
+        memo = _progress_one(cells[i], tables, config, max_nodes, memo, i + 1, frame, out[i])
     return cells.shape[0]
 
 
 def progress_reference(cells: np.ndarray, rows: int, cols: int, max_nodes: int) -> list[float]:
     """``search_progress`` of one state in plain Python (recursive, same move order): the test oracle."""
-    compat, line = compat_table(), line_table(rows, cols)
+    compat, line = compat_table(), grid_tables(rows, cols).line
     root = [int(c) for c in cells]
 
     def present(state: list[int]) -> set[int]:
@@ -301,7 +282,9 @@ def progress_reference(cells: np.ndarray, rows: int, cols: int, max_nodes: int) 
     ]
 
 
-def _table_size(max_nodes: int) -> int:
+@njit(cache=True, nogil=True)
+def _table_size(max_nodes):
+    """The memo's rows: the least power of two of at least ``4 * max_nodes`` (more than twice what it may store)."""
     size = 1
     while size < 4 * max(max_nodes, 1):
         size *= 2

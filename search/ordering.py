@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from search import kernel
+from game.graph import compat_table, degree_range, graph_scratch, node_connectivity
 from search.errors import InvalidOrderingModel
 
 SUBSET_H = ("degree_min", "degree_max", "node_connectivity")
@@ -95,7 +95,7 @@ def subset_h(cards: Sequence[int]) -> tuple[int, int, int]:
     most one node, and n - 1 for a complete graph.
     """
     present = np.uint64(sum(1 << c for c in cards))
-    compat = kernel.compat_table()
-    lo, hi = kernel.degree_range(present, compat)
-    kappa = kernel.node_connectivity(present, compat, np.empty((10, 128), dtype=np.int64))
+    compat = compat_table()
+    lo, hi = degree_range(present, compat)
+    kappa = node_connectivity(present, compat, graph_scratch(), 0)
     return int(lo), int(hi), int(kappa)

@@ -14,7 +14,7 @@ from search import kernel
 from search.algorithms import algorithm_named
 from search.errors import InvalidBudget
 from search.ordering import default_ordering
-from search.tables import cell_cut_table, compat_table, line_table
+from search.tables import grid_tables, kernel_config
 
 _OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5, kernel.OUT_OF_MEMORY: 0.5}
 
@@ -31,11 +31,10 @@ def probe(
     check_positive_int(max_nodes, "max_nodes", error=InvalidBudget)
     array = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
     algo, model = algorithm_named(algorithm), default_ordering()
-    # Plain ints, and max_bytes given: the argument types of search.solve_many's calls, so one compiled copy.
+    # Plain ints and floats: the argument types of search.solve_many's calls, so one compiled copy.
+    budget = kernel.Budget(int(max_nodes), 0.0, np.zeros(1, dtype=np.int64), 0)
     status, nodes, _, _, _ = kernel.BATCHES[algo.kernel](
-        array, int(rows), int(cols), compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
-        int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), 1, int(max_nodes), 0.0,
-        np.zeros(1, dtype=np.int64), 0,
-    )  # fmt: skip
+        array, grid_tables(rows, cols), kernel_config(algo, model), budget, 0.0
+    )
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)
     return outcome, nodes.astype(np.float64)

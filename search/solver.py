@@ -28,8 +28,8 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
-from search.tables import cell_cut_table, compat_table, line_table
-from search.threads import Budget, solve_split
+from search.tables import compat_table, grid_tables, kernel_config
+from search.threads import solve_split
 
 
 class Status(StrEnum):
@@ -51,7 +51,7 @@ ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted
 MEMORY = "memory"  # the reason of an unknown answer whose search reached its memory budget
 MIB = 1 << 20
 DEFAULT_COHORT = 4
-NO_LABELS = np.empty(0, dtype=np.int64)  # the kernel's "none" for its card labels and shared-table fill
+NO_SHARE = kernel.Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # a search of its own
 
 
 @dataclass(frozen=True)
@@ -142,18 +142,13 @@ def solve(
     _load_kernel(algo.kernel)
     start = time.perf_counter()
     deadline = start + time_limit if time_limit else 0.0  # now_s's clock (perf_counter), read from Python
+    tables, config = grid_tables(state.rows, state.cols), kernel_config(algo, model, cohort)
+    budget = kernel.Budget(int(max_nodes or 0), float(deadline), flag, int(max_bytes))
     if threads > 1 and state.n_stacks > 1:
-        budget = Budget(int(max_nodes or 0), float(deadline), int(max_bytes))
-        tables = (compat_table(), line_table(state.rows, state.cols), cell_cut_table(state.rows, state.cols))
-        status, nodes, path = solve_split(state, algo, model, cohort, budget, flag, threads, tables)
+        status, nodes, path = solve_split(state, algo, tables, config, budget, threads)
         length = path.shape[0]
     else:
-        status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
-            root, state.rows, state.cols, compat_table(), line_table(state.rows, state.cols),
-            cell_cut_table(state.rows, state.cols),
-            int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), int(cohort),
-            int(max_nodes or 0), float(deadline), flag, memo, 1, path, int(max_bytes), NO_LABELS, NO_LABELS,
-        )  # fmt: skip
+        status, nodes, length, _ = kernel.SEARCHES[algo.kernel](root, tables, config, budget, memo, 1, path, NO_SHARE)
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
     moves = checked_solution(state, path[:length]) if answer is SOLVABLE else []
@@ -282,11 +277,10 @@ def _run_batch(
 ) -> BatchResult:
     # Plain ints and floats only: a numpy scalar (uint64, int32, float32) or an omitted default would be
     # another argument type, which numba compiles a second copy of the whole kernel for.
+    budget = kernel.Budget(int(max_nodes or 0), 0.0, cancel, int(max_bytes))
     status, nodes, elapsed, paths, lengths = kernel.BATCHES[algo.kernel](
-        array, int(rows), int(cols), compat_table(), line_table(rows, cols), cell_cut_table(rows, cols),
-        int(algo.options), model.kernel_coefs(), int(model.cutoff), int(algo.memo_min), int(cohort),
-        int(max_nodes or 0), float(time_limit or 0.0), cancel, int(max_bytes),
-    )  # fmt: skip
+        array, grid_tables(rows, cols), kernel_config(algo, model, cohort), budget, float(time_limit or 0.0)
+    )
     codes = status.tolist()
     answers = tuple(_KERNEL_STATUS[s] for s in codes)
     why: list[str | None] = [None] * len(codes)
@@ -329,7 +323,8 @@ def _load_kernel(search: int) -> None:
     # The first call of a compiled function loads it from numba's cache (a few
     # hundred ms); do that outside the timed search.
     one = np.array([0], dtype=np.int8)
+    config = kernel.Config(0, np.zeros(4), 0, 0, 1)
+    budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
     kernel.SEARCHES[search](
-        one, 1, 1, compat_table(), line_table(1, 1), cell_cut_table(1, 1), 0, np.zeros(4), 0, 0, 1, 0, 0.0,
-        np.zeros(1, dtype=np.int64), kernel.new_memo(1), 1, np.zeros((1, 2), dtype=np.int8), 0, NO_LABELS, NO_LABELS,
-    )  # fmt: skip
+        one, grid_tables(1, 1), config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE
+    )

@@ -14,31 +14,28 @@
   from Python, ``now_s`` compiles afresh in every process (numba cannot cache
   a function with object-mode code as an entry point).
 
+- ``grid_tables(rows, cols)``: the three as the kernel's ``Tables``; ``kernel_config``
+  the kernel's ``Config`` of an algorithm and an ordering model.
+
 Tables are built once per process (per grid) and shared: do not write to them.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from game.graph import compat_table, is_connected, line_table
 from search import kernel
-from search.kernel import is_connected, now_s
+from search.kernel import now_s
 
-__all__ = ["cell_cut_table", "compat_table", "is_connected", "line_table", "now_s"]
+if TYPE_CHECKING:
+    from search.algorithms import Algorithm
+    from search.ordering import OrderingModel
 
-
-@cache
-def compat_table() -> np.ndarray:
-    """``uint64[52]``: bit ``b`` of entry ``a`` is set when cards ``a`` and ``b`` may join."""
-    return kernel.compat_table()
-
-
-@cache
-def line_table(rows: int, cols: int) -> np.ndarray:
-    """``uint64[rows*cols]``: bit ``t`` of entry ``s`` is set when cells ``s`` and ``t`` share a row or column."""
-    return kernel.line_table(rows, cols)
+__all__ = ["cell_cut_table", "compat_table", "grid_tables", "is_connected", "kernel_config", "line_table", "now_s"]
 
 
 @cache
@@ -48,3 +45,15 @@ def cell_cut_table(rows: int, cols: int) -> np.ndarray:
         return np.zeros(0, dtype=np.uint16)
     table: np.ndarray = kernel.cell_cut_table(line_table(rows, cols))
     return table
+
+
+@cache
+def grid_tables(rows: int, cols: int) -> kernel.Tables:
+    """The kernel's ``Tables`` of a ``rows`` x ``cols`` grid (built once per process and grid: do not write to them)."""
+    return kernel.Tables(int(rows), int(cols), compat_table(), line_table(rows, cols), cell_cut_table(rows, cols))
+
+
+def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> kernel.Config:
+    """The kernel's ``Config`` for ``algo`` ordered by ``model`` (plain ints: one compiled copy of the search)."""
+    options, memo_min = int(algo.options), int(algo.memo_min)
+    return kernel.Config(options, model.kernel_coefs(), int(model.cutoff), memo_min, int(cohort))

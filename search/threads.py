@@ -36,23 +36,13 @@ from game.arrays import state_to_array
 from game.state import Move
 from search import kernel
 from search.algorithms import Algorithm
-from search.ordering import OrderingModel
 
 RUNNING, FOUND, REGROW, CANCELLED = 0, 2, 3, 1  # values of the halt flag every task's kernel reads
 TASKS_PER_THREAD = 8  # the root is expanded one more move while it has fewer tasks than this per thread
 SPLIT_DEPTH = 2  # ... but never deeper than this
 SHARED_ROWS = 1 << 16  # first capacity of a shared table (512 KiB)
 POLL_S = 0.005  # how often the caller's cancel flag is copied to the tasks' halt flag
-NO_LABELS = np.empty(0, dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What one split search may spend: nodes per task (0: none), the ``kernel.now_s`` deadline (0: none), bytes."""
-
-    max_nodes: int
-    deadline: float
-    max_bytes: int
+NO_SHARE = kernel.Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
 
 @dataclass
@@ -65,29 +55,22 @@ class _Task:
 
 
 def solve_split(
-    state: State,
-    algo: Algorithm,
-    model: OrderingModel,
-    cohort: int,
-    budget: Budget,
-    stop: np.ndarray,
-    threads: int,
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray],
+    state: State, algo: Algorithm, tables: kernel.Tables, config: kernel.Config, budget: kernel.Budget, threads: int
 ) -> tuple[int, int, np.ndarray]:
     """``(status code, nodes, path)`` of ``state`` (three stacks or more) searched over ``threads`` threads.
 
-    ``stop`` is the caller's ``int64[1]`` cancel flag (read, never written);
-    ``tables`` the kernel's compatibility, line and cell-cut tables. ``path`` holds the
-    solution's ``(source, target)`` cells (empty unless solvable).
+    ``budget.max_nodes`` applies to each task, ``budget.max_bytes`` to them all,
+    and ``budget.cancel`` is the caller's ``int64[1]`` cancel flag (read, never
+    written). ``path`` holds the solution's ``(source, target)`` cells (empty unless solvable).
     """
     root = state_to_array(state)
     empty = np.zeros((0, 2), dtype=np.int8)
-    if kernel.root_prunable(root, state.rows, state.cols, tables[0], tables[1], algo.options):
+    if kernel.root_prunable(root, tables, config.options):
         return kernel.UNSOLVABLE, 0, empty  # as one thread answers it: no node expanded
     tasks, expanded = _split(state, threads)
     shared = algo.kernel == kernel.DFS_KERNEL and root.shape[0] <= kernel.NARROW_CELLS
     shared = shared and algo.options & kernel.ISLANDS == 0
-    run = _Run(state, algo, model, cohort, budget, stop, threads, tables, shared)
+    run = _Run(state, algo, tables, config, budget, threads, shared)
     status = run.search(tasks)
     nodes = expanded + sum(task.nodes for task in tasks)
     for task in tasks:
@@ -121,12 +104,10 @@ class _Run:
 
     state: State
     algo: Algorithm
-    model: OrderingModel
-    cohort: int
-    budget: Budget
-    stop: np.ndarray
+    tables: kernel.Tables
+    config: kernel.Config
+    budget: kernel.Budget  # its cancel flag is the caller's
     threads: int
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray]
     shared: bool
 
     def __post_init__(self) -> None:
@@ -164,7 +145,7 @@ class _Run:
         for worker in workers:
             while worker.is_alive():
                 worker.join(POLL_S)
-                if self.stop[0] != 0 and self.halt[0] == RUNNING:
+                if self.budget.cancel[0] != 0 and self.halt[0] == RUNNING:
                     self.halt[0] = CANCELLED
 
     def _grow(self) -> bool:
@@ -178,8 +159,7 @@ class _Run:
         return True
 
     def _work(self, worker: int) -> None:
-        share = self.budget.max_bytes // self.threads if self.budget.max_bytes > 0 else 0
-        rows, cols = self.state.rows, self.state.cols
+        each = self.budget.max_bytes // self.threads if self.budget.max_bytes > 0 else 0
         while self.halt[0] == RUNNING:
             with self.lock:
                 if not self.queue:
@@ -187,20 +167,13 @@ class _Run:
                 task = self.queue.pop(0)
             path = np.zeros((task.root.shape[0], 2), dtype=np.int8)
             if self.shared:
-                memo, max_bytes, labels, fill = self.table, 0, self.labels, self.fill
+                memo, max_bytes, share = self.table, 0, kernel.Share(self.labels, self.fill)
             else:
-                memo, max_bytes, labels, fill = (
-                    kernel.new_memo(task.root.shape[0], max_bytes=share),
-                    share,
-                    NO_LABELS,
-                    NO_LABELS,
-                )
+                memo, max_bytes, share = kernel.new_memo(task.root.shape[0], max_bytes=each), each, NO_SHARE
+            budget = kernel.Budget(self.budget.max_nodes, self.budget.deadline, self.halt, max_bytes)
             status, nodes, length, _ = kernel.SEARCHES[self.algo.kernel](
-                task.root, rows, cols, self.tables[0], self.tables[1], self.tables[2],
-                int(self.algo.options), self.model.kernel_coefs(), int(self.model.cutoff), int(self.algo.memo_min),
-                int(self.cohort), self.budget.max_nodes, self.budget.deadline, self.halt, memo, worker, path, max_bytes,
-                labels, fill,
-            )  # fmt: skip
+                task.root, self.tables, self.config, budget, memo, worker, path, share
+            )
             task.nodes += int(nodes)
             if status == kernel.TABLE_FULL:
                 self.halt[0] = REGROW

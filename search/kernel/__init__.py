@@ -5,16 +5,20 @@ This is the one package where speed beats beauty. Everything here is numba
 ``nogil=True`` so solves may run in threads side by side). Its modules, each
 importing only the ones above it in this list:
 
-- ``status``: the statuses a search ends with, and the clock (``now_s``).
-- ``graph``: the bitset compatibility graph (connectivity, cut vertices, flows, degrees).
-- ``tables``: the read-only tables (``compat_table``, ``line_table``, ``cell_cut_table``).
+- ``status``: the statuses a search ends with, the clock (``now_s``) and the budget test (``spent``).
+- ``bundles``: what travels together, as typed named tuples (``Tables``, ``Config``,
+  ``Budget``, ``Share``, ``Board``, ``Scratch``).
 - ``keys`` and ``memo``: exact memo keys and the tables that store them.
 - ``prune``: the option bits and each pruning rule, with its proof.
 - ``order``: the children's scores and their sort.
-- ``generate``: move generation, ``_play`` and ``_unplay``.
+- ``generate``: move generation, ``play`` and ``unplay``.
 - ``islands``: Island Merge.
 - ``dfs`` and ``best_n``: the two searches.
 - ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
+
+The bitset graph (connectivity, cut vertices, flows, degrees) and the tables
+(``compat_table``, ``line_table``, ``cell_cut_table``) are ``game.graph``'s, shared
+with the feature kernel and the progress search.
 
 Representation (any grid with ``rows * cols <= 52``):
 
@@ -42,10 +46,20 @@ kernel`` then ``kernel.dfs`` reads as before the split.
 
 from __future__ import annotations
 
+from game.graph import (
+    cell_cut_table,
+    compat_table,
+    cut_vertices,
+    degree_range,
+    has_odd_bird,
+    is_connected,
+    line_table,
+    node_connectivity,
+)
 from search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
 from search.kernel.best_n import best_n
+from search.kernel.bundles import Board, Budget, Config, Scratch, Share, Tables, board_of, new_scratch
 from search.kernel.dfs import dfs
-from search.kernel.graph import cut_vertices, degree_range, has_odd_bird, is_connected, node_connectivity
 from search.kernel.islands import _island_split
 from search.kernel.keys import (
     NARROW_CELLS,
@@ -57,7 +71,7 @@ from search.kernel.keys import (
     root_labels,
 )
 from search.kernel.memo import narrow_grow, new_memo
-from search.kernel.order import WORK_ROWS, _child_connectivity, _pair_flows, _sort_children
+from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
     ISLANDS,
     ORDER,
@@ -77,10 +91,9 @@ from search.kernel.prune import (
 # Literal ints: an int handed to a compiled call here is ``np.int64(...)``, never a bare ``0`` or a
 # constant. numba types a literal argument (``n = 0`` before a loop, ``FROZEN_MAX``) as
 # ``Literal[int](0)`` and compiles a copy of the callee, and of all it calls, for that literal, then
-# another for ``int64``: a first start compiled ``_generate`` and nine more twice.
+# another for ``int64``: a first start compiled ``generate`` and nine more twice.
 # ``tests/service/test_kernels.py`` fails on any literal signature.
 from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
-from search.kernel.tables import cell_cut_table, compat_table, line_table
 
 __all__ = [
     "BATCHES",
@@ -101,7 +114,12 @@ __all__ = [
     "TABLE_FULL",
     "UNKNOWN",
     "UNSOLVABLE",
-    "WORK_ROWS",
+    "Board",
+    "Budget",
+    "Config",
+    "Scratch",
+    "Share",
+    "Tables",
     "_cells_linked",
     "_child_connectivity",
     "_fall_asleep",
@@ -116,6 +134,7 @@ __all__ = [
     "_sort_children",
     "best_n",
     "best_n_batch",
+    "board_of",
     "cell_cut_table",
     "compat_table",
     "cut_vertices",
@@ -127,6 +146,7 @@ __all__ = [
     "narrow_grow",
     "narrow_max_stacks",
     "new_memo",
+    "new_scratch",
     "node_connectivity",
     "now_s",
     "root_labels",

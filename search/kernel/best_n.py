@@ -3,17 +3,34 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from game.bits import popcount
-from search.kernel.generate import CUT_CACHE, _generate, _score_cache
-from search.kernel.graph import U0, _bit, flockability
+from game.graph import edge_count
+from search.kernel.bundles import CUT_CACHE, Config, board_of, new_scratch
+from search.kernel.generate import generate, play
 from search.kernel.keys import _plain_key, key_words
 from search.kernel.memo import _fit_memo, _memo_add, _memo_find
-from search.kernel.order import WORK_ROWS
 from search.kernel.prune import PRUNE_CELLS, PRUNE_GRAPH, root_prunable
-from search.kernel.status import CHECK_EVERY, OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, now_s
+from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, spent
+
+PARENT, SOURCE, TARGET, VALUE = 0, 1, 2, 3  # the columns of a node's ``info``: its parent record, move, heuristic
+
+
+class Frontier(NamedTuple):
+    """Best-n DFS's open nodes: the global stack S, the cohort Q and its children C, and the path records."""
+
+    s_cells: np.ndarray  # int8[rows, ncells]: S's states
+    s_info: np.ndarray  # int64[rows, 4]: and their info (PARENT, SOURCE, TARGET, VALUE)
+    q_cells: np.ndarray  # int8[cohort, ncells]: the cohort being expanded
+    q_info: np.ndarray  # int64[cohort, 4]
+    c_cells: np.ndarray  # int8[rows, ncells]: the cohort's children
+    c_info: np.ndarray  # int64[rows, 4]
+    records: np.ndarray  # int64[rows, 3]: each expanded node's PARENT, SOURCE, TARGET
+    order: np.ndarray  # int64[rows]: the children's order before they go on S
 
 
 @njit(cache=True, nogil=True)
@@ -27,172 +44,160 @@ def _grow_rows(a, need):
 
 
 @njit(cache=True, nogil=True)
-def best_n(
-    root,
-    rows,
-    cols,
-    compat,
-    line,
-    cell_cuts,
-    options,
-    cohort,
-    max_nodes,
-    deadline,
-    cancel,
-    memo,
-    stamp,
-    path,
-    max_bytes,
-):
+def _new_frontier(root, cohort):
+    """A ``Frontier`` whose cohort is the root alone."""
+    ncells = root.shape[0]
+    f = Frontier(
+        np.empty((64, ncells), dtype=np.int8),
+        np.empty((64, 4), dtype=np.int64),
+        np.empty((cohort, ncells), dtype=np.int8),
+        np.empty((cohort, 4), dtype=np.int64),
+        np.empty((64, ncells), dtype=np.int8),
+        np.empty((64, 4), dtype=np.int64),
+        np.empty((1024, 3), dtype=np.int64),
+        np.empty(64, dtype=np.int64),
+    )
+    f.q_cells[0] = root
+    f.q_info[0, :] = -1
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _room(f, stacked, children, records):
+    """``f`` with room for ``stacked`` states on S, ``children`` in C and ``records`` records (arrays double)."""
+    return Frontier(
+        _grow_rows(f.s_cells, stacked),
+        _grow_rows(f.s_info, stacked),
+        f.q_cells,
+        f.q_info,
+        _grow_rows(f.c_cells, children),
+        _grow_rows(f.c_info, children),
+        _grow_rows(f.records, records),
+        _grow_rows(f.order, children),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _frontier_bytes(f):
+    return f.records.nbytes + f.s_cells.nbytes + f.s_info.nbytes + f.c_cells.nbytes + f.c_info.nbytes + f.order.nbytes
+
+
+@njit(cache=True, nogil=True)
+def best_n(root, tables, config, budget, memo, stamp, path):
     """Best-n DFS (Neller 2019, Algorithm 1) from ``root``; returns like ``dfs``.
 
-    Cohorts of up to ``cohort`` nodes of equal heuristic value are taken from the
-    top of a global stack S and expanded together; their unpruned children go
-    on S sorted by flockability (edges of their compatibility graph), the
-    preferred ones on top, ties in generation order. ``memo`` is the closed set
-    (every expanded state), so a state is expanded once.
+    Cohorts of up to ``config.cohort`` nodes of equal heuristic value are taken
+    from the top of a global stack S and expanded together; their unpruned
+    children go on S sorted by flockability (edges of their compatibility
+    graph), the preferred ones on top, ties in generation order. ``memo`` is
+    the closed set (every expanded state), so a state is expanded once.
 
-    ``max_bytes > 0`` is shared: the memo gets half (a hard cap, as in ``dfs``),
-    the global stack, cohort children and path records the other half, checked
-    before each expansion (so they may pass it by at most one growth step).
+    ``budget.max_bytes > 0`` is shared: the memo gets half (a hard cap, as in
+    ``dfs``), the global stack, cohort children and path records the other
+    half, checked before each expansion (so they may pass it by at most one
+    growth step).
     """
-    ncells = rows * cols
-    n_root = 0
-    for i in range(ncells):
-        if root[i] >= 0:
-            n_root += 1
-    if n_root <= 1:
+    ncells = root.shape[0]
+    if board_of(root).n_stacks <= 1:
         return SOLVABLE, 0, 0, memo
-    if root_prunable(root, rows, cols, compat, line, options):
+    if root_prunable(root, tables, config.options):
         return UNSOLVABLE, 0, 0, memo
-    memo = _fit_memo(memo, key_words(ncells) + 1, max_bytes // 2)  # the closed set keys every state: wide
-    width = ncells * min(ncells - 1, rows + cols - 2) + 1
-    s_cells = np.empty((64, ncells), dtype=np.int8)
-    s_info = np.empty((64, 4), dtype=np.int64)  # parent record, source, target, heuristic
-    q_cells = np.empty((cohort, ncells), dtype=np.int8)
-    q_info = np.empty((cohort, 4), dtype=np.int64)
-    pq_cells = np.empty((64, ncells), dtype=np.int8)
-    pq_info = np.empty((64, 4), dtype=np.int64)
-    records = np.empty((1024, 3), dtype=np.int64)  # parent record, source, target
+    memo = _fit_memo(memo, key_words(ncells) + 1, budget.max_bytes // 2)  # the closed set keys every state: wide
+    max_rows = max(budget.max_bytes // 2 // memo.strides[0], 2) if budget.max_bytes > 0 else 0
+    generation = Config(
+        config.options & (PRUNE_GRAPH | PRUNE_CELLS), np.zeros(4), np.int64(99), config.memo_min, config.cohort
+    )
+    width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
     src = np.empty(width, dtype=np.int8)
     dst = np.empty(width, dtype=np.int8)
-    order = np.empty(64, dtype=np.int64)
-    work = np.empty((WORK_ROWS, 128), dtype=np.int64)
-    scores = np.zeros(52, dtype=np.float64)
-    score_cache = _score_cache(np.int64(CUT_CACHE))
-    tarjan_i = np.empty((4, 64), dtype=np.int64)
-    tarjan_u = np.empty(64, dtype=np.uint64)
-    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
-    cut_cache = np.zeros((7, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
-    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
-    coefs = np.zeros(4)
     no_sleep = np.zeros(ncells, dtype=np.uint64)
-    generate_options = options & (PRUNE_GRAPH | PRUNE_CELLS)
-    max_rows = max(max_bytes // 2 // memo.strides[0], 2) if max_bytes > 0 else 0
-    q_cells[0] = root
-    q_info[0, 0] = -1
-    q_info[0, 1] = -1
-    q_info[0, 2] = -1
+    scratch = new_scratch(np.int64(CUT_CACHE))
+    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
+    f = _new_frontier(root, config.cohort)
     qn = 1
     sp = np.int64(0)
     nodes = 0
     n_records = np.int64(0)
     memo_count = np.int64(0)
     while qn > 0:
-        pqn = np.int64(0)
+        cn = np.int64(0)
         for qi in range(qn):
-            cells = q_cells[qi]
+            cells = f.q_cells[qi]
             _plain_key(cells, key)
             if _memo_find(memo, stamp, key) >= 0:
                 continue
             memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
-            rest = records.nbytes + s_cells.nbytes + s_info.nbytes + pq_cells.nbytes + pq_info.nbytes + order.nbytes
-            if not fits or (max_bytes > 0 and 2 * rest > max_bytes):
+            if not fits or (budget.max_bytes > 0 and 2 * _frontier_bytes(f) > budget.max_bytes):
                 return OUT_OF_MEMORY, nodes, 0, memo
-            occupied = U0
-            present = U0
-            n_stacks = np.int64(0)
-            for i in range(ncells):
-                if cells[i] >= 0:
-                    occupied |= _bit(i)
-                    present |= _bit(cells[i])
-                    n_stacks += 1
-            if n_stacks == 1:
-                return SOLVABLE, nodes, _unwind(records, q_info[qi], path), memo
-            if max_nodes > 0 and nodes >= max_nodes:
+            board = board_of(cells)
+            if board.n_stacks == 1:
+                return SOLVABLE, nodes, _unwind(f.records, f.q_info[qi], path), memo
+            if spent(budget, nodes):
                 return UNKNOWN, nodes, 0, memo
             nodes += 1
-            if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
-                return UNKNOWN, nodes, 0, memo
-            records = _grow_rows(records, n_records + 1)
-            records[n_records, 0] = q_info[qi, 0]
-            records[n_records, 1] = q_info[qi, 1]
-            records[n_records, 2] = q_info[qi, 2]
+            f = _room(f, 0, 0, n_records + 1)
+            for k in range(3):
+                f.records[n_records, k] = f.q_info[qi, k]
             n_records += 1
-            count = _generate(
-                cells,
-                occupied,
-                present,
-                line,
-                cell_cuts,
-                compat,
-                generate_options,
-                coefs,
-                n_stacks,
-                np.int64(99),
-                src,
-                dst,
-                work,
-                scores,
-                score_cache,
-                tarjan_i,
-                tarjan_u,
-                where,
-                no_sleep,
-                cut_cache,
-            )
-            edges = flockability(present, compat)
-            pq_cells = _grow_rows(pq_cells, pqn + count)
-            pq_info = _grow_rows(pq_info, pqn + count)
-            for i in range(count):
-                s = src[i]
-                t = dst[i]
-                b = cells[t]
-                pq_cells[pqn] = cells
-                pq_cells[pqn, t] = cells[s]
-                pq_cells[pqn, s] = -1
-                pq_info[pqn, 0] = n_records - 1
-                pq_info[pqn, 1] = s
-                pq_info[pqn, 2] = t
-                pq_info[pqn, 3] = edges - popcount(compat[b] & present)
-                pqn += 1
-        # push the cohort's children worst first, so the best (earliest of equals) ends on top
-        order = _grow_rows(order, pqn)
-        for i in range(pqn):
-            order[i] = i
-        for i in range(1, pqn):
-            j = i
-            while j > 0 and (
-                pq_info[order[j - 1], 3] > pq_info[order[j], 3]
-                or (pq_info[order[j - 1], 3] == pq_info[order[j], 3] and order[j - 1] < order[j])
-            ):
-                order[j - 1], order[j] = order[j], order[j - 1]
-                j -= 1
-        s_cells = _grow_rows(s_cells, sp + pqn)
-        s_info = _grow_rows(s_info, sp + pqn)
-        for i in range(pqn):
-            s_cells[sp] = pq_cells[order[i]]
-            s_info[sp] = pq_info[order[i]]
-            sp += 1
-        qn = 0
-        if sp > 0:
-            value = s_info[sp - 1, 3]
-            while qn < cohort and sp > 0 and s_info[sp - 1, 3] == value:
-                sp -= 1
-                q_cells[qn] = s_cells[sp]
-                q_info[qn] = s_info[sp]
-                qn += 1
+            count = generate(cells, board, tables, generation, src, dst, no_sleep, scratch)
+            f = _room(f, 0, cn + count, 0)
+            cn = _add_children(cells, board, tables.compat, src[:count], dst[:count], n_records - 1, f, cn)
+        f, sp = _stack_children(f, cn, sp)
+        qn, sp = _next_cohort(f, sp, config.cohort)
     return UNSOLVABLE, nodes, 0, memo
+
+
+@njit(cache=True, nogil=True)
+def _add_children(cells, board, compat, src, dst, parent, f, cn):
+    """Put the children ``src[i] -> dst[i]`` of ``cells`` (record ``parent``) in C from row ``cn``; returns C's rows."""
+    no_key = np.empty(0, dtype=np.uint64)
+    edges = edge_count(board.present, compat)
+    for i in range(src.shape[0]):
+        child = f.c_cells[cn]
+        child[:] = cells
+        _, _, b = play(child, no_key, src[i], dst[i], board)
+        f.c_info[cn, PARENT] = parent
+        f.c_info[cn, SOURCE] = src[i]
+        f.c_info[cn, TARGET] = dst[i]
+        f.c_info[cn, VALUE] = edges - popcount(compat[b] & board.present)
+        cn += 1
+    return cn
+
+
+@njit(cache=True, nogil=True)
+def _stack_children(f, cn, sp):
+    """Push C's ``cn`` children on S worst first, so the best (earliest of equals) ends on top; returns ``(f, sp)``."""
+    order, info = f.order, f.c_info
+    for i in range(cn):
+        order[i] = i
+    for i in range(1, cn):
+        j = i
+        while j > 0 and (
+            info[order[j - 1], VALUE] > info[order[j], VALUE]
+            or (info[order[j - 1], VALUE] == info[order[j], VALUE] and order[j - 1] < order[j])
+        ):
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
+    f = _room(f, sp + cn, 0, 0)
+    for i in range(cn):
+        f.s_cells[sp] = f.c_cells[order[i]]
+        f.s_info[sp] = info[order[i]]
+        sp += 1
+    return f, sp
+
+
+@njit(cache=True, nogil=True)
+def _next_cohort(f, sp, cohort):
+    """Pop up to ``cohort`` states of S's top value into Q; returns ``(qn, sp)``."""
+    qn = 0
+    if sp > 0:
+        value = f.s_info[sp - 1, VALUE]
+        while qn < cohort and sp > 0 and f.s_info[sp - 1, VALUE] == value:
+            sp -= 1
+            f.q_cells[qn] = f.s_cells[sp]
+            f.q_info[qn] = f.s_info[sp]
+            qn += 1
+    return qn, sp
 
 
 @njit(cache=True, nogil=True)

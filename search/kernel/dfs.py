@@ -2,17 +2,22 @@
 """The depth-first search (``dfs``): Constrained, Compatible, Ordered and Island Merge DFS.
 
 Nodes count *expanded* states: states with more than one stack, not already
-known unsolvable, whose children were generated.
+known unsolvable, whose children were generated. The search is one loop over
+an explicit stack (``Stack``); what differs between the memo's two key
+schemes (``MemoPlan``) is asked of ``_child_known`` and ``_store_dead``.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from search.kernel.generate import BIG_CACHE, BIG_SEARCH, CUT_CACHE, _generate, _play, _score_cache, _unplay
-from search.kernel.graph import U0, _bit
-from search.kernel.islands import _child_tag, _enter_island
+from game.graph import U0, bit
+from search.kernel.bundles import BIG_SEARCH, CUT_CACHE, board_of, grown_scratch, new_scratch
+from search.kernel.generate import generate, play, unplay
+from search.kernel.islands import Islands, _child_tag, _enter_island, _island_key, new_islands
 from search.kernel.keys import (
     NARROW_CELLS,
     _copy_words,
@@ -27,114 +32,106 @@ from search.kernel.keys import (
     root_labels,
 )
 from search.kernel.memo import _fit_memo, _memo_add, _memo_find, _narrow_add, _narrow_find, _narrow_full
-from search.kernel.order import WORK_ROWS
 from search.kernel.prune import ISLANDS, SLEEP, _fall_asleep, root_prunable
-from search.kernel.status import CHECK_EVERY, OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
+from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
+
+
+class MemoPlan(NamedTuple):
+    """How one search keys and stores its states (fixed for the search)."""
+
+    narrow: bool  # one-word keys (``_narrow_key``, ``_ranked_key``); else wide keys (``_plain_key``)
+    islands: bool  # wide keys carry the island under way in their last word (Island Merge)
+    packed_max: int  # one-word keys: more stacks than this take a ranked key
+    labels: np.ndarray  # one-word keys: each card's root cell (``root_labels``)
+    fill: np.ndarray  # a shared one-word table: each search's entries (empty: the table is this search's own)
+    max_rows: int  # the memo's row cap (0: none)
+
+
+class Stack(NamedTuple):
+    """The search's explicit stack: per depth, a node's children and what its move changed."""
+
+    src: np.ndarray  # int8[depths, width]: the children's source cells
+    dst: np.ndarray  # int8[depths, width]: and target cells
+    children: np.ndarray  # int64[depths]: how many children
+    nxt: np.ndarray  # int64[depths]: the next child to search
+    moved: np.ndarray  # int8[depths, 2]: the two cards of the move out of depth d
+    sleep: np.ndarray  # uint64[depths, ncells]: targets of the moves out of a cell asleep at depth d
+    done: np.ndarray  # uint64[depths, ncells]: and searched there
+    cur: np.ndarray  # uint64[words]: the wide key of the current state, kept move by move (empty: one-word keys)
+    key: np.ndarray  # uint64[words]: a key being looked up
+    packed: np.ndarray  # uint64[depths]: one-word keys: the packed labels at depth d
+    child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
+    isles: Islands  # Island Merge: the island each depth works on
 
 
 @njit(cache=True, nogil=True)
-def dfs(
-    root,
-    rows,
-    cols,
-    compat,
-    line,
-    cell_cuts,
-    options,
-    coefs,
-    cutoff,
-    memo_min,
-    max_nodes,
-    deadline,
-    cancel,
-    memo,
-    stamp,
-    path,
-    max_bytes,
-    labels,
-    fill,
-):
-    """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``).
+def _new_stack(cells, n_stacks, rows, cols, plan, words):
+    """A ``Stack`` for a search from ``cells`` (``n_stacks`` stacks) on a ``rows`` x ``cols`` grid."""
+    ncells = cells.shape[0]
+    width = ncells * min(ncells - 1, rows + cols - 2) + 1  # the most children a node may have
+    stack = Stack(
+        np.empty((n_stacks, width), dtype=np.int8),
+        np.empty((n_stacks, width), dtype=np.int8),
+        np.zeros(n_stacks, dtype=np.int64),
+        np.zeros(n_stacks, dtype=np.int64),
+        np.empty((n_stacks, 2), dtype=np.int8),
+        np.zeros((n_stacks, ncells), dtype=np.uint64),
+        np.zeros((n_stacks, ncells), dtype=np.uint64),
+        np.zeros(0 if plan.narrow else words, dtype=np.uint64),
+        np.zeros(words, dtype=np.uint64),
+        np.zeros(n_stacks + 1, dtype=np.uint64),
+        np.empty((n_stacks, width) if plan.narrow else (1, 1), dtype=np.uint64),
+        new_islands(n_stacks + 1),
+    )
+    if plan.narrow:
+        stack.packed[0] = _packed_labels(cells, plan.labels)
+    else:
+        _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
+    return stack
 
-    ``cell_cuts`` is ``cell_cut_table``'s for grids of at most 16 cells (empty
-    otherwise: the cuts are then found per node). ``options`` is a set of the
-    bits above; ``memo_min`` is the fewest stacks a
-    state needs to be looked up in or added to the memo (smaller subtrees are
-    cheaper to search again than to look up). Returns ``(status, nodes,
-    path_length, memo)``; on ``SOLVABLE`` the moves are ``path[:path_length]``
-    as ``(source, target)`` cells. The memo may be grown or replaced (a table
-    of the wrong width) and is returned for reuse: a wide table with a fresh
-    ``stamp``, a one-word table once cleared. ``max_nodes <= 0`` and
-    ``deadline <= 0`` (seconds on the ``now_s`` clock) mean no budget;
-    ``cancel[0] != 0`` stops the search as ``UNKNOWN`` at its next node.
-    ``max_bytes > 0`` caps the memo, the only structure that grows with the
-    search (see ``_memo_add``); a state that no longer fits stops the search as
-    ``OUT_OF_MEMORY``.
+
+@njit(cache=True, nogil=True)
+def dfs(root, tables, config, budget, memo, stamp, path, share):
+    """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo)``.
+
+    ``tables``, ``config``, ``budget`` and ``share`` are ``search.kernel.bundles``'
+    named tuples. On ``SOLVABLE`` the moves are ``path[:length]`` as ``(source,
+    target)`` cells. The memo may be grown or replaced (a table of the wrong
+    width) and is returned for reuse: a wide table with a fresh ``stamp``, a
+    one-word table once cleared. ``budget.cancel[0] != 0`` stops the search as
+    ``UNKNOWN`` at its next node; a state that no longer fits ``max_bytes``
+    stops it as ``OUT_OF_MEMORY`` (the memo is the only structure that grows).
 
     On grids of at most ``NARROW_CELLS`` cells (Island Merge aside) the memo has
-    one-word keys (``_narrow_key``, ``_ranked_key``) from the card ``labels``
-    (``int64[52]``, ``root_labels``; empty: the root's own).
-    A non-empty ``fill`` (``int64``: the entry counts of every search sharing
-    the table) shares a one-word memo between threads: it never grows,
-    ``fill[stamp]`` counts this search's entries (a one-word table has no
-    stamps, so ``stamp`` names the search), and once the table would pass three quarters full the search
-    stops as ``TABLE_FULL`` (the caller grows it and searches again: every
-    entry is a state proved unsolvable, so a restart keeps what was learned).
-    Two threads writing one free slot at once lose one entry, which only
-    costs a later search.
+    one-word keys (``_narrow_key``, ``_ranked_key``) from the card labels
+    (``share.labels``, ``root_labels``; empty: the root's own). A non-empty
+    ``share.fill`` shares a one-word memo between threads: it never grows,
+    ``fill[stamp]`` counts this search's entries (``stamp`` names the search),
+    and once the table would pass three quarters full the search stops as
+    ``TABLE_FULL`` (the caller grows it and searches again: every entry is a
+    state proved unsolvable, so a restart keeps what was learned). Two threads
+    writing one free slot at once lose one entry, which only costs a later search.
     """
-    ncells = rows * cols
-    islands = options & ISLANDS != 0
+    ncells = root.shape[0]
+    islands = config.options & ISLANDS != 0
+    sleeping = config.options & SLEEP != 0
     narrow = ncells <= NARROW_CELLS and not islands
-    nw = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
-    memo = _fit_memo(memo, 1 if narrow else nw + 1, max_bytes)
-    max_rows = max_bytes // memo.strides[0] if max_bytes > 0 else 0
-    packed_max = narrow_max_stacks(ncells)  # more stacks than this take a ranked key
-    shared = fill.shape[0] > 0
+    words = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
+    memo = _fit_memo(memo, 1 if narrow else words + 1, budget.max_bytes)
+    board = board_of(root)
+    if board.n_stacks <= 1:
+        return SOLVABLE, 0, 0, memo
+    if root_prunable(root, tables, config.options):
+        return UNSOLVABLE, 0, 0, memo
+    labels = share.labels
     if narrow and labels.shape[0] == 0:
         labels = np.empty(52, dtype=np.int64)
         root_labels(root, labels)
+    max_rows = budget.max_bytes // memo.strides[0] if budget.max_bytes > 0 else 0
+    plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows)
     cells = root.copy()
-    occupied = U0
-    present = U0
-    n_stacks = np.int64(0)  # (not 0: see "Literal ints" at the top)
-    for i in range(ncells):
-        if cells[i] >= 0:
-            occupied |= _bit(i)
-            present |= _bit(cells[i])
-            n_stacks += 1
-    if n_stacks <= 1:
-        return SOLVABLE, 0, 0, memo
-    if root_prunable(root, rows, cols, compat, line, options):
-        return UNSOLVABLE, 0, 0, memo
-    width = ncells * min(ncells - 1, rows + cols - 2) + 1
-    src = np.empty((n_stacks, width), dtype=np.int8)
-    dst = np.empty((n_stacks, width), dtype=np.int8)
-    count = np.zeros(n_stacks, dtype=np.int64)
-    nxt = np.zeros(n_stacks, dtype=np.int64)
-    moved = np.empty((n_stacks, 2), dtype=np.int8)  # the cards of the move out of depth d
-    # sleep[d, cell]: targets of the moves out of ``cell`` asleep at depth d; done[d, cell]: searched there
-    sleep = np.zeros((n_stacks, ncells), dtype=np.uint64)
-    done = np.zeros((n_stacks, ncells), dtype=np.uint64)
-    sleeping = options & SLEEP != 0
-    work = np.empty((WORK_ROWS, 128), dtype=np.int64)
-    scores = np.zeros(52, dtype=np.float64)
-    score_cache = _score_cache(np.int64(CUT_CACHE))
-    tarjan_i = np.empty((4, 64), dtype=np.int64)
-    tarjan_u = np.empty(64, dtype=np.uint64)
-    where = np.zeros(52, dtype=np.int64)  # the cell of each card on the board (scratch of _generate)
-    cut_cache = np.zeros((7, CUT_CACHE), dtype=np.uint64)  # see ``_cached_cuts`` and ``_graph_facts``
-    key = np.zeros(nw, dtype=np.uint64)
-    cur = np.zeros(0 if narrow else nw, dtype=np.uint64)  # the wide key of the current state, kept move by move
-    if not narrow:
-        _plain_key(cells, cur)  # (an Island Merge key's last word, the island, stays 0 here)
-    packed = np.zeros(n_stacks + 1, dtype=np.uint64)  # one-word keys: the packed labels at depth d
-    child_key = np.empty((n_stacks, width) if narrow else (1, 1), dtype=np.uint64)  # one-word keys of children
-    if narrow:
-        packed[0] = _packed_labels(cells, labels)
-    tag = np.zeros(n_stacks + 1, dtype=np.uint64)  # Island Merge: the island under way at depth d (0: none)
-    island = np.zeros((n_stacks + 1, 3), dtype=np.int64)  # its mode, a, b (see ``_island_split``)
-    island_side = np.zeros(n_stacks + 1, dtype=np.uint64)
+    stack = _new_stack(cells, board.n_stacks, tables.rows, tables.cols, plan, words)
+    scratch = new_scratch(np.int64(CUT_CACHE))
     memo_count = np.int64(0)
     nodes = 1
     depth = np.int64(0)
@@ -142,129 +139,127 @@ def dfs(
     while True:
         if fresh:
             fresh = False
-            nxt[depth] = 0
-            count[depth] = _generate(
-                cells,
-                occupied,
-                present,
-                line,
-                cell_cuts,
-                compat,
-                options,
-                coefs,
-                n_stacks,
-                cutoff,
-                src[depth],
-                dst[depth],
-                work,
-                scores,
-                score_cache,
-                tarjan_i,
-                tarjan_u,
-                where,
-                sleep[depth],
-                cut_cache,
+            stack.nxt[depth] = 0
+            count = generate(
+                cells, board, tables, config, stack.src[depth], stack.dst[depth], stack.sleep[depth], scratch
             )
             if islands:
-                count[depth] = _enter_island(
-                    cells,
-                    present,
-                    compat,
-                    tag,
-                    island,
-                    island_side,
-                    depth,
-                    src[depth],
-                    dst[depth],
-                    count[depth],
-                    tarjan_i,
-                    tarjan_u,
-                )
-            if narrow and n_stacks - 1 >= memo_min:
-                _key_children(
-                    packed[depth], occupied, cells, labels, src[depth], dst[depth], count[depth],
-                    ncells, n_stacks - 1 > packed_max, memo, child_key[depth],
+                count = _enter_island(
+                    cells, board.present, tables.compat, stack.isles, depth, stack.src[depth, :count],
+                    stack.dst[depth, :count], scratch.graph,
                 )  # fmt: skip
-        if nxt[depth] < count[depth]:
-            i = nxt[depth]
-            nxt[depth] += 1
-            s = src[depth, i]
-            t = dst[depth, i]
+            stack.children[depth] = count
+            if narrow and config.memo_min <= board.n_stacks - 1 <= plan.packed_max:
+                _key_children(
+                    stack.packed[depth], board.occupied, cells, labels, stack.src[depth, :count],
+                    stack.dst[depth, :count], memo, stack.child_key[depth],
+                )  # fmt: skip
+        if stack.nxt[depth] < stack.children[depth]:
+            i = stack.nxt[depth]
+            stack.nxt[depth] += 1
+            s = stack.src[depth, i]
+            t = stack.dst[depth, i]
             if sleeping and i > 0:
-                done[depth, src[depth, i - 1]] |= _bit(dst[depth, i - 1])
-            a = cells[s]
-            b = cells[t]
-            occupied, present, n_stacks = _play(cells, cur, s, t, a, b, occupied, present, n_stacks)
-            moved[depth, 0] = a
-            moved[depth, 1] = b
-            if n_stacks == 1:
-                for d in range(depth + 1):
-                    path[d, 0] = src[d, nxt[d] - 1]
-                    path[d, 1] = dst[d, nxt[d] - 1]
-                return SOLVABLE, nodes, depth + 1, memo
+                stack.done[depth, stack.src[depth, i - 1]] |= bit(stack.dst[depth, i - 1])
+            board, a, b = play(cells, stack.cur, s, t, board)
+            stack.moved[depth, 0] = a
+            stack.moved[depth, 1] = b
+            if board.n_stacks == 1:
+                return SOLVABLE, nodes, _write_path(stack, depth, path), memo
             if islands:
-                tag[depth + 1] = _child_tag(
-                    island[depth, 0], island[depth, 1], island[depth, 2], island_side[depth], present, b
-                )
-            if n_stacks >= memo_min:
-                if narrow:
-                    k = child_key[depth, i] if n_stacks <= packed_max else _ranked_key(cells, labels, occupied, ncells)
-                    known = _narrow_find(memo, k) >= 0
-                else:
-                    _copy_words(cur, key)
-                    known = False
-                    if islands and tag[depth + 1] != U0:
-                        key[nw - 1] = tag[depth + 1]
-                        known = _memo_find(memo, stamp, key) >= 0
-                        key[nw - 1] = U0
-                    known = known or _memo_find(memo, stamp, key) >= 0
-                if known:
-                    occupied, present, n_stacks = _unplay(cells, cur, s, t, a, b, occupied, present, n_stacks)
-                    continue
-            if max_nodes > 0 and nodes >= max_nodes:
+                stack.isles.tag[depth + 1] = _child_tag(stack.isles, depth, board.present, b)
+            if board.n_stacks >= config.memo_min and _child_known(memo, stamp, plan, stack, depth, i, cells, board):
+                board = unplay(cells, stack.cur, s, t, a, b, board)
+                continue
+            if spent(budget, nodes):
                 return UNKNOWN, nodes, 0, memo
-            if cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline):
-                return UNKNOWN, nodes, 0, memo
-            if narrow:
-                packed[depth + 1] = _packed_child(packed[depth], occupied | _bit(s), s, t, labels[a])
-            if sleeping:
-                _fall_asleep(sleep[depth], done[depth], s, t, sleep[depth + 1])
-                done[depth + 1, :] = U0
+            _enter_child(stack, plan, depth, s, t, a, board.occupied | bit(s), sleeping)
             depth += 1
             nodes += 1
             fresh = True
             if nodes == BIG_SEARCH:
-                # a long search: caches big enough for its card and cell sets (too costly to clear for every short one)
-                cut_cache = np.zeros((7, BIG_CACHE), dtype=np.uint64)
-                score_cache = _score_cache(np.int64(BIG_CACHE))
+                scratch = grown_scratch(scratch)
         else:
             if depth == 0:
                 return UNSOLVABLE, nodes, 0, memo
-            if n_stacks >= memo_min:
-                if narrow:
-                    if n_stacks <= packed_max:
-                        k = _narrow_key(packed[depth], occupied, ncells)
-                    else:
-                        k = _ranked_key(cells, labels, occupied, ncells)
-                    if shared:
-                        at = _narrow_find(memo, k)
-                        if at < 0:
-                            if _narrow_full(fill.sum(), memo.shape[0]):
-                                return TABLE_FULL, nodes, 0, memo
-                            memo[-1 - at, 0] = k
-                            fill[stamp] += 1
-                        fits = True
-                    else:
-                        memo, memo_count, fits = _narrow_add(memo, k, memo_count, max_rows)
-                else:
-                    _copy_words(cur, key)
-                    if islands:
-                        key[nw - 1] = tag[depth]
-                    memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
-                if not fits:
-                    return OUT_OF_MEMORY, nodes, 0, memo
+            if board.n_stacks >= config.memo_min:
+                memo, memo_count, status = _store_dead(memo, memo_count, stamp, plan, stack, depth, cells, board)
+                if status != UNSOLVABLE:
+                    return status, nodes, 0, memo
             depth -= 1
-            i = nxt[depth] - 1
-            occupied, present, n_stacks = _unplay(
-                cells, cur, src[depth, i], dst[depth, i], moved[depth, 0], moved[depth, 1], occupied, present, n_stacks
-            )
+            i = stack.nxt[depth] - 1
+            a, b = stack.moved[depth, 0], stack.moved[depth, 1]
+            board = unplay(cells, stack.cur, stack.src[depth, i], stack.dst[depth, i], a, b, board)
+
+
+@njit(cache=True, nogil=True)
+def _write_path(stack, depth, path):
+    """The moves from the root down to the move just played at ``depth`` into ``path``; returns how many."""
+    for d in range(depth + 1):
+        path[d, 0] = stack.src[d, stack.nxt[d] - 1]
+        path[d, 1] = stack.dst[d, stack.nxt[d] - 1]
+    return depth + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _enter_child(stack, plan, depth, s, t, a, occupied, sleeping):
+    """Set up depth ``depth + 1`` for the child of card ``a``'s move ``s -> t`` (``occupied``: the parent's)."""
+    if plan.narrow:
+        stack.packed[depth + 1] = _packed_child(stack.packed[depth], occupied, s, t, plan.labels[a])
+    if sleeping:
+        _fall_asleep(stack.sleep[depth], stack.done[depth], s, t, stack.sleep[depth + 1])
+        stack.done[depth + 1, :] = U0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _child_known(memo, stamp, plan, stack, depth, i, cells, board):
+    """True when the memo holds the child just played (child ``i`` of depth ``depth``): it is unsolvable.
+
+    An Island Merge child whose island is under way is looked up under its
+    tagged key and its plain key (a state known unsolvable has every ``R``
+    false, see ``_island_split``).
+    """
+    if plan.narrow:
+        if board.n_stacks <= plan.packed_max:
+            return _narrow_find(memo, stack.child_key[depth, i]) >= 0
+        return _narrow_find(memo, _ranked_key(cells, plan.labels, board.occupied, cells.shape[0])) >= 0
+    key = stack.key
+    _copy_words(stack.cur, key)
+    tag = stack.isles.tag[depth + 1]
+    if plan.islands and tag != U0:
+        found = _memo_find(memo, stamp, _island_key(key, tag)) >= 0
+        key[key.shape[0] - 1] = U0
+        if found:
+            return True
+    return _memo_find(memo, stamp, key) >= 0
+
+
+@njit(cache=True, nogil=True)
+def _store_dead(memo, count, stamp, plan, stack, depth, cells, board):
+    """Store the state at ``depth``, proved unsolvable; returns ``(memo, count, status)``.
+
+    ``status`` is ``UNSOLVABLE`` when it was stored, ``OUT_OF_MEMORY`` when the
+    memo may not grow (``max_rows``), ``TABLE_FULL`` when a shared table would
+    pass three quarters full.
+    """
+    if not plan.narrow:
+        key = stack.key
+        _copy_words(stack.cur, key)
+        if plan.islands:
+            _island_key(key, stack.isles.tag[depth])
+        memo, count, fits = _memo_add(memo, stamp, key, count, plan.max_rows)
+        return memo, count, UNSOLVABLE if fits else OUT_OF_MEMORY
+    if board.n_stacks <= plan.packed_max:
+        k = _narrow_key(stack.packed[depth], board.occupied, cells.shape[0])
+    else:
+        k = _ranked_key(cells, plan.labels, board.occupied, cells.shape[0])
+    if plan.fill.shape[0] == 0:
+        memo, count, fits = _narrow_add(memo, k, count, plan.max_rows)
+        return memo, count, UNSOLVABLE if fits else OUT_OF_MEMORY
+    at = _narrow_find(memo, k)
+    if at < 0:
+        if _narrow_full(plan.fill.sum(), memo.shape[0]):
+            return memo, count, TABLE_FULL
+        memo[-1 - at, 0] = k
+        plan.fill[stamp] += 1
+    return memo, count, UNSOLVABLE

@@ -10,18 +10,29 @@ splits (same nodes as Compatible on four of six; -115618 2.13M -> 0.71M nodes).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from game.bits import lowest_bit, popcount
-from search.kernel.graph import U0, U1, U6, U63, _bit, cut_vertices
-from search.kernel.prune import _small_side
+from game.graph import U0, U1, U6, U63, bit, cut_vertices, reach
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _reach(start, members, links):
-    """The cards of ``members`` reached from card ``start`` (in ``members``) through ``links[card]`` masks."""
-    return _small_side(start, members, links, np.int64(64))  # (no set of cards passes 64)
+class Islands(NamedTuple):
+    """The island each depth of an Island Merge search works on (``_island_split``)."""
+
+    tag: np.ndarray  # uint64[depths]: the island under way at depth d (0: none)
+    split: np.ndarray  # int64[depths, 3]: its mode, a, b
+    side: np.ndarray  # uint64[depths]: the side of a
+
+
+@njit(cache=True, nogil=True)
+def new_islands(depths):
+    """An ``Islands`` for a search ``depths`` deep, no island under way."""
+    return Islands(
+        np.zeros(depths, dtype=np.uint64), np.zeros((depths, 3), dtype=np.int64), np.zeros(depths, dtype=np.uint64)
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -30,8 +41,15 @@ def _island_tag(a, b):
     return np.uint64(a + 1) | (np.uint64(b + 1) << U6)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _island_key(key, tag):
+    """``key`` (a wide key with a last word for the island) with ``tag`` as that word; returns it."""
+    key[key.shape[0] - 1] = tag
+    return key
+
+
 @njit(cache=True, nogil=True)
-def _island_split(present, compat, tag, tarjan_i, tarjan_u):
+def _island_split(present, compat, tag, scratch):
     """The island a node of Island Merge works on: ``(mode, a, b, side)``.
 
     With ``tag`` non-zero (mode 1) the node is collapsing the side ``side`` of
@@ -84,8 +102,8 @@ def _island_split(present, compat, tag, tarjan_i, tarjan_u):
     if tag != U0:
         a = np.int64(tag & U63) - 1
         b = np.int64((tag >> U6) & U63) - 1
-        return 1, a, b, _reach(a, present & ~_bit(b), compat)
-    cuts, connected = cut_vertices(present, compat, tarjan_i[0], tarjan_i[1], tarjan_i[2], tarjan_i[3], tarjan_u)
+        return 1, a, b, reach(bit(a), present & ~bit(b), compat)
+    cuts, connected = cut_vertices(present, compat, scratch)
     best = 1
     mode, sa, sb, side = 0, 0, 0, U0
     n = popcount(present)
@@ -99,8 +117,8 @@ def _island_split(present, compat, tag, tarjan_i, tarjan_u):
             vs &= vs - U1
             if v < u:
                 continue
-            comp = _reach(u, present & ~_bit(v), compat)
-            if compat[v] & comp != _bit(u):
+            comp = reach(bit(u), present & ~bit(v), compat)
+            if compat[v] & comp != bit(u):
                 continue  # another edge joins the two sides: u-v is no bridge
             k = popcount(comp)
             small = min(k, n - k)
@@ -111,11 +129,11 @@ def _island_split(present, compat, tag, tarjan_i, tarjan_u):
 
 
 @njit(cache=True, nogil=True)
-def _keep_inside(cells, side, src, dst, count):
-    """Keep the children whose two cards are both in ``side``; returns the new count."""
+def _keep_inside(cells, side, src, dst):
+    """Keep the children ``src[i] -> dst[i]`` whose two cards are both in ``side``; returns how many."""
     kept = 0
-    for i in range(count):
-        if side & _bit(cells[src[i]]) != U0 and side & _bit(cells[dst[i]]) != U0:
+    for i in range(src.shape[0]):
+        if side & bit(cells[src[i]]) != U0 and side & bit(cells[dst[i]]) != U0:
             src[kept] = src[i]
             dst[kept] = dst[i]
             kept += 1
@@ -123,24 +141,29 @@ def _keep_inside(cells, side, src, dst, count):
 
 
 @njit(cache=True, nogil=True)
-def _enter_island(cells, present, compat, tag, island, island_side, depth, src, dst, count, tarjan_i, tarjan_u):
-    """Record the island of the node at ``depth`` and keep only its children that stay inside it; returns the count."""
-    mode, a, b, side = _island_split(present, compat, tag[depth], tarjan_i, tarjan_u)
-    island[depth, 0] = mode
-    island[depth, 1] = a
-    island[depth, 2] = b
-    island_side[depth] = side
+def _enter_island(cells, present, compat, islands, depth, src, dst, scratch):
+    """Record the island of the node at ``depth`` and keep only its children that stay inside it; returns how many.
+
+    ``src`` and ``dst`` are the node's children; ``scratch`` is a ``GraphScratch``.
+    """
+    mode, a, b, side = _island_split(present, compat, islands.tag[depth], scratch)
+    islands.split[depth, 0] = mode
+    islands.split[depth, 1] = a
+    islands.split[depth, 2] = b
+    islands.side[depth] = side
     if mode == 1:
-        return _keep_inside(cells, side, src, dst, count)
-    return count
+        return _keep_inside(cells, side, src, dst)
+    return src.shape[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _child_tag(mode, a, b, side, present, y):
-    """The tag of the child whose move covers card ``y`` (see ``_island_split``)."""
+def _child_tag(islands, depth, present, y):
+    """The tag of the child of the node at ``depth`` whose move covers card ``y`` (see ``_island_split``)."""
+    mode, a, b = islands.split[depth, 0], islands.split[depth, 1], islands.split[depth, 2]
+    side = islands.side[depth]
     if mode == 0:
         return U0
-    if side & _bit(y) != U0:
-        return U0 if popcount(side & ~_bit(y)) == 1 else _island_tag(a, b)
-    rest = present & ~side & ~_bit(y)
+    if side & bit(y) != U0:
+        return U0 if popcount(side & ~bit(y)) == 1 else _island_tag(a, b)
+    rest = present & ~side & ~bit(y)
     return U0 if popcount(rest) == 1 else _island_tag(b, a)

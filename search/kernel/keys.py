@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from game.bits import popcount
-from search.kernel.graph import U0, U1, _bit
+from game.graph import U0, U1, bit
 
 CELLS_PER_WORD = 10
 
@@ -115,9 +115,9 @@ def _packed_child(packed, occupied, s, t, label):
     The nibble of ``t`` (its rank among the occupied cells) takes the label,
     and the nibble of ``s`` is cut out, the ones above it moving down.
     """
-    rt = np.uint64(4 * popcount(occupied & (_bit(t) - U1)))
+    rt = np.uint64(4 * popcount(occupied & (bit(t) - U1)))
     packed = (packed & ~(U15 << rt)) | (np.uint64(label) << rt)
-    rs = 4 * popcount(occupied & (_bit(s) - U1))
+    rs = 4 * popcount(occupied & (bit(s) - U1))
     low = packed & ((U1 << np.uint64(rs)) - U1)
     high = packed >> np.uint64(rs + 4) if rs + 4 < 64 else U0
     return low | (high << np.uint64(rs))
@@ -151,34 +151,33 @@ def _ranked_key(cells, labels, occupied, ncells):
     and the rank give back the state. Its mask has more bits set than any
     ``_narrow_key``'s, so the two kinds never collide.
     """
-    unused = _bit(ncells) - U1
+    unused = bit(ncells) - U1
     rank = U0
     j = 0
     for i in range(ncells):
         if cells[i] >= 0:
             x = labels[cells[i]]
-            rank = rank * np.uint64(ncells - j) + np.uint64(popcount(unused & (_bit(x) - U1)))
-            unused &= ~_bit(x)
+            rank = rank * np.uint64(ncells - j) + np.uint64(popcount(unused & (bit(x) - U1)))
+            unused &= ~bit(x)
             j += 1
     return (rank << np.uint64(ncells)) | occupied
 
 
 @njit(cache=True, nogil=True)
-def _key_children(packed, occupied, cells, labels, src, dst, count, ncells, ranked, memo, keys):
-    """The one-word keys of a node's children into ``keys``, each slot's cache line fetched ahead.
+def _key_children(packed, occupied, cells, labels, src, dst, memo, keys):
+    """The one-word keys of the children ``src[i] -> dst[i]`` into ``keys``, each slot's cache line fetched ahead.
 
     The children are looked up one by one later, each after its elder
     siblings' subtrees; on hard deals most are found in the table at once,
     and their lookups, each a likely cache miss, then overlap. (Children of
-    more than ``narrow_max_stacks`` stacks, ``ranked``, take their ranked key
-    when looked up, and are not fetched ahead.)
+    more than ``narrow_max_stacks`` stacks take their ranked key when looked
+    up, and the caller does not fetch them ahead.)
     """
-    if ranked:
-        return
+    ncells = cells.shape[0]
     mask = np.uint64(memo.shape[0] - 1)
-    for i in range(count):
+    for i in range(src.shape[0]):
         s = src[i]
-        k = _narrow_key(_packed_child(packed, occupied, s, dst[i], labels[cells[s]]), occupied & ~_bit(s), ncells)
+        k = _narrow_key(_packed_child(packed, occupied, s, dst[i], labels[cells[s]]), occupied & ~bit(s), ncells)
         keys[i] = k
         _prefetch_row(memo, _narrow_slot(k, mask))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from search.kernel.graph import U0, U1
+from game.graph import U0, U1
 from search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
 
 NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)

@@ -11,15 +11,15 @@ import numpy as np
 from numba import njit
 
 from game.bits import lowest_bit, popcount
-from search.kernel.graph import (
-    U0,
-    U1,
-    _augment,
-    _bit,
-    _degree_stats,
-    _least_degree,
-    _local_connectivity,
-    node_connectivity,
+from game.graph import U0, U1, augment, bit, degree_stats, least_degree, local_connectivity, node_connectivity
+from search.kernel.bundles import (
+    PAIR_FLOW,
+    PAIR_PRED,
+    PAIR_S,
+    PAIR_T,
+    PAIR_T_PREDS,
+    PAIR_THROUGH,
+    cache_slot,
 )
 
 SMALL_SORT = 24  # children sorted by insertion up to this many, by a merge sort beyond
@@ -28,47 +28,44 @@ SMALL_SORT = 24  # children sorted by insertion up to this many, by a merge sort
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 
 
-PAIR_ROW = 12  # ``work`` rows from here hold ``_pair_flows``'s pairs (see there)
-WORK_ROWS = PAIR_ROW + 5 + 52  # connectivity (0-9), ``_tiny_solvable`` (10-11), the pairs
-
-
 @njit(cache=True, nogil=True, inline="always")
-def _save_pair(work, i, s, t, flow, through, t_preds):
-    """Pair ``i`` of ``_pair_flows``: its ends, its paths and the flow that ``_augment`` left in ``work``."""
-    work[PAIR_ROW, i] = s
-    work[PAIR_ROW + 1, i] = t
-    work[PAIR_ROW + 2, i] = flow
-    work[PAIR_ROW + 3, i] = np.int64(through)
-    work[PAIR_ROW + 4, i] = np.int64(t_preds)
+def _save_pair(scratch, i, s, t, flow, through, t_preds):
+    """Pair ``i`` of ``_pair_flows``: its ends, its paths and the flow that ``augment`` left in ``scratch.graph``."""
+    pairs, pred = scratch.pairs, scratch.graph.pred
+    pairs[PAIR_S, i] = s
+    pairs[PAIR_T, i] = t
+    pairs[PAIR_FLOW, i] = flow
+    pairs[PAIR_THROUGH, i] = np.int64(through)
+    pairs[PAIR_T_PREDS, i] = np.int64(t_preds)
     m = through
     while m != U0:
         x = lowest_bit(m)
         m &= m - U1
-        work[PAIR_ROW + 5 + x, i] = work[4, x]
+        pairs[PAIR_PRED + x, i] = pred[x]
 
 
 @njit(cache=True, nogil=True)
-def _pair_flows(present, compat, work):
+def _pair_flows(present, compat, scratch):
     """Flows of Esfahanian–Hakimi's vertex pairs on G (``present``), for ``_child_connectivity``.
 
     ``v`` is a vertex of minimum degree ``lo``; its pairs are ``v`` with each
     non-neighbour and each non-adjacent pair of its neighbours. Pair ``i``
-    is kept in column ``i`` of ``work``'s rows from ``PAIR_ROW``: its ends,
+    is kept in column ``i`` of ``scratch.pairs``: its ends,
     the paths found (capped at ``lo + 1``; ``v``'s at ``lo``, all they can
     have), the mask of their inner vertices, the mask of their last inner
     vertices, and the predecessor of each inner vertex on its path (row
-    ``PAIR_ROW + 5 + card``). Returns ``(v, pairs, kappa)``, with ``kappa``
+    ``PAIR_PRED + card``). Returns ``(v, pairs, kappa)``, with ``kappa``
     G's vertex connectivity (``node_connectivity``'s), or ``pairs = -1``
-    when the pairs do not fit ``work``'s 128 columns (more than 16 cards:
+    when the pairs do not fit the ``PAIR_COLUMNS`` columns (more than 16 cards:
     never under ``ORDER_MAX_STACKS``).
     """
-    v, lo = _least_degree(present, compat)
+    v, lo = least_degree(present, compat)
     n = popcount(present)
     if n <= 1:
         return v, 0, 0
     neighbours = compat[v] & present
-    others = present & ~neighbours & ~_bit(v)
-    if popcount(others) + lo * (lo - 1) // 2 > work.shape[1]:
+    others = present & ~neighbours & ~bit(v)
+    if popcount(others) + lo * (lo - 1) // 2 > scratch.pairs.shape[1]:
         return v, -1, 0
     kappa = lo
     pairs = 0
@@ -76,8 +73,8 @@ def _pair_flows(present, compat, work):
     while o != U0:
         w = lowest_bit(o)
         o &= o - U1
-        f, through, t_preds = _local_connectivity(v, w, present, compat, lo, work)
-        _save_pair(work, pairs, v, w, f, through, t_preds)
+        f, through, t_preds = local_connectivity(v, w, present, compat, lo, scratch.graph)
+        _save_pair(scratch, pairs, v, w, f, through, t_preds)
         pairs += 1
         kappa = min(kappa, f)
     a_mask = neighbours
@@ -88,45 +85,45 @@ def _pair_flows(present, compat, work):
         while b_mask != U0:
             y = lowest_bit(b_mask)
             b_mask &= b_mask - U1
-            f, through, t_preds = _local_connectivity(x, y, present, compat, lo + 1, work)
-            _save_pair(work, pairs, x, y, f, through, t_preds)
+            f, through, t_preds = local_connectivity(x, y, present, compat, lo + 1, scratch.graph)
+            _save_pair(scratch, pairs, x, y, f, through, t_preds)
             pairs += 1
             kappa = min(kappa, f)
     return v, pairs, kappa
 
 
 @njit(cache=True, nogil=True)
-def _repaired_flow(i, y, child, compat, cap, work):
+def _repaired_flow(i, y, child, compat, cap, scratch):
     """Pair ``i``'s local connectivity in G − y (``child``), capped at ``cap``, from its saved paths.
 
     The saved paths but the one through ``y`` (if any) are a feasible flow of
-    G − y: they are restored in ``work`` and augmented (``_augment``).
+    G − y: they are restored in ``scratch.graph`` and augmented (``augment``).
     """
-    s = work[PAIR_ROW, i]
-    t = work[PAIR_ROW + 1, i]
-    flow = work[PAIR_ROW + 2, i]
-    through = np.uint64(work[PAIR_ROW + 3, i])
-    t_preds = np.uint64(work[PAIR_ROW + 4, i])
-    if through & _bit(y) != U0:
+    pairs = scratch.pairs
+    s = pairs[PAIR_S, i]
+    t = pairs[PAIR_T, i]
+    flow = pairs[PAIR_FLOW, i]
+    through = np.uint64(pairs[PAIR_THROUGH, i])
+    t_preds = np.uint64(pairs[PAIR_T_PREDS, i])
+    if through & bit(y) != U0:
         # drop y's path: back to s along the predecessors, on to t along the successors
         x = y
         while x != s:
-            through &= ~_bit(x)
-            x = work[PAIR_ROW + 5 + x, i]
+            through &= ~bit(x)
+            x = pairs[PAIR_PRED + x, i]
         x = y
-        while t_preds & _bit(x) == U0:
+        while t_preds & bit(x) == U0:
             m = through
             while m != U0:
                 z = lowest_bit(m)
                 m &= m - U1
-                if work[PAIR_ROW + 5 + z, i] == x:
+                if pairs[PAIR_PRED + z, i] == x:
                     break
-            through &= ~_bit(z)
+            through &= ~bit(z)
             x = z
-        t_preds &= ~_bit(x)
+        t_preds &= ~bit(x)
         flow -= 1
-    used = work[0]
-    pred = work[4]
+    used, pred = scratch.graph.used, scratch.graph.pred
     p = child
     while p != U0:
         x = lowest_bit(p)
@@ -138,15 +135,15 @@ def _repaired_flow(i, y, child, compat, cap, work):
         x = lowest_bit(m)
         m &= m - U1
         used[x] = 1
-        pred[x] = work[PAIR_ROW + 5 + x, i]
+        pred[x] = pairs[PAIR_PRED + x, i]
     if flow >= cap:
         return flow
-    flow, _ = _augment(s, t, child, compat, cap, work, flow, t_preds)
+    flow, _ = augment(s, t, child, compat, cap, scratch.graph, flow, t_preds)
     return flow
 
 
 @njit(cache=True, nogil=True)
-def _child_connectivity(y, child, lo, floor, v, pairs, compat, work):
+def _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch):
     """Vertex connectivity of G − y (``child``, minimum degree ``lo``) from G's ``_pair_flows``.
 
     Proof. Let G − y be non-complete with ``v`` in it. For any vertex ``v``
@@ -169,24 +166,25 @@ def _child_connectivity(y, child, lo, floor, v, pairs, compat, work):
     ``y = v`` this falls back to ``node_connectivity``.
     """
     if y == v or pairs < 0:
-        return node_connectivity(child, compat, work, floor)
+        return node_connectivity(child, compat, scratch.graph, floor)
+    saved = scratch.pairs
     k = lo
-    yb = _bit(y)
+    yb = bit(y)
     for i in range(pairs):
         if k <= floor:
             break
-        if work[PAIR_ROW, i] == y or work[PAIR_ROW + 1, i] == y:
+        if saved[PAIR_S, i] == y or saved[PAIR_T, i] == y:
             continue
-        bound = work[PAIR_ROW + 2, i] - (1 if np.uint64(work[PAIR_ROW + 3, i]) & yb != U0 else 0)
+        bound = saved[PAIR_FLOW, i] - (1 if np.uint64(saved[PAIR_THROUGH, i]) & yb != U0 else 0)
         if bound >= k:
             continue
-        k = min(k, _repaired_flow(i, y, child, compat, k, work))
+        k = min(k, _repaired_flow(i, y, child, compat, k, scratch))
     return k
 
 
 @njit(cache=True, nogil=True)
-def _child_scores(present, compat, targets, coefs, work, scores, score_masks, score_values, score_kappas):
-    """Linear-regression estimate on subset H of G minus each target card (indexed by card).
+def _child_scores(present, targets, compat, coefs, scratch):
+    """Linear-regression estimate on subset H of G minus each target card, into ``scratch.scores`` (by card).
 
     Sibling subtrees reach the same card sets in different orders, so scores
     are kept in a direct-mapped cache keyed by the exact card mask (a slot holds
@@ -195,18 +193,19 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
     scored as a child. The children's connectivities come from one set of
     flows on G (``_pair_flows``, ``_child_connectivity``), not a set per child.
     """
-    slots = np.uint64(score_masks.shape[0] - 1)
-    slot = np.int64(((present * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
+    scores, masks, values, kappas = scratch.scores, scratch.score_masks, scratch.score_values, scratch.score_kappas
+    slots = masks.shape[0]
+    slot = cache_slot(present, slots)
     flows = False  # ``_pair_flows`` has run on G
     v = -1
     pairs = 0
-    if score_masks[slot] == present:
-        own = score_kappas[slot]
+    if masks[slot] == present:
+        own = kappas[slot]
     else:
-        v, pairs, own = _pair_flows(present, compat, work)
+        v, pairs, own = _pair_flows(present, compat, scratch)
         flows = True
         if pairs < 0:
-            own = node_connectivity(present, compat, work, np.int64(0))
+            own = node_connectivity(present, compat, scratch.graph, np.int64(0))
     # Removing one vertex lowers connectivity by at most one, and connectivity
     # never exceeds the minimum degree: often these bounds meet and no flow is needed.
     floor = max(own - 1, 0)
@@ -214,25 +213,25 @@ def _child_scores(present, compat, targets, coefs, work, scores, score_masks, sc
     while t != U0:
         y = lowest_bit(t)
         t &= t - U1
-        child = present & ~_bit(y)
-        slot = np.int64(((child * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & slots)
-        if score_masks[slot] == child:
-            scores[y] = score_values[slot]
+        child = present & ~bit(y)
+        slot = cache_slot(child, slots)
+        if masks[slot] == child:
+            scores[y] = values[slot]
             continue
-        lo, hi, degrees = _degree_stats(child, compat)
+        lo, hi, degrees = degree_stats(child, compat)
         if lo <= floor:
             kappa = lo
         else:
             if not flows:
-                v, pairs, _ = _pair_flows(present, compat, work)
+                v, pairs, _ = _pair_flows(present, compat, scratch)
                 flows = True
-            kappa = _child_connectivity(y, child, lo, floor, v, pairs, compat, work)
+            kappa = _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
         # ties on subset H are common (small integers); break them by flockability, Neller's best single ordering
         estimate = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
         scores[y] = estimate + TIE_BREAK * (degrees // 2)
-        score_masks[slot] = child
-        score_values[slot] = scores[y]
-        score_kappas[slot] = kappa
+        masks[slot] = child
+        values[slot] = scores[y]
+        kappas[slot] = kappa
 
 
 @njit(cache=True, nogil=True)
@@ -259,3 +258,25 @@ def _sort_children(cells, scores, src, dst, count):
     for i in range(count):
         src[i] = old_src[order[i]]
         dst[i] = old_dst[order[i]]
+
+
+@njit(cache=True, nogil=True)
+def _sort_by_target(src, dst, count, ncells, tally):
+    """Sort the first ``count`` children stably by target cell (a counting sort; ``tally`` is ``int64[ncells + 1]``).
+
+    Children come from ``generate`` by source, then target; this puts them by
+    target, then source (the order of ``models.progress``'s search).
+    """
+    for c in range(ncells + 1):
+        tally[c] = 0
+    for i in range(count):
+        tally[dst[i] + 1] += 1
+    for c in range(ncells):
+        tally[c + 1] += tally[c]
+    old_src = src[:count].copy()
+    old_dst = dst[:count].copy()
+    for i in range(count):
+        at = tally[old_dst[i]]
+        tally[old_dst[i]] += 1
+        src[at] = old_src[i]
+        dst[at] = old_dst[i]

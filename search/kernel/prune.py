@@ -20,7 +20,8 @@ import numpy as np
 from numba import njit
 
 from game.bits import lowest_bit, popcount
-from search.kernel.graph import U0, U1, _all_reached, _bit, is_connected
+from game.graph import U0, U1, bit, is_connected, small_component
+from search.kernel.bundles import board_of
 
 # option bits of ``dfs`` and ``best_n``
 PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
@@ -41,7 +42,7 @@ def _walk_reaches(start, hops, cells, target, line, least):
     A card that moves empties its cell for good, so its walks never come back:
     breadth-first layers over unvisited cells decide it.
     """
-    reach = _bit(start)
+    reach = bit(start)
     if least == 0 and reach & target != U0:
         return True
     frontier = reach
@@ -111,14 +112,14 @@ def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
         d = lowest_bit(compat[c] & present)
         p = where[c]
         q = where[d]
-        if line[p] & _bit(q) != U0:
+        if line[p] & bit(q) != U0:
             continue
-        others = compat[d] & present & ~_bit(c)
-        if not _walk_reaches(q, popcount(others), occupied & ~_bit(p), line[p], line, 0):
+        others = compat[d] & present & ~bit(c)
+        if not _walk_reaches(q, popcount(others), occupied & ~bit(p), line[p], line, 0):
             return True
         if anchor and popcount(others) == 1:
             e = lowest_bit(others)
-            cells = occupied & ~_bit(p) & ~_bit(q)
+            cells = occupied & ~bit(p) & ~bit(q)
             hops = popcount(compat[e] & present) - 1
             least = 1 if popcount(present) > 3 else 0  # another card is still to go: e's last hop covers it
             if not _walk_reaches(where[e], hops, cells, line[p] & line[q] & cells, line, least):
@@ -130,37 +131,20 @@ FROZEN_MAX = 3  # the most cards of a pendant side that ``_frozen_block`` consid
 
 
 @njit(cache=True, nogil=True)
-def _small_side(start, members, links, limit):
-    """The cards of ``members`` reached from ``start`` through ``links``, or 0 once there are more than ``limit``."""
-    reach = _bit(start)
-    frontier = reach
-    while frontier != U0:
-        grow = U0
-        f = frontier
-        while f != U0:
-            c = lowest_bit(f)
-            f &= f - U1
-            grow |= links[c]
-        frontier = grow & members & ~reach
-        reach |= frontier
-        if popcount(reach) > limit:
-            return U0
-    return reach
+def _tiny_solvable(block, n, tables, tiny):
+    """True when the ``n`` (at most 4) stacks topped by the cards ``block[:4]`` in the cells ``block[4:8]`` can come
+    down to one, alone on a board.
 
-
-@njit(cache=True, nogil=True)
-def _tiny_solvable(cards, cells, n, compat, line, work):
-    """True when the ``n`` (at most 4) stacks topped by ``cards`` in ``cells`` can come down to one, alone on a board.
-
-    A plain exhaustive search (at most 3 moves deep); ``work`` rows 10 and 11 are its stack.
+    A plain exhaustive search (at most 3 moves deep); ``tiny`` is its stack.
     """
     if n <= 1:
         return True
-    at = work[10]  # at[4 * d + i]: the cell of card i at depth d
-    alive = work[11, :8]  # the cards still on the board at depth d (a bit each)
-    nxt = work[11, 8:16]  # the next move to try at depth d (i * n + j: card i onto card j)
+    compat, line = tables.compat, tables.line
+    at = tiny[:16]  # at[4 * d + i]: the cell of card i at depth d
+    alive = tiny[16:24]  # the cards still on the board at depth d (a bit each)
+    nxt = tiny[24:32]  # the next move to try at depth d (i * n + j: card i onto card j)
     for i in range(n):
-        at[i] = cells[i]
+        at[i] = block[4 + i]
     alive[0] = (1 << n) - 1
     nxt[0] = 0
     d = 0
@@ -175,7 +159,7 @@ def _tiny_solvable(cards, cells, n, compat, line, work):
             j = m % n
             if i == j or (alive[d] >> i) & 1 == 0 or (alive[d] >> j) & 1 == 0:
                 continue
-            if compat[cards[i]] & _bit(cards[j]) == U0 or line[at[4 * d + i]] & _bit(at[4 * d + j]) == U0:
+            if compat[block[i]] & bit(block[j]) == U0 or line[at[4 * d + i]] & bit(at[4 * d + j]) == U0:
                 continue
             for x in range(n):
                 at[4 * (d + 1) + x] = at[4 * d + x]
@@ -191,11 +175,11 @@ def _tiny_solvable(cards, cells, n, compat, line, work):
 
 
 @njit(cache=True, nogil=True)
-def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
+def _frozen_block(cuts, board, tables, scratch):
     """True when a frozen block hangs from G by one edge and can never come down: the state is unsolvable.
 
-    ``cuts`` are cut vertices of G (those ``_hanging`` names suffice); ``where[card]`` must hold the cell of every
-    card on the board.
+    ``cuts`` are cut vertices of G (those ``_hanging`` names suffice); ``scratch.where[card]`` must hold the cell of
+    every card on the board.
 
     Proof (``PRUNE_FROZEN``). Let ``v`` be a cut vertex of G, ``S`` a component
     of G minus ``v``, ``B = S + v`` the block, and ``R`` the other cards, with
@@ -216,29 +200,29 @@ def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
     must come down to one stack alone. If that small board is unsolvable for
     every such ``q``, so is the state. Checked for sides of up to ``FROZEN_MAX`` cards.
     """
-    cards = work[11, 16:20]
-    spots = work[11, 20:24]
+    present, occupied, compat, line, where = board.present, board.occupied, tables.compat, tables.line, scratch.where
+    block_cards = scratch.block
     cv = cuts
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        rest = present & ~_bit(v)
+        rest = present & ~bit(v)
         around = compat[v] & rest
         seen = U0
         m = around
         while m != U0:
             x = lowest_bit(m)
             m &= m - U1
-            if seen & _bit(x) != U0:
+            if seen & bit(x) != U0:
                 continue
-            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
+            side = small_component(x, rest, compat, np.int64(FROZEN_MAX))
             if side == U0:
-                seen |= _bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
+                seen |= bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
                 continue
             seen |= side
             if popcount(around & ~side) != 1:
                 continue  # (b)
-            block = side | _bit(v)
+            block = side | bit(v)
             frozen = True
             block_cells = U0
             n = 0
@@ -246,16 +230,16 @@ def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
             while b != U0:
                 c = lowest_bit(b)
                 b &= b - U1
-                block_cells |= _bit(where[c])
-                cards[n] = c
-                spots[n] = where[c]
+                block_cells |= bit(where[c])
+                block_cards[n] = c
+                block_cards[4 + n] = where[c]
                 n += 1
                 if compat[c] & block & _in_line(where, c, block, line) != U0:
                     frozen = False
             if not frozen:
                 continue  # (a)
-            vi = 0
-            while cards[vi] != v:
+            vi = 4
+            while block_cards[vi - 4] != v:
                 vi += 1
             p = where[v]
             solvable = False
@@ -263,9 +247,9 @@ def _frozen_block(cuts, present, occupied, cells, where, compat, line, work):
             while qs != U0 and not solvable:
                 q = lowest_bit(qs)
                 qs &= qs - U1
-                spots[vi] = q
-                solvable = _tiny_solvable(cards, spots, n, compat, line, work)
-            spots[vi] = p
+                block_cards[vi] = q
+                solvable = _tiny_solvable(block_cards, n, tables, scratch.tiny)
+            block_cards[vi] = p
             if not solvable:
                 return True
     return False
@@ -279,8 +263,8 @@ def _in_line(where, c, block, line):
     while b != U0:
         y = lowest_bit(b)
         b &= b - U1
-        if line[where[c]] & _bit(where[y]) != U0:
-            out |= _bit(y)
+        if line[where[c]] & bit(where[y]) != U0:
+            out |= bit(y)
     return out
 
 
@@ -291,7 +275,7 @@ def _cells_linked(occupied, line):
     Cells only ever empty, and stacks only merge along such links, so a split
     grid can never come down to one stack.
     """
-    return _all_reached(occupied, line)
+    return is_connected(occupied, line)
 
 
 @njit(cache=True, nogil=True)
@@ -307,7 +291,7 @@ def _hanging(cuts, present, compat):
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        rest = present & ~_bit(v)
+        rest = present & ~bit(v)
         around = compat[v] & rest
         if popcount(around) > FROZEN_MAX + 1:
             continue  # all of v's neighbours but one lie in a side of at most FROZEN_MAX cards
@@ -316,33 +300,28 @@ def _hanging(cuts, present, compat):
         while m != U0:
             x = lowest_bit(m)
             m &= m - U1
-            if seen & _bit(x) != U0:
+            if seen & bit(x) != U0:
                 continue
-            side = _small_side(x, rest, compat, np.int64(FROZEN_MAX))
+            side = small_component(x, rest, compat, np.int64(FROZEN_MAX))
             if side == U0:
-                seen |= _bit(x)
+                seen |= bit(x)
                 continue
             seen |= side
             if popcount(side) >= 2 and popcount(around & ~side) == 1:
-                out |= _bit(v)
+                out |= bit(v)
                 break
     return out
 
 
 @njit(cache=True, nogil=True)
-def root_prunable(root, rows, cols, compat, line, options):
-    """True when the root itself fails a pruning test of ``options`` (so it is unsolvable)."""
-    occupied = U0
-    present = U0
-    for i in range(rows * cols):
-        if root[i] >= 0:
-            occupied |= _bit(i)
-            present |= _bit(root[i])
-    if popcount(present) <= 1:
+def root_prunable(root, tables, options):
+    """True when the root (``int8[ncells]`` cells) itself fails a pruning test of ``options`` (so it is unsolvable)."""
+    board = board_of(root)
+    if board.n_stacks <= 1:
         return False
-    if options & PRUNE_GRAPH != 0 and not is_connected(present, compat):
+    if options & PRUNE_GRAPH != 0 and not is_connected(board.present, tables.compat):
         return True
-    return options & PRUNE_CELLS != 0 and not _cells_linked(occupied, line)
+    return options & PRUNE_CELLS != 0 and not _cells_linked(board.occupied, tables.line)
 
 
 @njit(cache=True, nogil=True)
@@ -369,7 +348,7 @@ def _fall_asleep(asleep, searched, s, t, child):
     skipping only children that would fail (memo hits, or small states that
     are not memoised and would be searched again), so it expands no more nodes.
     """
-    drop = ~(_bit(s) | _bit(t))
+    drop = ~(bit(s) | bit(t))
     for c in range(child.shape[0]):
         child[c] = (asleep[c] | searched[c]) & drop
     child[s] = U0

@@ -32,3 +32,12 @@ def now_s() -> float:
     with numba.objmode(t="float64"):
         t = time.perf_counter()
     return t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def spent(budget, nodes):
+    """True when a search with ``nodes`` expanded must stop: its ``Budget``'s nodes spent, its cancel flag raised,
+    or (read every ``CHECK_EVERY`` nodes) its deadline passed."""
+    if budget.max_nodes > 0 and nodes >= budget.max_nodes:
+        return True
+    return budget.cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and budget.deadline > 0 and now_s() >= budget.deadline)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import search
 from game import compatible
+from game.graph import graph_scratch
 from search import kernel
 from search.ordering import read_ordering, subset_h
 
@@ -43,10 +44,7 @@ def test_subset_h_matches_igraph(cards: list[int]) -> None:
 @settings(max_examples=300, deadline=None)
 def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
     g = graph(cards)
-    scratch = np.empty((4, 64), dtype=np.int64)
-    cuts, connected = kernel.cut_vertices(
-        mask(cards), kernel.compat_table(), scratch[0], scratch[1], scratch[2], scratch[3], np.empty(64, np.uint64)
-    )
+    cuts, connected = kernel.cut_vertices(mask(cards), kernel.compat_table(), graph_scratch())
     assert connected == (len(cards) <= 1 or g.is_connected())
     if connected:
         assert cuts == mask([cards[v] for v in g.articulation_points()])
@@ -54,19 +52,19 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
 
 def child_connectivities(present: int, compat: np.ndarray) -> dict[int, tuple[int, int]]:
     """Each card y's ``(from the parent's pair flows, node_connectivity)`` of G − y (floors 0 and G's less one)."""
-    work = np.empty((kernel.WORK_ROWS, 128), dtype=np.int64)
-    v, pairs, own = kernel._pair_flows(np.uint64(present), compat, work)
-    assert own == kernel.node_connectivity(np.uint64(present), compat, np.empty((10, 128), dtype=np.int64))
+    scratch = kernel.new_scratch(256)
+    v, pairs, own = kernel._pair_flows(np.uint64(present), compat, scratch)
+    assert own == kernel.node_connectivity(np.uint64(present), compat, graph_scratch(), 0)
     out = {}
     for y in range(64):
         if not present >> y & 1:
             continue
         child = np.uint64(present & ~(1 << y))
         lo = min((bin(int(compat[c]) & int(child)).count("1") for c in range(64) if int(child) >> c & 1), default=0)
-        plain = kernel.node_connectivity(child, compat, np.empty((10, 128), dtype=np.int64))
+        plain = kernel.node_connectivity(child, compat, graph_scratch(), 0)
         for floor in {0, max(own - 1, 0)}:
             if lo > floor:
-                got = kernel._child_connectivity(y, child, lo, floor, v, pairs, compat, work)
+                got = kernel._child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
                 out[y] = (got, plain)
     return out
 
@@ -167,9 +165,9 @@ def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, 
 
     table, line = cell_cut_table(rows, cols), line_table(rows, cols)
     assert table.shape == (1 << (rows * cols),)
-    scratch = [np.empty(64, dtype=np.int64) for _ in range(4)] + [np.empty(64, dtype=np.uint64)]
+    scratch = graph_scratch()
     for m in np.random.default_rng(rows * cols).integers(1, 1 << (rows * cols), size=3000):
-        cuts, _ = kernel.cut_vertices(np.uint64(m), line, *scratch)
+        cuts, _ = kernel.cut_vertices(np.uint64(m), line, scratch)
         assert int(table[m]) == int(cuts)
     assert cell_cut_table(5, 5).shape == (0,)  # past 16 cells the kernel finds them itself
 

@@ -146,12 +146,11 @@ def frozen(cells: np.ndarray, rows: int, cols: int) -> bool:
     compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
     present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
     occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
-    where = np.zeros(52, dtype=np.int64)
+    scratch = kernel.new_scratch(256)
     for i, c in enumerate(cells.tolist()):
         if c >= 0:
-            where[c] = i
-    scratch = [np.empty(64, dtype=np.int64) for _ in range(4)] + [np.empty(64, dtype=np.uint64)]
-    cuts, _ = kernel.cut_vertices(np.uint64(present), compat, *scratch)
-    work = np.zeros((12, 128), dtype=np.int64)
-    args = (np.uint64(cuts), np.uint64(present), np.uint64(occupied), cells, where, compat, line, work)
-    return bool(kernel._frozen_block(*args))
+            scratch.where[c] = i
+    cuts, _ = kernel.cut_vertices(np.uint64(present), compat, scratch.graph)
+    tables = kernel.Tables(rows, cols, compat, line, np.zeros(0, dtype=np.uint16))
+    board = kernel.Board(np.uint64(occupied), np.uint64(present), np.int64(np.count_nonzero(cells >= 0)))
+    return bool(kernel._frozen_block(np.uint64(cuts), board, tables, scratch))

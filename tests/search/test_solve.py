@@ -129,18 +129,18 @@ def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> Non
 def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
     from game.bits import shuffled_cells
     from search import kernel
-    from search.solver import NO_LABELS, default_ordering
-    from search.tables import cell_cut_table, compat_table, line_table
+    from search.solver import NO_SHARE, default_ordering
+    from search.tables import grid_tables, kernel_config
 
     root = shuffled_cells(np.array([HARD], dtype=np.int64), 16)[0]
     algo, model = search.algorithm_named("ordered"), default_ordering()
     for budget in (100_000, 1_000_000, 3_000_000):
         memo = kernel.new_memo(16, max_bytes=budget)
+        limits = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), budget)
+        path = np.zeros((16, 2), dtype=np.int8)
         status, _, _, memo = kernel.dfs(
-            root, 4, 4, compat_table(), line_table(4, 4), cell_cut_table(4, 4), algo.options, model.kernel_coefs(),
-            model.cutoff, algo.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8),
-            budget, NO_LABELS, NO_LABELS,
-        )  # fmt: skip
+            root, grid_tables(4, 4), kernel_config(algo, model), limits, memo, 1, path, NO_SHARE
+        )
         assert status == kernel.OUT_OF_MEMORY
         # the table and, while it grows, its half-size predecessor fit in the budget
         assert 1.5 * memo.nbytes <= budget < 3 * memo.nbytes

@@ -33,8 +33,7 @@ from service.server import BoafServer
 
 SEARCH_KERNEL = (
     "status",
-    "graph",
-    "tables",
+    "bundles",
     "keys",
     "memo",
     "prune",
@@ -47,6 +46,7 @@ SEARCH_KERNEL = (
 )
 KERNEL_MODULES = (
     "game.bits",
+    "game.graph",
     *(f"search.kernel.{module}" for module in SEARCH_KERNEL),
     "features.kernel",
     "models.progress",
