@@ -157,15 +157,12 @@ def _chunk_starts(cells: np.ndarray) -> range:
 
 
 def _compute_chunk(cells: np.ndarray, cols: int, cancel: np.ndarray) -> FeatureBatch:
-    k = kernel.primes_needed(cells.shape[1])
-    primes = kernel.PRIMES[:k]
+    tables = kernel.tables_for(cells.shape[1] // cols, cols)
+    primes = tables.primes
     matrix = np.zeros((cells.shape[0], len(FEATURE_INDEX)), dtype=np.float64)
-    digits = np.zeros((cells.shape[0], 2, k), dtype=np.int64)
-    inverses = kernel.garner_inverses(k)
-    scratch = kernel.scratch_for(cells.shape[1], k)
-    done = kernel.batch_kernel(
-        cells, cols, kernel.compatibility_table(), primes, inverses, scratch, matrix, digits, cancel
-    )
+    digits = np.zeros((cells.shape[0], 2, len(primes)), dtype=np.int64)
+    scratch = kernel.scratch_for(cells.shape[1], len(primes))
+    done = kernel.batch_kernel(cells, tables, scratch, matrix, digits, cancel)
     if done < cells.shape[0]:
         raise FeaturesStopped(f"stopped after the features of {done} of {cells.shape[0]} states (cancelled)")
     exact = {

@@ -110,3 +110,17 @@ def test_kernel_equals_reference_on_any_graph(g: igraph.Graph) -> None:
     expected = graph_features(g)
     got = kernel_values(g)
     assert [got[c] for c in COLUMNS] == pytest.approx([expected[c] for c in COLUMNS], abs=1e-12)
+
+
+@pytest.mark.parametrize("density", [0.03, 0.08, 0.3, 0.9])
+def test_kernel_equals_reference_on_graphs_of_up_to_52_nodes(density: float) -> None:
+    # A whole deck's stacks: nodes up to bit 51 of game.graph's uint64 masks; the sparse graphs are disconnected,
+    # with cut vertices in several components (articulation points count them all).
+    rng = np.random.default_rng(round(density * 100))
+    for n in (33, 52):
+        upper = np.triu(rng.random((n, n)) < density, 1)
+        g = igraph.Graph(n=n, edges=[(int(a), int(b)) for a, b in np.argwhere(upper)])
+        expected = graph_features(g)
+        got = kernel_values(g)
+        assert [got[c] for c in COLUMNS] == pytest.approx([expected[c] for c in COLUMNS], abs=1e-12)
+        assert (got["spanning_trees"], got["adjacency_det"]) == (expected["spanning_trees"], expected["adjacency_det"])

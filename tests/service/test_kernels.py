@@ -48,6 +48,7 @@ KERNEL_MODULES = (
     "game.bits",
     "game.graph",
     *(f"search.kernel.{module}" for module in SEARCH_KERNEL),
+    "features.graph_kernel",
     "features.kernel",
     "models.progress",
     "puzzles.kernel",
