@@ -12,9 +12,9 @@ What is here, written once:
 
 - the tables: ``compat_table`` (cards that may join, by ``game.cards.compatible``),
   ``line_table`` (cells in one row or column) and ``cell_cut_table``;
-- reach: ``reach``, ``small_component``, ``is_connected``;
+- reach: ``reach``, ``reach_within``, ``is_connected``;
 - ``cut_vertices`` (Tarjan, one component) and ``all_cut_vertices``;
-- vertex connectivity by max-flow: ``local_connectivity``, ``augment``,
+- vertex connectivity by max-flow: ``local_connectivity``, ``clear_flow``, ``augment``,
   ``node_connectivity`` (Esfahanian–Hakimi);
 - degrees: ``least_degree``, ``degree_range``, ``degree_stats``,
   ``edge_count``, ``has_odd_bird``.
@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lowest_bit, popcount
+from game.bits import lean_njit, lowest_bit, popcount
 from game.cards import DECK_SIZE, compatible
 
 U0 = np.uint64(0)
@@ -119,32 +119,17 @@ def cell_cut_table(line):
 # ---------------------------------------------------------------- reach
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def bit(i):
     """The mask of node ``i`` alone."""
     return U1 << np.uint64(i)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def reach(start, members, links):
-    """The nodes of ``members`` reached from the mask ``start`` (inside ``members``) through ``links``."""
+@lean_njit()
+def reach_within(start, members, links, limit):
+    """The nodes of ``members`` reached from the mask ``start`` (inside ``members``) through ``links``; 0 once
+    they are more than ``limit``."""
     seen = start & members
-    frontier = seen
-    while frontier != U0:
-        grow = U0
-        f = frontier
-        while f != U0:
-            grow |= links[lowest_bit(f)]
-            f &= f - U1
-        frontier = grow & members & ~seen
-        seen |= frontier
-    return seen
-
-
-@njit(cache=True, nogil=True)
-def small_component(start, members, links, limit):
-    """The nodes of ``members`` reached from node ``start`` through ``links``; 0 once they are more than ``limit``."""
-    seen = bit(start)
     frontier = seen
     while frontier != U0:
         grow = U0
@@ -159,7 +144,13 @@ def small_component(start, members, links, limit):
     return seen
 
 
-@njit(cache=True, nogil=True)
+@lean_njit(inline="always")
+def reach(start, members, links):
+    """The nodes of ``members`` reached from the mask ``start`` (inside ``members``) through ``links``."""
+    return reach_within(start, members, links, np.int64(MAX_NODES))
+
+
+@lean_njit()
 def is_connected(nodes, links):
     """True when the graph on ``nodes`` has at most one component."""
     return nodes == U0 or reach(nodes & (~nodes + U1), nodes, links) == nodes
@@ -168,7 +159,7 @@ def is_connected(nodes, links):
 # ---------------------------------------------------------------- cut vertices
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def cut_vertices(nodes, links, scratch):
     """Articulation points of the component of the lowest node of ``nodes`` (Tarjan, one pass).
 
@@ -230,7 +221,7 @@ def cut_vertices(nodes, links, scratch):
     return cuts, visited == nodes
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def all_cut_vertices(nodes, links, scratch):
     """Articulation points of the graph on ``nodes``, component by component (a node whose removal adds one)."""
     cuts = U0
@@ -246,7 +237,7 @@ def all_cut_vertices(nodes, links, scratch):
 # ---------------------------------------------------------------- vertex connectivity
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def local_connectivity(s, t, nodes, links, cap, scratch):
     """``(paths, through, t_preds)``: internally vertex-disjoint ``s``–``t`` paths, counting stops at ``cap``.
 
@@ -258,12 +249,7 @@ def local_connectivity(s, t, nodes, links, cap, scratch):
     left in ``scratch`` (``augment``).
     """
     used, pred = scratch.used, scratch.pred
-    p = nodes
-    while p != U0:
-        i = lowest_bit(p)
-        p &= p - U1
-        used[i] = 0
-        pred[i] = -1
+    clear_flow(nodes, scratch)
     # Common neighbours are disjoint paths of length two: enough of them answer
     # at once, and the rest start the flow (any feasible flow may be augmented).
     common = links[s] & links[t] & nodes
@@ -287,7 +273,18 @@ def local_connectivity(s, t, nodes, links, cap, scratch):
     return flow, through, t_preds
 
 
-@njit(cache=True, nogil=True)
+@lean_njit(inline="always")
+def clear_flow(nodes, scratch):
+    """No path of the flow in ``scratch`` passes through a node of ``nodes``."""
+    p = nodes
+    while p != U0:
+        i = lowest_bit(p)
+        p &= p - U1
+        scratch.used[i] = 0
+        scratch.pred[i] = -1
+
+
+@lean_njit()
 def augment(s, t, nodes, links, cap, scratch, flow, t_preds):
     """Augment the ``flow`` ``s``–``t`` paths in ``scratch`` up to ``cap``; returns ``(paths, t_preds)``.
 
@@ -373,7 +370,7 @@ def augment(s, t, nodes, links, cap, scratch, flow, t_preds):
     return flow, t_preds
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def node_connectivity(nodes, links, scratch, floor):
     """Vertex connectivity of the graph on ``nodes``: 0 when disconnected or at most one node.
 
@@ -422,7 +419,7 @@ def node_connectivity(nodes, links, scratch, floor):
 # ---------------------------------------------------------------- degrees
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def least_degree(nodes, links):
     """``(v, d)``: the first node of least degree ``d`` in the graph on ``nodes`` (non-empty)."""
     v = -1
@@ -438,7 +435,7 @@ def least_degree(nodes, links):
     return v, lo
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def degree_stats(nodes, links):
     """``(min, max, sum)`` of the degrees of the graph on ``nodes``, in one pass (0, 0, 0 when empty)."""
     lo = 99
@@ -455,21 +452,21 @@ def degree_stats(nodes, links):
     return (lo if lo < 99 else 0), hi, total
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def degree_range(nodes, links):
     """``(min, max)`` degree of the graph on ``nodes`` (0, 0 when empty)."""
     lo, hi, _ = degree_stats(nodes, links)
     return lo, hi
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def edge_count(nodes, links):
     """Edges of the graph on ``nodes`` (of G: its flockability)."""
     _, _, total = degree_stats(nodes, links)
     return total // 2
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def has_odd_bird(nodes, links):
     """True when some node of ``nodes`` (two or more) has no neighbour among them."""
     if popcount(nodes) < 2:

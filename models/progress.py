@@ -33,6 +33,7 @@ from numba import njit
 from game.errors import Stopped
 from game.graph import is_connected
 from search.kernel import PRUNE_GRAPH, Config, Scratch, board_of, new_scratch
+from search.kernel.dfs import MemoPlan, Stack, children_width, new_stack
 from search.kernel.generate import generate, play, unplay
 from search.kernel.keys import _plain_key, key_words
 from search.kernel.memo import _memo_add, _memo_find
@@ -51,6 +52,7 @@ PROGRESS_COLUMNS = (
 NODES, FEWEST, MEMO, DEAD_ENDS, ROOT_MOVES, ROOT_DEAD, OUTCOME = range(len(PROGRESS_COLUMNS))
 SOLVED, DEAD, SPENT = 1.0, 0.0, 0.5
 CONFIG = Config(PRUNE_GRAPH, np.zeros(4), 99, 0, 1)  # connectivity pruning, no ordering
+PLAN = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 0)  # wide keys, its own table
 
 
 class ProgressStopped(Stopped):
@@ -70,7 +72,7 @@ def search_progress(
     out = np.zeros((cells.shape[0], len(PROGRESS_COLUMNS)), dtype=np.float64)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     if cells.shape[0]:
-        done = _progress_batch(cells, grid_tables(rows, cols), CONFIG, max(int(max_nodes), 1), out, flag)
+        done = _progress_batch(cells, grid_tables(rows, cols), CONFIG, PLAN, max(int(max_nodes), 1), out, flag)
         if done < cells.shape[0]:
             raise ProgressStopped(f"stopped after the search progress of {done} of {cells.shape[0]} states")
     return out
@@ -82,36 +84,32 @@ def warm_up_progress() -> None:
 
 
 class _Frame(NamedTuple):
-    """The progress search's stack, per depth, and its scratch."""
+    """The progress search's stack (``search.kernel.dfs``'s: wide keys, no move ever asleep) and its scratch."""
 
-    src: np.ndarray  # int8[depths, width]: the children's source cells
-    dst: np.ndarray  # int8[depths, width]: and target cells
-    children: np.ndarray  # int64[depths]: how many children
-    nxt: np.ndarray  # int64[depths]: the next child to search
-    moved: np.ndarray  # int8[depths, 2]: the two cards of the move out of depth d
-    no_sleep: np.ndarray  # uint64[ncells]: no move is asleep
+    stack: Stack
     tally: np.ndarray  # int64[ncells + 1]: ``_sort_by_target``'s counts
-    cur: np.ndarray  # uint64[words]: the wide key of the current state, kept move by move
-    key: np.ndarray  # uint64[words]: a copy of it, looked up or stored
     scratch: Scratch
 
 
 @njit(cache=True, nogil=True)
 def _children(cells, board, tables, config, frame, depth):
     """Generate the children of ``cells`` at ``depth``, by target cell then source; returns how many."""
-    count = generate(cells, board, tables, config, frame.src[depth], frame.dst[depth], frame.no_sleep, frame.scratch)
-    _sort_by_target(frame.src[depth], frame.dst[depth], count, cells.shape[0], frame.tally)
-    frame.children[depth] = count
-    frame.nxt[depth] = 0
+    stack = frame.stack
+    count = generate(
+        cells, board, tables, config, stack.src[depth], stack.dst[depth], stack.sleep[depth], frame.scratch
+    )
+    _sort_by_target(stack.src[depth], stack.dst[depth], count, cells.shape[0], frame.tally)
+    stack.children[depth] = count
+    stack.nxt[depth] = 0
     return count
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _known(memo, stamp, frame):
-    """True when the memo holds the current state (``frame.cur``)."""
-    for w in range(frame.cur.shape[0]):
-        frame.key[w] = frame.cur[w]
-    return _memo_find(memo, stamp, frame.key) >= 0
+def _known(memo, stamp, stack):
+    """True when the memo holds the current state (``stack.cur``)."""
+    for w in range(stack.cur.shape[0]):
+        stack.key[w] = stack.cur[w]
+    return _memo_find(memo, stamp, stack.key) >= 0
 
 
 @njit(cache=True, nogil=True)
@@ -128,41 +126,42 @@ def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
         out[OUTCOME] = DEAD
         return memo
     cells = root.copy()
-    _plain_key(cells, frame.cur)
+    stack = frame.stack
+    _plain_key(cells, stack.cur)
     root_moves = _children(cells, board, tables, config, frame, 0)
     nodes, fewest, stored, root_dead = 1, stacks, np.int64(0), 0
     dead_ends = 1 if root_moves == 0 else 0
     depth = 0
     outcome = SPENT
     while True:
-        if frame.nxt[depth] >= frame.children[depth]:
+        if stack.nxt[depth] >= stack.children[depth]:
             # every move of this state is dead: so is the state
             if depth == 0:
                 outcome = DEAD
                 break
-            if not _known(memo, stamp, frame):
-                memo, stored, _ = _memo_add(memo, stamp, frame.key, stored, 0)
+            if not _known(memo, stamp, stack):
+                memo, stored, _ = _memo_add(memo, stamp, stack.key, stored, 0)
             depth -= 1
-            i = frame.nxt[depth] - 1
-            a, b = frame.moved[depth, 0], frame.moved[depth, 1]
-            board = unplay(cells, frame.cur, frame.src[depth, i], frame.dst[depth, i], a, b, board)
+            i = stack.nxt[depth] - 1
+            a, b = stack.moved[depth, 0], stack.moved[depth, 1]
+            board = unplay(cells, stack.cur, stack.src[depth, i], stack.dst[depth, i], a, b, board)
             root_dead += 1 if depth == 0 else 0
             continue
-        i = frame.nxt[depth]
-        frame.nxt[depth] += 1
-        s, t = frame.src[depth, i], frame.dst[depth, i]
-        board, a, b = play(cells, frame.cur, s, t, board)
+        i = stack.nxt[depth]
+        stack.nxt[depth] += 1
+        s, t = stack.src[depth, i], stack.dst[depth, i]
+        board, a, b = play(cells, stack.cur, s, t, board)
         fewest = min(fewest, board.n_stacks)
         if board.n_stacks == 1:
             outcome = SOLVED
             break
-        if _known(memo, stamp, frame):
-            board = unplay(cells, frame.cur, s, t, a, b, board)
+        if _known(memo, stamp, stack):
+            board = unplay(cells, stack.cur, s, t, a, b, board)
             root_dead += 1 if depth == 0 else 0
             continue
         if nodes >= max_nodes:
             break
-        frame.moved[depth, 0], frame.moved[depth, 1] = a, b
+        stack.moved[depth, 0], stack.moved[depth, 1] = a, b
         nodes += 1
         depth += 1
         dead_ends += 1 if _children(cells, board, tables, config, frame, depth) == 0 else 0
@@ -172,24 +171,13 @@ def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
 
 
 @njit(cache=True, nogil=True)
-def _progress_batch(cells, tables, config, max_nodes, out, cancel):
+def _progress_batch(cells, tables, config, plan, max_nodes, out, cancel):
     # Returns the states done: all of them, or fewer once ``cancel[0]`` is set.
     ncells = cells.shape[1]
     words = key_words(ncells)
     depths = ncells + 1  # a state of n stacks is at most n-1 moves deep
-    width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
-    frame = _Frame(
-        np.empty((depths, width), dtype=np.int8),
-        np.empty((depths, width), dtype=np.int8),
-        np.zeros(depths, dtype=np.int64),
-        np.zeros(depths, dtype=np.int64),
-        np.zeros((depths, 2), dtype=np.int8),
-        np.zeros(ncells, dtype=np.uint64),
-        np.zeros(ncells + 1, dtype=np.int64),
-        np.zeros(words, dtype=np.uint64),
-        np.zeros(words, dtype=np.uint64),
-        new_scratch(np.int64(256)),
-    )
+    stack = new_stack(depths, children_width(ncells, tables.rows, tables.cols), ncells, plan, words)
+    frame = _Frame(stack, np.zeros(ncells + 1, dtype=np.int64), new_scratch(np.int64(256)))
     memo = np.zeros((_table_size(max_nodes), words + 1), dtype=np.uint64)  # never half full: no growth
     for i in range(cells.shape[0]):
         if cancel[0] != 0:

@@ -132,7 +132,7 @@ def best_n(root, tables, config, budget, memo, stamp, path):
             board = board_of(cells)
             if board.n_stacks == 1:
                 return SOLVABLE, nodes, _unwind(f.records, f.q_info[qi], path), memo
-            if spent(budget, nodes):
+            if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
                 return UNKNOWN, nodes, 0, memo
             nodes += 1
             f = _room(f, 0, 0, n_records + 1)

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from game.bits import lean_njit
 from game.graph import U0, GraphScratch, bit, graph_scratch
 
 
@@ -80,7 +81,7 @@ def board_of(cells):
     return Board(occupied, present, n_stacks)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def locate(cells, where):
     """Write each card's cell into ``where`` (``int64[52]``), for the cards of ``cells``."""
     for i in range(cells.shape[0]):
@@ -97,6 +98,7 @@ FACT_SET, FACT_CUTS, FACT_ONES, FACT_TWOS, FACT_HANGING = 0, 1, 2, 3, 4
 # ``cell_facts`` rows (``search.kernel.generate._cell_cuts``): per set of occupied cells
 CELL_SET, CELL_CUTS = 0, 1
 
+MAX_CHILDREN = 52 * 51  # the most children a node may have (every ordered pair of 52 stacks)
 CUT_CACHE = 256  # slots of each direct-mapped cache of a new search
 BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
 BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
@@ -116,6 +118,8 @@ class Scratch(NamedTuple):
     where: np.ndarray  # int64[52]: the cell of each card on the board
     tiny: np.ndarray  # int64[32]: ``_tiny_solvable``'s stack (cells by depth, cards alive, next move)
     block: np.ndarray  # int64[8]: ``_frozen_block``'s cards (0-3) and their cells (4-7)
+    sort_keys: np.ndarray  # float64[2, MAX_CHILDREN]: ``_sort_children``'s merge buffers
+    sort_moves: np.ndarray  # int64[2, MAX_CHILDREN]
 
 
 @njit(cache=True, nogil=True)
@@ -126,6 +130,8 @@ def new_scratch(slots):
         np.zeros((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
         np.zeros(52, dtype=np.float64),
         np.zeros(52, dtype=np.int64),
+        np.empty((2, MAX_CHILDREN), dtype=np.float64),
+        np.empty((2, MAX_CHILDREN), dtype=np.int64),
         slots,
     )
 
@@ -133,11 +139,14 @@ def new_scratch(slots):
 @njit(cache=True, nogil=True)
 def grown_scratch(scratch):
     """``scratch`` with empty caches of ``BIG_CACHE`` slots: a long search meets many card and cell sets."""
-    return _with_caches(scratch.graph, scratch.pairs, scratch.scores, scratch.where, np.int64(BIG_CACHE))
+    return _with_caches(
+        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_keys, scratch.sort_moves,
+        np.int64(BIG_CACHE),
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _with_caches(graph, pairs, scores, where, slots):
+def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
     return Scratch(
         graph,
         pairs,
@@ -150,10 +159,12 @@ def _with_caches(graph, pairs, scores, where, slots):
         where,
         np.zeros(32, dtype=np.int64),
         np.zeros(8, dtype=np.int64),
+        sort_keys,
+        sort_moves,
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def cache_slot(mask, slots):
     """The slot of a node set ``mask`` in a direct-mapped cache of ``slots`` slots (a power of two)."""
     return np.int64(((mask * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & np.uint64(slots - 1))

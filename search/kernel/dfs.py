@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from game.bits import lean_njit
 from game.graph import U0, bit
 from search.kernel.bundles import BIG_SEARCH, CUT_CACHE, board_of, grown_scratch, new_scratch
 from search.kernel.generate import generate, play, unplay
@@ -31,9 +32,19 @@ from search.kernel.keys import (
     narrow_max_stacks,
     root_labels,
 )
-from search.kernel.memo import _fit_memo, _memo_add, _memo_find, _narrow_add, _narrow_find, _narrow_full
+from search.kernel.memo import (
+    GROW,
+    STORED,
+    _fit_memo,
+    _memo_find,
+    _narrow_find,
+    _narrow_full,
+    _narrow_store,
+    _wide_store,
+    grown_memo,
+)
 from search.kernel.prune import ISLANDS, SLEEP, _fall_asleep, root_prunable
-from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
+from search.kernel.status import CHECK_EVERY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
 
 
 class MemoPlan(NamedTuple):
@@ -45,6 +56,7 @@ class MemoPlan(NamedTuple):
     labels: np.ndarray  # one-word keys: each card's root cell (``root_labels``)
     fill: np.ndarray  # a shared one-word table: each search's entries (empty: the table is this search's own)
     max_rows: int  # the memo's row cap (0: none)
+    stamp: int  # the stamp of this search's wide entries, or its index in ``fill``
 
 
 class Stack(NamedTuple):
@@ -62,32 +74,34 @@ class Stack(NamedTuple):
     packed: np.ndarray  # uint64[depths]: one-word keys: the packed labels at depth d
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
     isles: Islands  # Island Merge: the island each depth works on
+    plan: MemoPlan  # how the search keys and stores its states
 
 
 @njit(cache=True, nogil=True)
-def _new_stack(cells, n_stacks, rows, cols, plan, words):
-    """A ``Stack`` for a search from ``cells`` (``n_stacks`` stacks) on a ``rows`` x ``cols`` grid."""
-    ncells = cells.shape[0]
-    width = ncells * min(ncells - 1, rows + cols - 2) + 1  # the most children a node may have
-    stack = Stack(
-        np.empty((n_stacks, width), dtype=np.int8),
-        np.empty((n_stacks, width), dtype=np.int8),
-        np.zeros(n_stacks, dtype=np.int64),
-        np.zeros(n_stacks, dtype=np.int64),
-        np.empty((n_stacks, 2), dtype=np.int8),
-        np.zeros((n_stacks, ncells), dtype=np.uint64),
-        np.zeros((n_stacks, ncells), dtype=np.uint64),
-        np.zeros(0 if plan.narrow else words, dtype=np.uint64),
+def children_width(ncells, rows, cols):
+    """The most children a node of a ``rows`` x ``cols`` grid may have (``ncells`` cells), plus one."""
+    return ncells * min(ncells - 1, rows + cols - 2) + 1
+
+
+@njit(cache=True, nogil=True)
+def new_stack(depths, width, ncells, plan, words):
+    """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``)."""
+    narrow = plan.narrow
+    return Stack(
+        np.empty((depths, width), dtype=np.int8),
+        np.empty((depths, width), dtype=np.int8),
+        np.zeros(depths, dtype=np.int64),
+        np.zeros(depths, dtype=np.int64),
+        np.empty((depths, 2), dtype=np.int8),
+        np.zeros((depths, ncells), dtype=np.uint64),
+        np.zeros((depths, ncells), dtype=np.uint64),
+        np.zeros(0 if narrow else words, dtype=np.uint64),
         np.zeros(words, dtype=np.uint64),
-        np.zeros(n_stacks + 1, dtype=np.uint64),
-        np.empty((n_stacks, width) if plan.narrow else (1, 1), dtype=np.uint64),
-        new_islands(n_stacks + 1),
+        np.zeros(depths + 1, dtype=np.uint64),
+        np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
+        new_islands(depths + 1),
+        plan,
     )
-    if plan.narrow:
-        stack.packed[0] = _packed_labels(cells, plan.labels)
-    else:
-        _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
-    return stack
 
 
 @njit(cache=True, nogil=True)
@@ -114,7 +128,6 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     """
     ncells = root.shape[0]
     islands = config.options & ISLANDS != 0
-    sleeping = config.options & SLEEP != 0
     narrow = ncells <= NARROW_CELLS and not islands
     words = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
     memo = _fit_memo(memo, 1 if narrow else words + 1, budget.max_bytes)
@@ -128,71 +141,136 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         labels = np.empty(52, dtype=np.int64)
         root_labels(root, labels)
     max_rows = budget.max_bytes // memo.strides[0] if budget.max_bytes > 0 else 0
-    plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows)
+    plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
-    stack = _new_stack(cells, board.n_stacks, tables.rows, tables.cols, plan, words)
+    stack = new_stack(board.n_stacks, children_width(ncells, tables.rows, tables.cols), ncells, plan, words)
+    if narrow:
+        stack.packed[0] = _packed_labels(cells, labels)
+    else:
+        _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
     scratch = new_scratch(np.int64(CUT_CACHE))
-    memo_count = np.int64(0)
-    nodes = 1
-    depth = np.int64(0)
-    fresh = True  # the node at ``depth`` was just entered: its children are not generated yet
+    at = np.array([0, 1, 0, 1], dtype=np.int64)  # the search's DEPTH, NODES, MEMO_COUNT, FRESH, kept between calls
+    while True:
+        code, length = _search(cells, tables, config, budget, stack, scratch, memo, path, at)
+        if code == GROW:
+            memo = grown_memo(memo, stamp)
+        elif code == BIG:
+            scratch = grown_scratch(scratch)
+        elif code == CLOCK:
+            if budget.deadline > 0 and now_s() >= budget.deadline:
+                return UNKNOWN, at[NODES], 0, memo
+        else:
+            return code, at[NODES], length, memo
+
+
+DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
+BIG, CLOCK = -3, -4  # ``_search`` asks ``dfs`` for big caches, or to read the clock, then to call it again
+
+
+@lean_njit()
+def _search(cells, tables, config, budget, stack, scratch, memo, path, at):
+    """The search loop, from the place ``at``; returns ``(status, path length)`` once the search ends, or
+    ``(GROW | BIG | CLOCK, 0)`` when it needs what only ``dfs`` may do (allocate, read the clock), with its place
+    saved in ``at`` so that a second call goes on from there."""
+    depth, nodes, memo_count, fresh = at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] != 0
+    board = board_of(cells)
     while True:
         if fresh:
             fresh = False
-            stack.nxt[depth] = 0
-            count = generate(
-                cells, board, tables, config, stack.src[depth], stack.dst[depth], stack.sleep[depth], scratch
-            )
-            if islands:
-                count = _enter_island(
-                    cells, board.present, tables.compat, stack.isles, depth, stack.src[depth, :count],
-                    stack.dst[depth, :count], scratch.graph,
-                )  # fmt: skip
-            stack.children[depth] = count
-            if narrow and config.memo_min <= board.n_stacks - 1 <= plan.packed_max:
-                _key_children(
-                    stack.packed[depth], board.occupied, cells, labels, stack.src[depth, :count],
-                    stack.dst[depth, :count], memo, stack.child_key[depth],
-                )  # fmt: skip
+            _expand(cells, board, tables, config, stack, depth, scratch, memo)
         if stack.nxt[depth] < stack.children[depth]:
-            i = stack.nxt[depth]
-            stack.nxt[depth] += 1
-            s = stack.src[depth, i]
-            t = stack.dst[depth, i]
-            if sleeping and i > 0:
-                stack.done[depth, stack.src[depth, i - 1]] |= bit(stack.dst[depth, i - 1])
-            board, a, b = play(cells, stack.cur, s, t, board)
-            stack.moved[depth, 0] = a
-            stack.moved[depth, 1] = b
-            if board.n_stacks == 1:
-                return SOLVABLE, nodes, _write_path(stack, depth, path), memo
-            if islands:
-                stack.isles.tag[depth + 1] = _child_tag(stack.isles, depth, board.present, b)
-            if board.n_stacks >= config.memo_min and _child_known(memo, stamp, plan, stack, depth, i, cells, board):
-                board = unplay(cells, stack.cur, s, t, a, b, board)
+            board, verdict = _next_child(cells, board, config, stack, depth, memo)
+            if verdict == SOLVED:
+                at[NODES] = nodes
+                return SOLVABLE, _write_path(stack, depth, path)
+            if verdict == KNOWN:
                 continue
-            if spent(budget, nodes):
-                return UNKNOWN, nodes, 0, memo
-            _enter_child(stack, plan, depth, s, t, a, board.occupied | bit(s), sleeping)
+            if (budget.max_nodes > 0 and nodes >= budget.max_nodes) or budget.cancel[0] != 0:
+                at[NODES] = nodes
+                return UNKNOWN, 0
+            _enter_child(stack, depth, config.options, board)
             depth += 1
             nodes += 1
             fresh = True
-            if nodes == BIG_SEARCH:
-                scratch = grown_scratch(scratch)
+            if nodes == BIG_SEARCH or (nodes % CHECK_EVERY == 1 and budget.deadline > 0):
+                at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 1
+                return (BIG if nodes == BIG_SEARCH else CLOCK), 0
         else:
             if depth == 0:
-                return UNSOLVABLE, nodes, 0, memo
+                at[NODES] = nodes
+                return UNSOLVABLE, 0
             if board.n_stacks >= config.memo_min:
-                memo, memo_count, status = _store_dead(memo, memo_count, stamp, plan, stack, depth, cells, board)
-                if status != UNSOLVABLE:
-                    return status, nodes, 0, memo
+                memo_count, stored = _store_dead(memo, memo_count, stack, depth, cells, board)
+                if stored == GROW:
+                    at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 0
+                    return GROW, 0
+                if stored != STORED:
+                    at[NODES] = nodes
+                    return stored, 0
             depth -= 1
-            i = stack.nxt[depth] - 1
-            a, b = stack.moved[depth, 0], stack.moved[depth, 1]
-            board = unplay(cells, stack.cur, stack.src[depth, i], stack.dst[depth, i], a, b, board)
+            board = _back(cells, board, stack, depth)
 
 
-@njit(cache=True, nogil=True)
+KNOWN, NEW, SOLVED = 0, 1, 2  # what ``_next_child`` found
+
+
+@lean_njit(inline="always")
+def _expand(cells, board, tables, config, stack, depth, scratch, memo):
+    """Generate the children of the node at ``depth`` (Island Merge keeps those inside its island), with their
+    one-word keys fetched ahead."""
+    src, dst = stack.src[depth], stack.dst[depth]
+    count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
+    if config.options & ISLANDS != 0:
+        count = _enter_island(
+            cells, board.present, tables.compat, stack.isles, depth, src[:count], dst[:count], scratch.graph
+        )
+    stack.children[depth] = count
+    stack.nxt[depth] = 0
+    plan = stack.plan
+    if plan.narrow and config.memo_min <= board.n_stacks - 1 <= plan.packed_max:
+        _key_children(
+            stack.packed[depth],
+            board.occupied,
+            cells,
+            plan.labels,
+            src[:count],
+            dst[:count],
+            memo,
+            stack.child_key[depth],
+        )
+
+
+@lean_njit(inline="always")
+def _next_child(cells, board, config, stack, depth, memo):
+    """Play the next child of the node at ``depth``; returns its ``Board`` and ``SOLVED``, ``NEW``, or ``KNOWN``
+    (in the memo: then it is taken back, and the parent's ``Board`` returned)."""
+    i = stack.nxt[depth]
+    stack.nxt[depth] += 1
+    s, t = stack.src[depth, i], stack.dst[depth, i]
+    if config.options & SLEEP != 0 and i > 0:
+        stack.done[depth, stack.src[depth, i - 1]] |= bit(stack.dst[depth, i - 1])
+    board, a, b = play(cells, stack.cur, s, t, board)
+    stack.moved[depth, 0] = a
+    stack.moved[depth, 1] = b
+    if board.n_stacks == 1:
+        return board, SOLVED
+    if config.options & ISLANDS != 0:
+        stack.isles.tag[depth + 1] = _child_tag(stack.isles, depth, board.present, b)
+    if board.n_stacks >= config.memo_min and _child_known(memo, stack, depth, i, cells, board):
+        return unplay(cells, stack.cur, s, t, a, b, board), KNOWN
+    return board, NEW
+
+
+@lean_njit(inline="always")
+def _back(cells, board, stack, depth):
+    """Take back the move out of ``depth`` (the child it led to is done); returns the ``Board`` at ``depth``."""
+    i = stack.nxt[depth] - 1
+    return unplay(
+        cells, stack.cur, stack.src[depth, i], stack.dst[depth, i], stack.moved[depth, 0], stack.moved[depth, 1], board
+    )
+
+
+@lean_njit(inline="always")
 def _write_path(stack, depth, path):
     """The moves from the root down to the move just played at ``depth`` into ``path``; returns how many."""
     for d in range(depth + 1):
@@ -201,24 +279,30 @@ def _write_path(stack, depth, path):
     return depth + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _enter_child(stack, plan, depth, s, t, a, occupied, sleeping):
-    """Set up depth ``depth + 1`` for the child of card ``a``'s move ``s -> t`` (``occupied``: the parent's)."""
+@lean_njit(inline="always")
+def _enter_child(stack, depth, options, board):
+    """Set up depth ``depth + 1`` for the child just played from ``depth`` (``board``): its packed labels, its
+    sleep set."""
+    i = stack.nxt[depth] - 1
+    s, t = stack.src[depth, i], stack.dst[depth, i]
+    plan = stack.plan
     if plan.narrow:
-        stack.packed[depth + 1] = _packed_child(stack.packed[depth], occupied, s, t, plan.labels[a])
-    if sleeping:
+        label = plan.labels[stack.moved[depth, 0]]
+        stack.packed[depth + 1] = _packed_child(stack.packed[depth], board.occupied | bit(s), s, t, label)
+    if options & SLEEP != 0:
         _fall_asleep(stack.sleep[depth], stack.done[depth], s, t, stack.sleep[depth + 1])
         stack.done[depth + 1, :] = U0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _child_known(memo, stamp, plan, stack, depth, i, cells, board):
+@lean_njit(inline="always")
+def _child_known(memo, stack, depth, i, cells, board):
     """True when the memo holds the child just played (child ``i`` of depth ``depth``): it is unsolvable.
 
     An Island Merge child whose island is under way is looked up under its
     tagged key and its plain key (a state known unsolvable has every ``R``
     false, see ``_island_split``).
     """
+    plan = stack.plan
     if plan.narrow:
         if board.n_stacks <= plan.packed_max:
             return _narrow_find(memo, stack.child_key[depth, i]) >= 0
@@ -227,39 +311,35 @@ def _child_known(memo, stamp, plan, stack, depth, i, cells, board):
     _copy_words(stack.cur, key)
     tag = stack.isles.tag[depth + 1]
     if plan.islands and tag != U0:
-        found = _memo_find(memo, stamp, _island_key(key, tag)) >= 0
+        found = _memo_find(memo, plan.stamp, _island_key(key, tag)) >= 0
         key[key.shape[0] - 1] = U0
         if found:
             return True
-    return _memo_find(memo, stamp, key) >= 0
+    return _memo_find(memo, plan.stamp, key) >= 0
 
 
-@njit(cache=True, nogil=True)
-def _store_dead(memo, count, stamp, plan, stack, depth, cells, board):
-    """Store the state at ``depth``, proved unsolvable; returns ``(memo, count, status)``.
-
-    ``status`` is ``UNSOLVABLE`` when it was stored, ``OUT_OF_MEMORY`` when the
-    memo may not grow (``max_rows``), ``TABLE_FULL`` when a shared table would
-    pass three quarters full.
-    """
+@lean_njit(inline="always")
+def _store_dead(memo, count, stack, depth, cells, board):
+    """Store the state at ``depth``, proved unsolvable; returns ``(count, STORED)``, or ``GROW`` (the memo must
+    grow, then the state be stored again: ``grown_memo``), ``OUT_OF_MEMORY`` when it may not grow
+    (``max_rows``), ``TABLE_FULL`` when a shared table would pass three quarters full."""
+    plan = stack.plan
     if not plan.narrow:
         key = stack.key
         _copy_words(stack.cur, key)
         if plan.islands:
             _island_key(key, stack.isles.tag[depth])
-        memo, count, fits = _memo_add(memo, stamp, key, count, plan.max_rows)
-        return memo, count, UNSOLVABLE if fits else OUT_OF_MEMORY
+        return _wide_store(memo, count, plan.stamp, key, plan.max_rows)
     if board.n_stacks <= plan.packed_max:
         k = _narrow_key(stack.packed[depth], board.occupied, cells.shape[0])
     else:
         k = _ranked_key(cells, plan.labels, board.occupied, cells.shape[0])
     if plan.fill.shape[0] == 0:
-        memo, count, fits = _narrow_add(memo, k, count, plan.max_rows)
-        return memo, count, UNSOLVABLE if fits else OUT_OF_MEMORY
+        return _narrow_store(memo, count, k, plan.max_rows)
     at = _narrow_find(memo, k)
     if at < 0:
         if _narrow_full(plan.fill.sum(), memo.shape[0]):
-            return memo, count, TABLE_FULL
+            return count, TABLE_FULL
         memo[-1 - at, 0] = k
-        plan.fill[stamp] += 1
-    return memo, count, UNSOLVABLE
+        plan.fill[plan.stamp] += 1
+    return count, STORED

@@ -10,9 +10,8 @@ once per distinct target card, not once per child.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from game.bits import lowest_bit, popcount
+from game.bits import lean_njit, lowest_bit, popcount
 from game.graph import U0, U1, bit, cut_vertices
 from search.kernel.bundles import (
     CELL_CUTS,
@@ -46,7 +45,7 @@ ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by flockab
 MAX_CHILDREN_PER_CELL = 51
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _cell_cuts(occupied, tables, scratch):
     """The cut cells of the occupied cells ``occupied`` (two or more), from the table or a direct-mapped cache.
 
@@ -66,7 +65,7 @@ def _cell_cuts(occupied, tables, scratch):
     return cache[CELL_CUTS, slot]
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _graph_facts(present, compat, scratch):
     """``(cuts, degree-1 cards, degree-2 cards, hanging)`` of the compatibility graph on ``present``.
 
@@ -97,7 +96,7 @@ def _graph_facts(present, compat, scratch):
     return facts[FACT_CUTS, slot], facts[FACT_ONES, slot], facts[FACT_TWOS, slot], facts[FACT_HANGING, slot]
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def generate(cells, board, tables, config, src, dst, sleep, scratch):
     """Children of a node into ``src``/``dst``; returns their count.
 
@@ -164,7 +163,7 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     return count
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
     """``_leaf_stranded`` for the child of the move ``s -> t``, with ``where`` the cells of the node's cards."""
     a = cells[s]
@@ -177,7 +176,7 @@ def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
     return stranded
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _order(cells, board, compat, coefs, src, dst, count, scratch):
     """Sort the ``count`` children stably by descending score of their target card.
 
@@ -199,17 +198,17 @@ def _order(cells, board, compat, coefs, src, dst, count, scratch):
             y = lowest_bit(targets)
             targets &= targets - U1
             scores[y] = -popcount(compat[y] & present)  # the child's edges, less the parent's
-    _sort_children(cells, scores, src, dst, count)
+    _sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _toggle_move(key, s, t, a, b):
     """Update the wide key for the move of card ``a`` in cell ``s`` onto card ``b`` in cell ``t`` (or undo it)."""
     key[s // CELLS_PER_WORD] ^= np.uint64(a + 1) << np.uint64(6 * (s % CELLS_PER_WORD))
     key[t // CELLS_PER_WORD] ^= np.uint64((a + 1) ^ (b + 1)) << np.uint64(6 * (t % CELLS_PER_WORD))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def play(cells, key, s, t, board):
     """Move the card in cell ``s`` onto the card in cell ``t``; returns the child's ``Board`` and the two cards.
 
@@ -224,7 +223,7 @@ def play(cells, key, s, t, board):
     return Board(board.occupied & ~bit(s), board.present & ~bit(b), board.n_stacks - 1), a, b
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def unplay(cells, key, s, t, a, b, board):
     """Undo ``play`` of card ``a`` in cell ``s`` onto card ``b`` in cell ``t``; returns the parent's ``Board``."""
     cells[s] = a

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lowest_bit, popcount
+from game.bits import lean_njit, lowest_bit, popcount
 from game.graph import U0, U1, U6, U63, bit, cut_vertices, reach
 
 
@@ -35,20 +35,20 @@ def new_islands(depths):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _island_tag(a, b):
     # the memo word of "collapse the side of a (bridge a-b) first"; 0 is "no island under way"
     return np.uint64(a + 1) | (np.uint64(b + 1) << U6)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _island_key(key, tag):
     """``key`` (a wide key with a last word for the island) with ``tag`` as that word; returns it."""
     key[key.shape[0] - 1] = tag
     return key
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _island_split(present, compat, tag, scratch):
     """The island a node of Island Merge works on: ``(mode, a, b, side)``.
 
@@ -128,7 +128,7 @@ def _island_split(present, compat, tag, scratch):
     return mode, sa, sb, side
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _keep_inside(cells, side, src, dst):
     """Keep the children ``src[i] -> dst[i]`` whose two cards are both in ``side``; returns how many."""
     kept = 0
@@ -140,7 +140,7 @@ def _keep_inside(cells, side, src, dst):
     return kept
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _enter_island(cells, present, compat, islands, depth, src, dst, scratch):
     """Record the island of the node at ``depth`` and keep only its children that stay inside it; returns how many.
 
@@ -156,7 +156,7 @@ def _enter_island(cells, present, compat, islands, depth, src, dst, scratch):
     return src.shape[0]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _child_tag(islands, depth, present, y):
     """The tag of the child of the node at ``depth`` whose move covers card ``y`` (see ``_island_split``)."""
     mode, a, b = islands.split[depth, 0], islands.split[depth, 1], islands.split[depth, 2]

@@ -20,7 +20,7 @@ from numba import njit
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from game.bits import popcount
+from game.bits import lean_njit, popcount
 from game.graph import U0, U1, bit
 
 CELLS_PER_WORD = 10
@@ -64,7 +64,7 @@ def narrow_max_stacks(ncells: int) -> int:
     return (64 - ncells) // 4
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _plain_key(cells, key):
     """The wide exact key of ``cells``: 6 bits per cell (card + 1), ten cells per word."""
     for w in range(key.shape[0]):
@@ -74,14 +74,14 @@ def _plain_key(cells, key):
         key[i // CELLS_PER_WORD] |= v << np.uint64(6 * (i % CELLS_PER_WORD))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _copy_words(source, target):
     # a loop: ``target[:] = source`` compiles numpy's broadcasting and its shape error, ~1.7 s of a first start
     for w in range(source.shape[0]):
         target[w] = source[w]
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def root_labels(root, labels):
     """Write into ``labels`` (``int64[52]``) each card's cell at ``root``, -1 for cards not on it.
 
@@ -96,7 +96,7 @@ def root_labels(root, labels):
             labels[root[i]] = i
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _packed_labels(cells, labels):
     """The labels of the top cards of ``cells``, occupied cells in order, 4 bits each from bit 0."""
     packed = U0
@@ -108,7 +108,7 @@ def _packed_labels(cells, labels):
     return packed
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _packed_child(packed, occupied, s, t, label):
     """``packed`` (of a state with occupied cells ``occupied``) after the move ``s -> t`` of the card ``label``.
 
@@ -123,7 +123,7 @@ def _packed_child(packed, occupied, s, t, label):
     return low | (high << np.uint64(rs))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _narrow_key(packed, occupied, ncells):
     """The one-word exact key of a state: its occupied-cell mask, then its ``packed`` labels above bit ``ncells``.
 
@@ -139,7 +139,7 @@ def _narrow_key(packed, occupied, ncells):
     return (packed << np.uint64(ncells)) | occupied
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _ranked_key(cells, labels, occupied, ncells):
     """The one-word exact key of a state of more than ``narrow_max_stacks`` stacks (few: the first moves).
 
@@ -163,7 +163,7 @@ def _ranked_key(cells, labels, occupied, ncells):
     return (rank << np.uint64(ncells)) | occupied
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _key_children(packed, occupied, cells, labels, src, dst, memo, keys):
     """The one-word keys of the children ``src[i] -> dst[i]`` into ``keys``, each slot's cache line fetched ahead.
 
@@ -182,7 +182,7 @@ def _key_children(packed, occupied, cells, labels, src, dst, memo, keys):
         _prefetch_row(memo, _narrow_slot(k, mask))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _narrow_slot(key, mask):
     h = key * np.uint64(0x9E3779B97F4A7C15)
     return np.int64((h ^ (h >> np.uint64(29))) & mask)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from game.bits import lean_njit
 from game.graph import U0, U1
 from search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
+from search.kernel.status import OUT_OF_MEMORY
 
 NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)
 WIDE_ROWS = 1 << 10  # first capacity of a wide table
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _narrow_find(table, key):
     """Slot of the one-word ``key`` in ``table`` (``uint64[capacity, 1]``, 0 free), or ``-1 - slot`` of a free slot."""
     mask = np.uint64(table.shape[0] - 1)
@@ -44,7 +46,7 @@ def narrow_grow(table):
     return grown
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _narrow_full(count, rows):
     # a one-word table is kept at most three quarters full
     return 4 * (count + 1) > 3 * rows
@@ -68,7 +70,7 @@ def _narrow_add(table, key, count, max_rows):
     return table, count + 1, True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _hash(key):
     h = np.uint64(0x9E3779B97F4A7C15)
     for w in range(key.shape[0]):
@@ -78,7 +80,7 @@ def _hash(key):
     return h
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _memo_find(table, stamp, key):
     """Slot of the wide ``key``, or ``-1 - slot`` of the free slot where it would go.
 
@@ -163,3 +165,47 @@ def new_memo(ncells: int, capacity: int = 0, max_bytes: int = 0, wide: bool = Fa
     while max_bytes > 0 and rows > 2 and 2 * rows * 8 * width > max_bytes:
         rows //= 2
     return np.zeros((rows, width), dtype=np.uint64)
+
+
+STORED, GROW = -1, -2  # besides OUT_OF_MEMORY and TABLE_FULL, what ``_narrow_store`` and ``_wide_store`` return
+
+
+@lean_njit()
+def _narrow_store(table, count, key, max_rows):
+    """``_narrow_add`` without growing: returns ``(count, STORED)``, or ``GROW`` when the table must grow first
+    (``narrow_grow``, then store again), or ``OUT_OF_MEMORY`` when it may not."""
+    at = _narrow_find(table, key)
+    if at >= 0:
+        return count, STORED
+    if _narrow_full(count, table.shape[0]):
+        if max_rows > 0 and 3 * table.shape[0] > max_rows:
+            return count, OUT_OF_MEMORY
+        return count, GROW
+    table[-1 - at, 0] = key
+    return count + 1, STORED
+
+
+@lean_njit()
+def _wide_store(table, count, stamp, key, max_rows):
+    """``_memo_add`` without growing: returns ``(count, STORED)``, or ``GROW`` when the key is stored and the
+    table must now grow (``_memo_grow``), or ``OUT_OF_MEMORY`` when the key does not fit."""
+    at = _memo_find(table, stamp, key)
+    if at >= 0:
+        return count, STORED
+    if 2 * (count + 1) > table.shape[0] and max_rows > 0 and 3 * table.shape[0] > max_rows:
+        return count, OUT_OF_MEMORY
+    at = -1 - at
+    nw = key.shape[0]
+    for w in range(nw):
+        table[at, w] = key[w]
+    table[at, nw] = stamp
+    count += 1
+    return count, GROW if 2 * count > table.shape[0] else STORED
+
+
+@njit(cache=True, nogil=True)
+def grown_memo(table, stamp):
+    """``table`` twice the size: a one-word table (``narrow_grow``) or a wide one (``_memo_grow``)."""
+    if table.shape[1] == 1:
+        return narrow_grow(table)
+    return _memo_grow(table, stamp)

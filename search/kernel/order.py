@@ -10,8 +10,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from game.bits import lowest_bit, popcount
-from game.graph import U0, U1, augment, bit, degree_stats, least_degree, local_connectivity, node_connectivity
+from game.bits import lean_njit, lowest_bit, popcount
+from game.graph import (
+    U0,
+    U1,
+    augment,
+    bit,
+    clear_flow,
+    degree_stats,
+    least_degree,
+    local_connectivity,
+    node_connectivity,
+)
 from search.kernel.bundles import (
     PAIR_FLOW,
     PAIR_PRED,
@@ -28,7 +38,7 @@ SMALL_SORT = 24  # children sorted by insertion up to this many, by a merge sort
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _save_pair(scratch, i, s, t, flow, through, t_preds):
     """Pair ``i`` of ``_pair_flows``: its ends, its paths and the flow that ``augment`` left in ``scratch.graph``."""
     pairs, pred = scratch.pairs, scratch.graph.pred
@@ -44,7 +54,7 @@ def _save_pair(scratch, i, s, t, flow, through, t_preds):
         pairs[PAIR_PRED + x, i] = pred[x]
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _pair_flows(present, compat, scratch):
     """Flows of Esfahanian–Hakimi's vertex pairs on G (``present``), for ``_child_connectivity``.
 
@@ -92,7 +102,7 @@ def _pair_flows(present, compat, scratch):
     return v, pairs, kappa
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _repaired_flow(i, y, child, compat, cap, scratch):
     """Pair ``i``'s local connectivity in G − y (``child``), capped at ``cap``, from its saved paths.
 
@@ -124,12 +134,7 @@ def _repaired_flow(i, y, child, compat, cap, scratch):
         t_preds &= ~bit(x)
         flow -= 1
     used, pred = scratch.graph.used, scratch.graph.pred
-    p = child
-    while p != U0:
-        x = lowest_bit(p)
-        p &= p - U1
-        used[x] = 0
-        pred[x] = -1
+    clear_flow(child, scratch.graph)
     m = through
     while m != U0:
         x = lowest_bit(m)
@@ -142,7 +147,7 @@ def _repaired_flow(i, y, child, compat, cap, scratch):
     return flow
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch):
     """Vertex connectivity of G − y (``child``, minimum degree ``lo``) from G's ``_pair_flows``.
 
@@ -182,7 +187,7 @@ def _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch):
     return k
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _child_scores(present, targets, compat, coefs, scratch):
     """Linear-regression estimate on subset H of G minus each target card, into ``scratch.scores`` (by card).
 
@@ -234,12 +239,13 @@ def _child_scores(present, targets, compat, coefs, scratch):
         kappas[slot] = kappa
 
 
-@njit(cache=True, nogil=True)
-def _sort_children(cells, scores, src, dst, count):
+@lean_njit()
+def _sort_children(cells, scores, src, dst, count, sort_keys, sort_moves):
     """Sort the first ``count`` children stably by descending score of their target card.
 
-    Insertion sort for the few children of a 4x4 node; a stable merge sort
-    (``argsort``) for the hundred or more of a large grid's.
+    Insertion sort for the few children of a 4x4 node; a stable bottom-up merge
+    sort for the hundred or more of a large grid's, in the buffers
+    ``sort_keys`` (``float64[2, n]``) and ``sort_moves`` (``int64[2, n]``), ``n >= count``.
     """
     if count <= SMALL_SORT:
         for i in range(1, count):
@@ -249,15 +255,32 @@ def _sort_children(cells, scores, src, dst, count):
                 dst[j - 1], dst[j] = dst[j], dst[j - 1]
                 j -= 1
         return
-    keys = np.empty(count, dtype=np.float64)
+    keys, moves, other_keys, other_moves = sort_keys[0], sort_moves[0], sort_keys[1], sort_moves[1]
     for i in range(count):
         keys[i] = -scores[cells[dst[i]]]
-    order = np.argsort(keys, kind="mergesort")
-    old_src = src[:count].copy()
-    old_dst = dst[:count].copy()
+        moves[i] = np.int64(src[i]) * 256 + dst[i]
+    width = 1
+    while width < count:
+        for lo in range(0, count, 2 * width):
+            _merge(keys, moves, other_keys, other_moves, lo, min(lo + width, count), min(lo + 2 * width, count))
+        keys, moves, other_keys, other_moves = other_keys, other_moves, keys, moves
+        width *= 2
     for i in range(count):
-        src[i] = old_src[order[i]]
-        dst[i] = old_dst[order[i]]
+        src[i] = moves[i] // 256
+        dst[i] = moves[i] % 256
+
+
+@lean_njit(inline="always")
+def _merge(keys, moves, out_keys, out_moves, lo, mid, hi):
+    """Merge the sorted runs ``[lo, mid)`` and ``[mid, hi)`` into ``out``, the left one first on equal keys."""
+    i, j = lo, mid
+    for k in range(lo, hi):
+        if j >= hi or (i < mid and keys[i] <= keys[j]):
+            out_keys[k], out_moves[k] = keys[i], moves[i]
+            i += 1
+        else:
+            out_keys[k], out_moves[k] = keys[j], moves[j]
+            j += 1
 
 
 @njit(cache=True, nogil=True)

@@ -17,10 +17,9 @@ nodes -> 1).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from game.bits import lowest_bit, popcount
-from game.graph import U0, U1, bit, is_connected, small_component
+from game.bits import lean_njit, lowest_bit, popcount
+from game.graph import U0, U1, bit, is_connected, reach_within
 from search.kernel.bundles import board_of
 
 # option bits of ``dfs`` and ``best_n``
@@ -34,7 +33,7 @@ ISLANDS = 64  # Island Merge: at a bridge of G, collapse one side first (memo ke
 PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _walk_reaches(start, hops, cells, target, line, least):
     """True when a walk of ``least`` (0 or 1) to ``hops`` steps along rows and columns, from
     cell ``start`` through the cells of the mask ``cells``, ends in the mask ``target``.
@@ -62,7 +61,7 @@ def _walk_reaches(start, hops, cells, target, line, least):
     return False
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
     """True when some leaf of ``leaves`` can never be covered: the state (3+ stacks) is unsolvable.
 
@@ -130,7 +129,18 @@ def _leaf_stranded(leaves, present, occupied, where, compat, line, anchor):
 FROZEN_MAX = 3  # the most cards of a pendant side that ``_frozen_block`` considers (its block adds one)
 
 
-@njit(cache=True, nogil=True)
+@lean_njit(inline="always")
+def _side(x, rest, compat, seen):
+    """``(side, seen)``: the cards of ``rest`` joined to card ``x``, if at most ``FROZEN_MAX`` and not yet
+    ``seen`` (else 0), and ``seen`` with them (a large side's other cards may be met again: each is sized once
+    more at most)."""
+    if seen & bit(x) != U0:
+        return U0, seen
+    side = reach_within(bit(x), rest, compat, np.int64(FROZEN_MAX))
+    return side, seen | (side if side != U0 else bit(x))
+
+
+@lean_njit()
 def _tiny_solvable(block, n, tables, tiny):
     """True when the ``n`` (at most 4) stacks topped by the cards ``block[:4]`` in the cells ``block[4:8]`` can come
     down to one, alone on a board.
@@ -174,7 +184,7 @@ def _tiny_solvable(block, n, tables, tiny):
     return False
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _frozen_block(cuts, board, tables, scratch):
     """True when a frozen block hangs from G by one edge and can never come down: the state is unsolvable.
 
@@ -213,13 +223,9 @@ def _frozen_block(cuts, board, tables, scratch):
         while m != U0:
             x = lowest_bit(m)
             m &= m - U1
-            if seen & bit(x) != U0:
-                continue
-            side = small_component(x, rest, compat, np.int64(FROZEN_MAX))
+            side, seen = _side(x, rest, compat, seen)
             if side == U0:
-                seen |= bit(x)  # a large side (its other cards may be met again: each is sized once more at most)
                 continue
-            seen |= side
             if popcount(around & ~side) != 1:
                 continue  # (b)
             block = side | bit(v)
@@ -255,7 +261,7 @@ def _frozen_block(cuts, board, tables, scratch):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _in_line(where, c, block, line):
     """The cards of ``block`` whose cells are in line with card ``c``'s cell."""
     out = U0
@@ -268,7 +274,7 @@ def _in_line(where, c, block, line):
     return out
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _cells_linked(occupied, line):
     """True when the occupied cells form one group under 'shares a row or column'.
 
@@ -278,7 +284,7 @@ def _cells_linked(occupied, line):
     return is_connected(occupied, line)
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _hanging(cuts, present, compat):
     """The cut vertices ``v`` of G with a side of 2 to ``FROZEN_MAX`` cards and one neighbour beyond it.
 
@@ -300,20 +306,16 @@ def _hanging(cuts, present, compat):
         while m != U0:
             x = lowest_bit(m)
             m &= m - U1
-            if seen & bit(x) != U0:
-                continue
-            side = small_component(x, rest, compat, np.int64(FROZEN_MAX))
+            side, seen = _side(x, rest, compat, seen)
             if side == U0:
-                seen |= bit(x)
                 continue
-            seen |= side
             if popcount(side) >= 2 and popcount(around & ~side) == 1:
                 out |= bit(v)
                 break
     return out
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def root_prunable(root, tables, options):
     """True when the root (``int8[ncells]`` cells) itself fails a pruning test of ``options`` (so it is unsolvable)."""
     board = board_of(root)
@@ -324,7 +326,7 @@ def root_prunable(root, tables, options):
     return options & PRUNE_CELLS != 0 and not _cells_linked(board.occupied, tables.line)
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _fall_asleep(asleep, searched, s, t, child):
     """The sleep set of the child reached by the move ``s -> t``, as target masks per source cell.
 

@@ -35,9 +35,9 @@ def now_s() -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def spent(budget, nodes):
-    """True when a search with ``nodes`` expanded must stop: its ``Budget``'s nodes spent, its cancel flag raised,
-    or (read every ``CHECK_EVERY`` nodes) its deadline passed."""
-    if budget.max_nodes > 0 and nodes >= budget.max_nodes:
+def spent(nodes, max_nodes, deadline, flag):
+    """True when a search with ``nodes`` expanded must stop: ``max_nodes`` spent, its cancel ``flag`` (the value of
+    ``Budget.cancel[0]``) raised, or (read every ``CHECK_EVERY`` nodes) its ``deadline`` passed."""
+    if max_nodes > 0 and nodes >= max_nodes:
         return True
-    return budget.cancel[0] != 0 or (nodes % CHECK_EVERY == 0 and budget.deadline > 0 and now_s() >= budget.deadline)
+    return flag != 0 or (nodes % CHECK_EVERY == 0 and deadline > 0 and now_s() >= deadline)

@@ -180,5 +180,6 @@ def test_children_sort_stably_by_descending_target_score(count: int) -> None:
     src = rng.integers(0, 36, size=count).astype(np.int8)
     dst = rng.integers(0, 36, size=count).astype(np.int8)
     expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
-    kernel._sort_children(cells, scores, src, dst, count)
+    scratch = kernel.new_scratch(256)
+    kernel._sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected
