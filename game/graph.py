@@ -394,25 +394,26 @@ def node_connectivity(nodes, links, scratch, floor):
         floor = 2
     v, k = least_degree(nodes, links)
     neighbours = links[v] & nodes
-    others = nodes & ~neighbours & ~bit(v)
     stop = max(floor, 1)
-    while others != U0 and k > stop:
-        w = lowest_bit(others)
-        others &= others - U1
-        f, _, _ = local_connectivity(v, w, nodes, links, k, scratch)
-        if f < k:
-            k = f
+    k = _least_flow(v, nodes & ~neighbours & ~bit(v), nodes, links, k, stop, scratch)
     a_mask = neighbours
     while a_mask != U0 and k > stop:
         x = lowest_bit(a_mask)
         a_mask &= a_mask - U1
-        b_mask = a_mask & ~links[x]
-        while b_mask != U0 and k > stop:
-            y = lowest_bit(b_mask)
-            b_mask &= b_mask - U1
-            f, _, _ = local_connectivity(x, y, nodes, links, k, scratch)
-            if f < k:
-                k = f
+        k = _least_flow(x, a_mask & ~links[x], nodes, links, k, stop, scratch)
+    return k
+
+
+@lean_njit()
+def _least_flow(s, targets, nodes, links, k, stop, scratch):
+    """The least of ``k`` and the local connectivities from ``s`` to each of ``targets`` (capped at the running
+    least), or a value at most ``stop`` as soon as one is found."""
+    while targets != U0 and k > stop:
+        t = lowest_bit(targets)
+        targets &= targets - U1
+        f, _, _ = local_connectivity(s, t, nodes, links, k, scratch)
+        if f < k:
+            k = f
     return k
 
 
@@ -422,8 +423,18 @@ def node_connectivity(nodes, links, scratch, floor):
 @lean_njit(inline="always")
 def least_degree(nodes, links):
     """``(v, d)``: the first node of least degree ``d`` in the graph on ``nodes`` (non-empty)."""
-    v = -1
+    lo, _, _, v = degree_stats(nodes, links)
+    return v, lo
+
+
+@lean_njit(inline="always")
+def degree_stats(nodes, links):
+    """``(min, max, sum, v)`` of the degrees of the graph on ``nodes`` in one pass, ``v`` the first node of least
+    degree (0, 0, 0, -1 when empty)."""
     lo = 99
+    hi = 0
+    total = 0
+    v = -1
     p = nodes
     while p != U0:
         c = lowest_bit(p)
@@ -432,37 +443,22 @@ def least_degree(nodes, links):
         if d < lo:
             lo = d
             v = c
-    return v, lo
-
-
-@lean_njit(inline="always")
-def degree_stats(nodes, links):
-    """``(min, max, sum)`` of the degrees of the graph on ``nodes``, in one pass (0, 0, 0 when empty)."""
-    lo = 99
-    hi = 0
-    total = 0
-    p = nodes
-    while p != U0:
-        c = lowest_bit(p)
-        p &= p - U1
-        d = popcount(links[c] & nodes)
-        lo = min(lo, d)
         hi = max(hi, d)
         total += d
-    return (lo if lo < 99 else 0), hi, total
+    return (lo if lo < 99 else 0), hi, total, v
 
 
 @lean_njit()
 def degree_range(nodes, links):
     """``(min, max)`` degree of the graph on ``nodes`` (0, 0 when empty)."""
-    lo, hi, _ = degree_stats(nodes, links)
+    lo, hi, _, _ = degree_stats(nodes, links)
     return lo, hi
 
 
 @lean_njit()
 def edge_count(nodes, links):
     """Edges of the graph on ``nodes`` (of G: its flockability)."""
-    _, _, total = degree_stats(nodes, links)
+    _, _, total, _ = degree_stats(nodes, links)
     return total // 2
 
 

@@ -8,12 +8,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import popcount
+from game.bits import lean_njit, popcount
 from game.graph import edge_count
 from search.kernel.bundles import CUT_CACHE, Config, board_of, new_scratch
 from search.kernel.generate import generate, play
-from search.kernel.keys import _plain_key, key_words
-from search.kernel.memo import _fit_memo, _memo_add, _memo_find
+from search.kernel.keys import _copy_words, _plain_key, key_words
+from search.kernel.memo import GROW, _fit_memo, _memo_find, _wide_store, grown_memo
 from search.kernel.prune import PRUNE_CELLS, PRUNE_GRAPH, root_prunable
 from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, spent
 
@@ -31,6 +31,11 @@ class Frontier(NamedTuple):
     c_info: np.ndarray  # int64[rows, 4]
     records: np.ndarray  # int64[rows, 3]: each expanded node's PARENT, SOURCE, TARGET
     order: np.ndarray  # int64[rows]: the children's order before they go on S
+    no_key: np.ndarray  # uint64[0]: the children are built by ``play`` with no key to keep
+    key: np.ndarray  # uint64[words]: the wide key of the node being expanded
+    src: np.ndarray  # int8[width]: its children's source cells
+    dst: np.ndarray  # int8[width]: and target cells
+    no_sleep: np.ndarray  # uint64[ncells]: no move is asleep
 
 
 @njit(cache=True, nogil=True)
@@ -44,7 +49,7 @@ def _grow_rows(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _new_frontier(root, cohort):
+def _new_frontier(root, cohort, words, width):
     """A ``Frontier`` whose cohort is the root alone."""
     ncells = root.shape[0]
     f = Frontier(
@@ -56,6 +61,11 @@ def _new_frontier(root, cohort):
         np.empty((64, 4), dtype=np.int64),
         np.empty((1024, 3), dtype=np.int64),
         np.empty(64, dtype=np.int64),
+        np.empty(0, dtype=np.uint64),
+        np.empty(words, dtype=np.uint64),
+        np.empty(width, dtype=np.int8),
+        np.empty(width, dtype=np.int8),
+        np.zeros(ncells, dtype=np.uint64),
     )
     f.q_cells[0] = root
     f.q_info[0, :] = -1
@@ -74,10 +84,15 @@ def _room(f, stacked, children, records):
         _grow_rows(f.c_info, children),
         _grow_rows(f.records, records),
         _grow_rows(f.order, children),
+        f.no_key,
+        f.key,
+        f.src,
+        f.dst,
+        f.no_sleep,
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@lean_njit(inline="always")
 def _frontier_bytes(f):
     return f.records.nbytes + f.s_cells.nbytes + f.s_info.nbytes + f.c_cells.nbytes + f.c_info.nbytes + f.order.nbytes
 
@@ -108,54 +123,91 @@ def best_n(root, tables, config, budget, memo, stamp, path):
         config.options & (PRUNE_GRAPH | PRUNE_CELLS), np.zeros(4), np.int64(99), config.memo_min, config.cohort
     )
     width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
-    src = np.empty(width, dtype=np.int8)
-    dst = np.empty(width, dtype=np.int8)
-    no_sleep = np.zeros(ncells, dtype=np.uint64)
     scratch = new_scratch(np.int64(CUT_CACHE))
-    key = np.empty(memo.shape[1] - 1, dtype=np.uint64)
-    f = _new_frontier(root, config.cohort)
-    qn = 1
-    sp = np.int64(0)
-    nodes = 0
-    n_records = np.int64(0)
-    memo_count = np.int64(0)
-    while qn > 0:
-        cn = np.int64(0)
-        for qi in range(qn):
-            cells = f.q_cells[qi]
-            _plain_key(cells, key)
-            if _memo_find(memo, stamp, key) >= 0:
+    f = _new_frontier(root, config.cohort, memo.shape[1] - 1, width)
+    at = np.zeros(AT, dtype=np.int64)
+    at[QN], at[STAMP], at[MAX_ROWS] = 1, stamp, max_rows
+    while True:
+        code = _expand_cohort(tables, generation, budget, scratch, f, memo, at)
+        if code == GROW:
+            memo = grown_memo(memo, stamp)
+        elif code == ROOM:
+            f = _room(f, 0, at[CN] + at[COUNT], at[RECORDS] + 1)
+        elif code == COHORT_DONE:
+            if at[SP] + at[CN] > f.s_cells.shape[0]:
+                f = _room(f, at[SP] + at[CN], 0, 0)
+            at[SP] = _stack_children(f, at[CN], at[SP])
+            at[QN], at[SP] = _next_cohort(f, at[SP], config.cohort)
+            at[QI], at[CN] = 0, 0
+            if at[QN] == 0:
+                return UNSOLVABLE, at[NODES], 0, memo
+        elif code == SOLVABLE:
+            return SOLVABLE, at[NODES], _unwind(f.records, f.q_info[at[QI]], path), memo
+        else:
+            return code, at[NODES], 0, memo
+
+
+# ``at``: the place of ``_expand_cohort``, kept between its calls
+QI, QN, CN, COUNT, RECORDS, NODES, MEMO_COUNT, SP, PHASE, STAMP, MAX_ROWS, AT = range(12)
+NEW_NODE, STORED_NODE, GENERATED = 0, 1, 2  # at[PHASE]: how far the node at[QI] has come
+ROOM, COHORT_DONE = -3, -4  # besides a status and GROW, what ``_expand_cohort`` returns
+
+
+@lean_njit()
+def _expand_cohort(tables, generation, budget, scratch, f, memo, at):
+    """Expand the cohort's nodes from ``at[QI]`` on, their children into C; returns ``COHORT_DONE``, a status
+    when the search ends (``SOLVABLE``: the node ``at[QI]`` is the goal), or ``GROW`` / ``ROOM`` when ``best_n``
+    must grow the memo or the frontier and call again (the node's ``at[PHASE]`` says where it goes on)."""
+    while at[QI] < at[QN]:
+        cells = f.q_cells[at[QI]]
+        if at[PHASE] == NEW_NODE:
+            _plain_key(cells, f.key)
+            if _memo_find(memo, at[STAMP], f.key) >= 0:
+                at[QI] += 1
                 continue
-            memo, memo_count, fits = _memo_add(memo, stamp, key, memo_count, max_rows)
-            if not fits or (budget.max_bytes > 0 and 2 * _frontier_bytes(f) > budget.max_bytes):
-                return OUT_OF_MEMORY, nodes, 0, memo
-            board = board_of(cells)
+            at[MEMO_COUNT], stored = _wide_store(memo, at[MEMO_COUNT], at[STAMP], f.key, at[MAX_ROWS])
+            if stored == OUT_OF_MEMORY:
+                return OUT_OF_MEMORY
+            at[PHASE] = STORED_NODE
+            if stored == GROW:
+                return GROW
+        board = board_of(cells)
+        if at[PHASE] == STORED_NODE:
+            if budget.max_bytes > 0 and 2 * _frontier_bytes(f) > budget.max_bytes:
+                return OUT_OF_MEMORY
             if board.n_stacks == 1:
-                return SOLVABLE, nodes, _unwind(f.records, f.q_info[qi], path), memo
-            if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
-                return UNKNOWN, nodes, 0, memo
-            nodes += 1
-            f = _room(f, 0, 0, n_records + 1)
-            for k in range(3):
-                f.records[n_records, k] = f.q_info[qi, k]
-            n_records += 1
-            count = generate(cells, board, tables, generation, src, dst, no_sleep, scratch)
-            f = _room(f, 0, cn + count, 0)
-            cn = _add_children(cells, board, tables.compat, src[:count], dst[:count], n_records - 1, f, cn)
-        f, sp = _stack_children(f, cn, sp)
-        qn, sp = _next_cohort(f, sp, config.cohort)
-    return UNSOLVABLE, nodes, 0, memo
+                return SOLVABLE
+            if spent(at[NODES], budget.max_nodes, budget.deadline, budget.cancel[0]):
+                return UNKNOWN
+            at[NODES] += 1
+            at[COUNT] = generate(cells, board, tables, generation, f.src, f.dst, f.no_sleep, scratch)
+            at[PHASE] = GENERATED
+        if at[RECORDS] + 1 > f.records.shape[0] or at[CN] + at[COUNT] > f.c_cells.shape[0]:
+            return ROOM
+        _record(f, at[QI], at[RECORDS])
+        at[RECORDS] += 1
+        count = at[COUNT]
+        at[CN] = _add_children(cells, board, tables.compat, f.src[:count], f.dst[:count], at[RECORDS] - 1, f, at[CN])
+        at[QI] += 1
+        at[PHASE] = NEW_NODE
+    return COHORT_DONE
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
+def _record(f, qi, n_records):
+    """Record the cohort's node ``qi`` (its parent record and move) as record ``n_records``."""
+    for k in range(3):
+        f.records[n_records, k] = f.q_info[qi, k]
+
+
+@lean_njit()
 def _add_children(cells, board, compat, src, dst, parent, f, cn):
     """Put the children ``src[i] -> dst[i]`` of ``cells`` (record ``parent``) in C from row ``cn``; returns C's rows."""
-    no_key = np.empty(0, dtype=np.uint64)
     edges = edge_count(board.present, compat)
     for i in range(src.shape[0]):
         child = f.c_cells[cn]
-        child[:] = cells
-        _, _, b = play(child, no_key, src[i], dst[i], board)
+        _copy_words(cells, child)
+        _, _, b = play(child, f.no_key, src[i], dst[i], board)
         f.c_info[cn, PARENT] = parent
         f.c_info[cn, SOURCE] = src[i]
         f.c_info[cn, TARGET] = dst[i]
@@ -164,9 +216,10 @@ def _add_children(cells, board, compat, src, dst, parent, f, cn):
     return cn
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _stack_children(f, cn, sp):
-    """Push C's ``cn`` children on S worst first, so the best (earliest of equals) ends on top; returns ``(f, sp)``."""
+    """Push C's ``cn`` children on S (room made) worst first, so the best (earliest of equals) ends on top;
+    returns S's new top."""
     order, info = f.order, f.c_info
     for i in range(cn):
         order[i] = i
@@ -178,15 +231,14 @@ def _stack_children(f, cn, sp):
         ):
             order[j - 1], order[j] = order[j], order[j - 1]
             j -= 1
-    f = _room(f, sp + cn, 0, 0)
     for i in range(cn):
-        f.s_cells[sp] = f.c_cells[order[i]]
-        f.s_info[sp] = info[order[i]]
+        _copy_words(f.c_cells[order[i]], f.s_cells[sp])
+        _copy_words(info[order[i]], f.s_info[sp])
         sp += 1
-    return f, sp
+    return sp
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def _next_cohort(f, sp, cohort):
     """Pop up to ``cohort`` states of S's top value into Q; returns ``(qn, sp)``."""
     qn = 0
@@ -194,8 +246,8 @@ def _next_cohort(f, sp, cohort):
         value = f.s_info[sp - 1, VALUE]
         while qn < cohort and sp > 0 and f.s_info[sp - 1, VALUE] == value:
             sp -= 1
-            f.q_cells[qn] = f.s_cells[sp]
-            f.q_info[qn] = f.s_info[sp]
+            _copy_words(f.s_cells[sp], f.q_cells[qn])
+            _copy_words(f.s_info[sp], f.q_info[qn])
             qn += 1
     return qn, sp
 

@@ -67,7 +67,7 @@ class Board(NamedTuple):
     n_stacks: np.int64
 
 
-@njit(cache=True, nogil=True)
+@lean_njit()
 def board_of(cells):
     """The ``Board`` of ``cells`` (``int8[ncells]``, -1 for an empty cell)."""
     occupied = U0
@@ -118,6 +118,7 @@ class Scratch(NamedTuple):
     where: np.ndarray  # int64[52]: the cell of each card on the board
     tiny: np.ndarray  # int64[32]: ``_tiny_solvable``'s stack (cells by depth, cards alive, next move)
     block: np.ndarray  # int64[8]: ``_frozen_block``'s cards (0-3) and their cells (4-7)
+    sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
     sort_keys: np.ndarray  # float64[2, MAX_CHILDREN]: ``_sort_children``'s merge buffers
     sort_moves: np.ndarray  # int64[2, MAX_CHILDREN]
 
@@ -159,6 +160,7 @@ def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
         where,
         np.zeros(32, dtype=np.int64),
         np.zeros(8, dtype=np.int64),
+        np.zeros(8, dtype=np.uint64),
         sort_keys,
         sort_moves,
     )

@@ -92,7 +92,7 @@ def _graph_facts(present, compat, scratch):
         facts[FACT_CUTS, slot] = cuts
         facts[FACT_ONES, slot] = ones
         facts[FACT_TWOS, slot] = twos
-        facts[FACT_HANGING, slot] = _hanging(cuts, present, compat)
+        facts[FACT_HANGING, slot] = _hanging(cuts, present, compat, scratch.sides)
     return facts[FACT_CUTS, slot], facts[FACT_ONES, slot], facts[FACT_TWOS, slot], facts[FACT_HANGING, slot]
 
 

@@ -76,7 +76,8 @@ def _plain_key(cells, key):
 
 @lean_njit(inline="always")
 def _copy_words(source, target):
-    # a loop: ``target[:] = source`` compiles numpy's broadcasting and its shape error, ~1.7 s of a first start
+    # a loop: ``target[:] = source`` compiles numpy's broadcasting and its shape error (~1.7 s of a first start),
+    # and needs numba's runtime; any 1-D arrays of one length
     for w in range(source.shape[0]):
         target[w] = source[w]
 

@@ -52,24 +52,6 @@ def _narrow_full(count, rows):
     return 4 * (count + 1) > 3 * rows
 
 
-@njit(cache=True, nogil=True)
-def _narrow_add(table, key, count, max_rows):
-    """Insert the one-word ``key``; returns the table (grown rather than pass 3/4 full), the count, and whether it fit.
-
-    ``max_rows`` (0 for no cap) bounds the table and its growth as in ``_memo_add``.
-    """
-    at = _narrow_find(table, key)
-    if at >= 0:
-        return table, count, True
-    if _narrow_full(count, table.shape[0]):
-        if max_rows > 0 and 3 * table.shape[0] > max_rows:
-            return table, count, False
-        table = narrow_grow(table)
-        at = _narrow_find(table, key)
-    table[-1 - at, 0] = key
-    return table, count + 1, True
-
-
 @lean_njit(inline="always")
 def _hash(key):
     h = np.uint64(0x9E3779B97F4A7C15)
@@ -113,20 +95,10 @@ def _memo_add(table, stamp, key, count, max_rows):
     while ``3r <= max_rows``. When it is half full and may not grow, the key is
     not stored and ``False`` is returned (the search then stops as out of memory).
     """
-    at = _memo_find(table, stamp, key)
-    if at >= 0:
-        return table, count, True
-    if 2 * (count + 1) > table.shape[0] and max_rows > 0 and 3 * table.shape[0] > max_rows:
-        return table, count, False
-    at = -1 - at
-    nw = key.shape[0]
-    for w in range(nw):
-        table[at, w] = key[w]
-    table[at, nw] = stamp
-    count += 1
-    if 2 * count > table.shape[0]:
-        table = _memo_grow(table, stamp)
-    return table, count, True
+    count, stored = _wide_store(table, count, stamp, key, max_rows)
+    if stored == GROW:
+        return _memo_grow(table, stamp), count, True
+    return table, count, stored == STORED
 
 
 @njit(cache=True, nogil=True)
@@ -172,8 +144,9 @@ STORED, GROW = -1, -2  # besides OUT_OF_MEMORY and TABLE_FULL, what ``_narrow_st
 
 @lean_njit()
 def _narrow_store(table, count, key, max_rows):
-    """``_narrow_add`` without growing: returns ``(count, STORED)``, or ``GROW`` when the table must grow first
-    (``narrow_grow``, then store again), or ``OUT_OF_MEMORY`` when it may not."""
+    """Insert the one-word ``key`` into a table kept at most three quarters full; returns ``(count, STORED)``, or
+    ``GROW`` when the table must grow first (``narrow_grow``, then store again), or ``OUT_OF_MEMORY`` when it may
+    not: ``max_rows`` (0 for no cap) bounds the table and its growth as in ``_memo_add``."""
     at = _narrow_find(table, key)
     if at >= 0:
         return count, STORED
@@ -187,8 +160,9 @@ def _narrow_store(table, count, key, max_rows):
 
 @lean_njit()
 def _wide_store(table, count, stamp, key, max_rows):
-    """``_memo_add`` without growing: returns ``(count, STORED)``, or ``GROW`` when the key is stored and the
-    table must now grow (``_memo_grow``), or ``OUT_OF_MEMORY`` when the key does not fit."""
+    """Insert the wide ``key`` without growing: returns ``(count, STORED)``, or ``GROW`` when the key is stored
+    and the table, now over half full, must grow (``_memo_grow``), or ``OUT_OF_MEMORY`` when the key does not fit
+    (see ``_memo_add``)."""
     at = _memo_find(table, stamp, key)
     if at >= 0:
         return count, STORED

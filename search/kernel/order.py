@@ -223,7 +223,7 @@ def _child_scores(present, targets, compat, coefs, scratch):
         if masks[slot] == child:
             scores[y] = values[slot]
             continue
-        lo, hi, degrees = degree_stats(child, compat)
+        lo, hi, degrees, _ = degree_stats(child, compat)
         if lo <= floor:
             kappa = lo
         else:

@@ -212,22 +212,13 @@ def _frozen_block(cuts, board, tables, scratch):
     """
     present, occupied, compat, line, where = board.present, board.occupied, tables.compat, tables.line, scratch.where
     block_cards = scratch.block
+    sides = scratch.sides
     cv = cuts
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        rest = present & ~bit(v)
-        around = compat[v] & rest
-        seen = U0
-        m = around
-        while m != U0:
-            x = lowest_bit(m)
-            m &= m - U1
-            side, seen = _side(x, rest, compat, seen)
-            if side == U0:
-                continue
-            if popcount(around & ~side) != 1:
-                continue  # (b)
+        for j in range(_lone_sides(v, present, compat, sides)):
+            side = sides[j]
             block = side | bit(v)
             frozen = True
             block_cells = U0
@@ -285,34 +276,48 @@ def _cells_linked(occupied, line):
 
 
 @lean_njit()
-def _hanging(cuts, present, compat):
+def _hanging(cuts, present, compat, sides):
     """The cut vertices ``v`` of G with a side of 2 to ``FROZEN_MAX`` cards and one neighbour beyond it.
 
     What ``_frozen_block``'s conditions ask of G alone (its (b)), so that the
     cells are looked at only where a block may hang. A side of one card, a
     leaf, is left to ``PRUNE_ANCHOR``, whose walk asks more than a cell in line.
+    ``sides`` is ``_lone_sides``' scratch.
     """
     out = U0
     cv = cuts
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        rest = present & ~bit(v)
-        around = compat[v] & rest
-        if popcount(around) > FROZEN_MAX + 1:
-            continue  # all of v's neighbours but one lie in a side of at most FROZEN_MAX cards
-        seen = U0
-        m = around
-        while m != U0:
-            x = lowest_bit(m)
-            m &= m - U1
-            side, seen = _side(x, rest, compat, seen)
-            if side == U0:
-                continue
-            if popcount(side) >= 2 and popcount(around & ~side) == 1:
+        for j in range(_lone_sides(v, present, compat, sides)):
+            if popcount(sides[j]) >= 2:
                 out |= bit(v)
                 break
     return out
+
+
+@lean_njit()
+def _lone_sides(v, present, compat, sides):
+    """The sides of the cut vertex ``v`` (components of G − v) of at most ``FROZEN_MAX`` cards with exactly one of
+    ``v``'s neighbours beyond them (``_frozen_block``'s (b)), into ``sides``; returns how many.
+
+    None when ``v`` has more than ``FROZEN_MAX + 1`` neighbours: such a side holds all of them but one.
+    """
+    rest = present & ~bit(v)
+    around = compat[v] & rest
+    if popcount(around) > FROZEN_MAX + 1:
+        return 0
+    n = 0
+    seen = U0
+    m = around
+    while m != U0:
+        x = lowest_bit(m)
+        m &= m - U1
+        side, seen = _side(x, rest, compat, seen)
+        if side != U0 and popcount(around & ~side) == 1:
+            sides[n] = side
+            n += 1
+    return n
 
 
 @lean_njit()
