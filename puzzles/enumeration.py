@@ -95,8 +95,8 @@ class Enumeration:
             return state_to_array(self.root)[None, :]
         first, last = int(self.level_group_start[depth]), int(self.level_group_start[depth + 1])
         level: np.ndarray = kernel.decode_level(
-            self.depths, self.keys, self.group_start, self.group_size, self.masks, first, last,
-            int(self.sizes[depth]), self.slot_cell, self.cards, self.rows * self.cols,
+            self.index, self.keys, first, last, int(self.sizes[depth]), self.slot_cell, self.cards,
+            self.rows * self.cols,
         )  # fmt: skip
         return level
 
@@ -115,6 +115,18 @@ class Enumeration:
             mask |= 1 << cell_slot[cell]
             key |= card_slot[card] << (4 * cell_slot[cell])
         return int(kernel.find_state(self.keys, self.group_start, self.group_size, mask, np.uint64(key)))
+
+    @property
+    def index(self) -> kernel.Index:
+        """The kernel's index of the groups, moves and depths (``masks`` cut to the groups built)."""
+        return kernel.Index(
+            self.group_start, self.group_size, self.block_start, self.masks, self.level_group_start, self.sizes
+        )
+
+    @property
+    def store(self) -> kernel.Store:
+        """The kernel's states and moves."""
+        return kernel.Store(self.keys, self.keys.shape[0], self.edges, self.edges.shape[0])
 
 
 @dataclass(frozen=True)
@@ -157,46 +169,41 @@ def enumerate_states(
     cards = np.array([state.cells[i] for i in slot_cell], dtype=np.int8)
     if len(slot_cell) > kernel.MAX_STACKS:
         return _root_only(state, slot_cell, cards)
-    line, compat = _slot_tables(state, slot_cell, cards)
+    tables = kernel.Tables(state.n_stacks, *_slot_tables(state, slot_cell, cards))
+    pause_at = SPLIT_AT if THREADS > 1 else 0
     for place in PLACE_TYPES:
-        walk = _Walk(state.n_stacks, line, compat, place, moves, max_states or 0, _deadline(time_limit), _flag(cancel))
+        config = kernel.Config(np.empty(0, place), int(np.iinfo(place).max), moves, pause_at)
+        walk = _Walk(tables, config, kernel.Budget(max_states or 0, _deadline(time_limit), _flag(cancel)))
         status = walk.run(state.n_stacks - 1 if depth is None else min(depth, state.n_stacks - 1))
         if status != kernel.TOO_WIDE:
             break
     _raise_if_stopped(status, time_limit)
+    index, store = walk.index, walk.store
     return Enumeration(
-        state, slot_cell, cards, walk.keys[: walk.used], walk.group_start, walk.group_size,
-        walk.masks[: walk.ngroups], walk.level_group_start, walk.sizes, walk.edges[: walk.m], walk.block_start,
-        status == kernel.COMPLETE and walk.depth == state.n_stacks - 1, moves,
+        state, slot_cell, cards, store.keys[: store.used], index.group_start, index.group_size,
+        index.masks[: walk.ngroups], index.level_group_start, index.level_size, store.edges[: store.moves],
+        index.block_start, status == kernel.COMPLETE and walk.depth == state.n_stacks - 1, moves,
     )  # fmt: skip
 
 
 class _Walk:
     """The enumeration under way: the kernel's arrays, depth by depth."""
 
-    def __init__(
-        self, k: int, line: np.ndarray, compat: np.ndarray, place: Any, record: bool, max_states: int,
-        deadline: float, cancel: np.ndarray,
-    ) -> None:  # fmt: skip
-        self.k, self.line, self.compat, self.record, self.max_states = k, line, compat, record, max_states
-        self.deadline, self.cancel = deadline, cancel
-        self.edge_like, self.widest = np.empty(0, place), int(np.iinfo(place).max)
-        root_key = np.uint64(sum(s << (4 * s) for s in range(k)))
-        self.keys, self.edges, self.index = kernel.start_groups(k, root_key, self.edge_like)
-        self.group_start, self.group_size, self.block_start, self.masks, self.level_group_start, self.sizes = self.index
-        self.depth, self.used, self.m = 0, 1, 0
+    def __init__(self, tables: kernel.Tables, config: kernel.Config, budget: kernel.Budget) -> None:
+        self.tables, self.config, self.budget = tables, config, budget
+        root_key = np.uint64(sum(s << (4 * s) for s in range(tables.k)))
+        self.index, self.store = kernel.start_groups(tables.k, root_key, config.edge_like)
+        self.depth = 0
 
     @property
     def ngroups(self) -> int:
-        return int(self.level_group_start[self.depth + 1])
+        return int(self.index.level_group_start[self.depth + 1])
 
     def run(self, last_depth: int) -> int:
-        pause_at = SPLIT_AT if THREADS > 1 else 0
         while self.depth < last_depth:
-            status, self.depth, self.keys, self.used, self.edges, self.m = kernel.enumerate_groups(
-                self.k, self.depth, self.keys, self.used, self.edges, self.m, self.index, self.line, self.compat,
-                self.widest, self.record, self.max_states, last_depth, pause_at, self.deadline, self.cancel,
-            )  # fmt: skip
+            status, self.depth, self.store = kernel.enumerate_groups(
+                self.tables, self.config, self.budget, self.index, self.store, self.depth, last_depth
+            )
             if status != kernel.PAUSED:
                 return int(status)
             status = self._expand_in_threads()
@@ -206,38 +213,33 @@ class _Walk:
 
     def _expand_in_threads(self) -> int:
         # One depth, its child groups split in contiguous runs of about equal work.
-        d = self.depth
-        first, last = int(self.level_group_start[d]), int(self.level_group_start[d + 1])
-        children, bounds = kernel.next_groups(
-            self.k, self.masks, first, last, self.group_start, self.group_size, self.line
-        )
-        room = self.max_states - int(self.sizes[: d + 1].sum()) if self.max_states else 0
-        if self.max_states and room <= 0:
+        d, index, max_states = self.depth, self.index, self.budget.max_states
+        first, last = int(index.level_group_start[d]), int(index.level_group_start[d + 1])
+        children, bounds = kernel.next_groups(self.tables, index, first, last)
+        room = max_states - int(index.level_size[: d + 1].sum()) if max_states else 0
+        if max_states and room <= 0:
             return kernel.OVER_BUDGET
+        budget = kernel.Budget(room, self.budget.deadline, self.budget.cancel)
         runs = _runs(bounds, THREADS)
 
         def expand(run: tuple[int, int]) -> Any:
             lo, hi = run
             return kernel.expand_groups(
-                self.k, self.keys, self.group_start, self.group_size, self.line, self.compat, children[lo:hi],
-                bounds[lo:hi], self.edge_like, self.widest, self.record, room, self.deadline, self.cancel,
-            )  # fmt: skip
+                self.tables, self.store.keys, index, children[lo:hi], bounds[lo:hi], self.config, budget
+            )
 
         results = list(_pool().map(expand, runs))
-        for result in results:
-            if result[0] != kernel.COMPLETE:
-                return int(result[0])
-        added = sum(result[1].shape[0] for result in results)
-        if self.max_states and added > room:
+        for status, _ in results:
+            if status != kernel.COMPLETE:
+                return int(status)
+        added = sum(expansion.keys.shape[0] for _, expansion in results)
+        if max_states and added > room:
             return kernel.OVER_BUDGET
         ngroups = last
-        for (lo, hi), (_, new_keys, sizes, new_edges, blocks) in zip(runs, results, strict=True):
-            self.keys, self.used, self.edges, self.m, ngroups = kernel.append_groups(
-                self.keys, self.used, self.edges, self.m, self.index, ngroups, children[lo:hi], sizes, new_keys,
-                new_edges, blocks,
-            )  # fmt: skip
-        self.level_group_start[d + 2] = ngroups
-        self.sizes[d + 1] = added
+        for (lo, hi), (_, expansion) in zip(runs, results, strict=True):
+            self.store, ngroups = kernel.append_groups(self.store, index, ngroups, children[lo:hi], expansion)
+        index.level_group_start[d + 2] = ngroups
+        index.level_size[d + 1] = added
         self.depth = d + 1
         return kernel.COMPLETE
 
@@ -249,13 +251,11 @@ def label_states(
     if not enumeration.complete or not enumeration.moves:
         raise ValueError("only a complete enumeration with its moves can be labelled")
     e = enumeration
-    line, compat = _slot_tables(e.root, e.slot_cell, e.cards)
-    deadline, flag = _deadline(time_limit), _flag(cancel)
+    tables = kernel.Tables(e.depths, *_slot_tables(e.root, e.slot_cell, e.cards))
+    index, store = e.index, e.store
+    budget = kernel.Budget(0, _deadline(time_limit), _flag(cancel))
     if THREADS == 1 or e.states < SPLIT_AT:
-        status, solvable, level_solvable, tension_sum, tension_count = kernel.label_groups(
-            e.depths, e.keys, e.group_start, e.group_size, e.masks, e.level_group_start, e.edges, e.block_start,
-            line, compat, deadline, flag,
-        )  # fmt: skip
+        status, solvable, level_solvable, tension_sum, tension_count = kernel.label_groups(tables, index, store, budget)
         _raise_if_unlabelled(status, time_limit)
         return Labels(solvable, level_solvable, tension_sum, tension_count)
     solvable = np.zeros(e.keys.shape[0], dtype=np.uint8)
@@ -268,10 +268,7 @@ def label_states(
         runs = _runs(work, THREADS) if e.sizes[d] >= SPLIT_AT else [(0, last - first)]
 
         def label(run: tuple[int, int], d: int = d, first: int = first) -> Any:
-            return kernel.label_level(
-                e.depths, d, first + run[0], first + run[1], e.keys, e.group_start, e.group_size, e.masks, e.edges,
-                e.block_start, line, compat, solvable, deadline, flag,
-            )  # fmt: skip
+            return kernel.label_level(tables, index, store, solvable, d, first + run[0], first + run[1], budget)
 
         results = list(_pool().map(label, runs))
         for status, good, t_sum, t_count in results:
@@ -311,18 +308,10 @@ def _root_only(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> Enumer
 
 def _slot_tables(state: State, slot_cell: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # line[s]: slots sharing a row or column with slot s; compat[a]: cards that may join card a.
-    cell_line = line_table(state.rows, state.cols)
-    card_compat = compat_table()
-    k = len(slot_cell)
-    line = np.zeros(k, dtype=np.int64)
-    compat = np.zeros(k, dtype=np.uint64)
-    for s in range(k):
-        for t in range(k):
-            if (int(cell_line[slot_cell[s]]) >> int(slot_cell[t])) & 1:
-                line[s] |= 1 << t
-            if (int(card_compat[cards[s]]) >> int(cards[t])) & 1:
-                compat[s] |= np.uint64(1 << t)
-    return line, compat
+    bit = np.uint64(1) << np.arange(len(slot_cell), dtype=np.uint64)  # bit[t]: slot t's bit
+    in_line = (line_table(state.rows, state.cols)[slot_cell, None] >> slot_cell.astype(np.uint64)) & np.uint64(1)
+    joins = (compat_table()[cards, None] >> cards.astype(np.uint64)) & np.uint64(1)
+    return (in_line * bit).sum(axis=1, dtype=np.uint64).astype(np.int64), (joins * bit).sum(axis=1, dtype=np.uint64)
 
 
 def _deadline(time_limit: float | None) -> float:
