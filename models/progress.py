@@ -128,7 +128,7 @@ def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
     cells = root.copy()
     stack = frame.stack
     _plain_key(cells, stack.cur)
-    root_moves = _children(cells, board, tables, config, frame, 0)
+    root_moves = _children(cells, board, tables, config, frame, np.int64(0))
     nodes, fewest, stored, root_dead = 1, stacks, np.int64(0), 0
     dead_ends = 1 if root_moves == 0 else 0
     depth = 0
@@ -140,7 +140,7 @@ def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
                 outcome = DEAD
                 break
             if not _known(memo, stamp, stack):
-                memo, stored, _ = _memo_add(memo, stamp, stack.key, stored, 0)
+                memo, stored, _ = _memo_add(memo, stamp, stack.key, stored, np.int64(0))
             depth -= 1
             i = stack.nxt[depth] - 1
             a, b = stack.moved[depth, 0], stack.moved[depth, 1]

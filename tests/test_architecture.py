@@ -141,15 +141,48 @@ def test_search_reads_as_layers() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_search_module_is_over_600_lines() -> None:
+def test_no_module_of_search_features_or_puzzles_is_over_600_lines() -> None:
     long = [
         f"{module}: {n} lines"
         for module, path in MODULES.items()
-        if package_of(module) == "search"
+        if package_of(module) in ("search", "features", "puzzles")
         for n in [len(path.read_text().splitlines())]
         if n > 600
     ]
     assert not long, "\n".join(long)
+
+
+# Every compiled function (``@njit`` / ``@numba.njit``) in these modules: what travels together travels as a
+# named tuple (``search.kernel.bundles``), so none takes more than 8 parameters; and none is over 80 lines
+# outside its docstring.
+KERNEL_PACKAGES = ("game", "search", "features", "puzzles")
+KERNEL_MODULES = ("models.progress",)
+
+
+def _compiled_functions() -> Iterator[tuple[str, ast.FunctionDef]]:
+    for module, path in MODULES.items():
+        if package_of(module) not in KERNEL_PACKAGES and module not in KERNEL_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
+                yield module, node
+
+
+def _body_lines(function: ast.FunctionDef) -> int:
+    """Lines of ``function`` from its ``def`` to its end, less its docstring."""
+    lines = (function.end_lineno or function.lineno) - function.lineno + 1
+    first = function.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= (first.end_lineno or first.lineno) - first.lineno + 1
+    return lines
+
+
+def test_no_kernel_function_takes_more_than_8_parameters_or_runs_over_80_lines() -> None:
+    functions = list(_compiled_functions())
+    assert len(functions) > 100  # the walk saw the kernels
+    wide = [f"{module}.{f.name}: {len(f.args.args)} parameters" for module, f in functions if len(f.args.args) > 8]
+    long = [f"{module}.{f.name}: {_body_lines(f)} lines" for module, f in functions if _body_lines(f) > 80]
+    assert not wide + long, "\n".join(wide + long)
 
 
 def test_the_allowed_table_has_no_cycle() -> None:

@@ -132,10 +132,10 @@ def best_n(root, tables, config, budget, memo, stamp, path):
         if code == GROW:
             memo = grown_memo(memo, stamp)
         elif code == ROOM:
-            f = _room(f, 0, at[CN] + at[COUNT], at[RECORDS] + 1)
+            f = _room(f, np.int64(0), at[CN] + at[COUNT], at[RECORDS] + 1)
         elif code == COHORT_DONE:
             if at[SP] + at[CN] > f.s_cells.shape[0]:
-                f = _room(f, at[SP] + at[CN], 0, 0)
+                f = _room(f, at[SP] + at[CN], np.int64(0), np.int64(0))
             at[SP] = _stack_children(f, at[CN], at[SP])
             at[QN], at[SP] = _next_cohort(f, at[SP], config.cohort)
             at[QI], at[CN] = 0, 0

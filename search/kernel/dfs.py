@@ -75,6 +75,7 @@ class Stack(NamedTuple):
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
     isles: Islands  # Island Merge: the island each depth works on
     plan: MemoPlan  # how the search keys and stores its states
+    at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
 
 
 @njit(cache=True, nogil=True)
@@ -101,6 +102,7 @@ def new_stack(depths, width, ncells, plan, words):
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
         new_islands(depths + 1),
         plan,
+        np.array([0, 1, 0, 1], dtype=np.int64),
     )
 
 
@@ -149,9 +151,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     else:
         _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
     scratch = new_scratch(np.int64(CUT_CACHE))
-    at = np.array([0, 1, 0, 1], dtype=np.int64)  # the search's DEPTH, NODES, MEMO_COUNT, FRESH, kept between calls
+    at = stack.at
     while True:
-        code, length = _search(cells, tables, config, budget, stack, scratch, memo, path, at)
+        code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)
         if code == GROW:
             memo = grown_memo(memo, stamp)
         elif code == BIG:
@@ -168,10 +170,11 @@ BIG, CLOCK = -3, -4  # ``_search`` asks ``dfs`` for big caches, or to read the c
 
 
 @lean_njit()
-def _search(cells, tables, config, budget, stack, scratch, memo, path, at):
+def _search(cells, tables, config, budget, stack, scratch, memo, path):
     """The search loop, from the place ``at``; returns ``(status, path length)`` once the search ends, or
     ``(GROW | BIG | CLOCK, 0)`` when it needs what only ``dfs`` may do (allocate, read the clock), with its place
-    saved in ``at`` so that a second call goes on from there."""
+    saved in ``stack.at`` so that a second call goes on from there."""
+    at = stack.at
     depth, nodes, memo_count, fresh = at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] != 0
     board = board_of(cells)
     while True:
