@@ -123,7 +123,7 @@ def best_n(root, tables, config, budget, memo, stamp, path):
         config.options & (PRUNE_GRAPH | PRUNE_CELLS), np.zeros(4), np.int64(99), config.memo_min, config.cohort
     )
     width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
-    scratch = new_scratch(np.int64(CUT_CACHE))
+    scratch = new_scratch(np.int64(CUT_CACHE), width)
     f = _new_frontier(root, config.cohort, memo.shape[1] - 1, width)
     at = np.zeros(AT, dtype=np.int64)
     at[QN], at[STAMP], at[MAX_ROWS] = 1, stamp, max_rows

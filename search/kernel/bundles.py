@@ -98,7 +98,6 @@ FACT_SET, FACT_CUTS, FACT_ONES, FACT_TWOS, FACT_HANGING = 0, 1, 2, 3, 4
 # ``cell_facts`` rows (``search.kernel.generate._cell_cuts``): per set of occupied cells
 CELL_SET, CELL_CUTS = 0, 1
 
-MAX_CHILDREN = 52 * 51  # the most children a node may have (every ordered pair of 52 stacks)
 CUT_CACHE = 256  # slots of each direct-mapped cache of a new search
 BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
 BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
@@ -119,20 +118,20 @@ class Scratch(NamedTuple):
     tiny: np.ndarray  # int64[32]: ``_tiny_solvable``'s stack (cells by depth, cards alive, next move)
     block: np.ndarray  # int64[8]: ``_frozen_block``'s cards (0-3) and their cells (4-7)
     sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
-    sort_keys: np.ndarray  # float64[2, MAX_CHILDREN]: ``_sort_children``'s merge buffers
-    sort_moves: np.ndarray  # int64[2, MAX_CHILDREN]
+    sort_keys: np.ndarray  # float64[2, width]: ``_sort_children``'s merge buffers, as wide as a node's children
+    sort_moves: np.ndarray  # int64[2, width]
 
 
 @njit(cache=True, nogil=True)
-def new_scratch(slots):
-    """A ``Scratch`` whose caches have ``slots`` slots (a power of two)."""
+def new_scratch(slots, width):
+    """A ``Scratch`` whose caches have ``slots`` slots (a power of two), for nodes of at most ``width`` children."""
     return _with_caches(
         graph_scratch(),
-        np.zeros((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
+        np.empty((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
         np.zeros(52, dtype=np.float64),
         np.zeros(52, dtype=np.int64),
-        np.empty((2, MAX_CHILDREN), dtype=np.float64),
-        np.empty((2, MAX_CHILDREN), dtype=np.int64),
+        np.empty((2, width), dtype=np.float64),
+        np.empty((2, width), dtype=np.int64),
         slots,
     )
 

@@ -145,12 +145,13 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     max_rows = budget.max_bytes // memo.strides[0] if budget.max_bytes > 0 else 0
     plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
-    stack = new_stack(board.n_stacks, children_width(ncells, tables.rows, tables.cols), ncells, plan, words)
+    width = children_width(ncells, tables.rows, tables.cols)
+    stack = new_stack(board.n_stacks, width, ncells, plan, words)
     if narrow:
         stack.packed[0] = _packed_labels(cells, labels)
     else:
         _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
-    scratch = new_scratch(np.int64(CUT_CACHE))
+    scratch = new_scratch(np.int64(CUT_CACHE), width)
     at = stack.at
     while True:
         code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)

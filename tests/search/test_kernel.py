@@ -52,7 +52,7 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
 
 def child_connectivities(present: int, compat: np.ndarray) -> dict[int, tuple[int, int]]:
     """Each card y's ``(from the parent's pair flows, node_connectivity)`` of G − y (floors 0 and G's less one)."""
-    scratch = kernel.new_scratch(256)
+    scratch = kernel.new_scratch(256, 2653)
     v, pairs, own = kernel._pair_flows(np.uint64(present), compat, scratch)
     assert own == kernel.node_connectivity(np.uint64(present), compat, graph_scratch(), 0)
     out = {}
@@ -180,6 +180,6 @@ def test_children_sort_stably_by_descending_target_score(count: int) -> None:
     src = rng.integers(0, 36, size=count).astype(np.int8)
     dst = rng.integers(0, 36, size=count).astype(np.int8)
     expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
-    scratch = kernel.new_scratch(256)
+    scratch = kernel.new_scratch(256, 2653)
     kernel._sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected

@@ -146,7 +146,7 @@ def frozen(cells: np.ndarray, rows: int, cols: int) -> bool:
     compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
     present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
     occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
-    scratch = kernel.new_scratch(256)
+    scratch = kernel.new_scratch(256, 2653)
     for i, c in enumerate(cells.tolist()):
         if c >= 0:
             scratch.where[c] = i
