@@ -128,19 +128,13 @@ def best_n(root, tables, config, budget, memo, stamp, path):
     at = np.zeros(AT, dtype=np.int64)
     at[QN], at[STAMP], at[MAX_ROWS] = 1, stamp, max_rows
     while True:
-        code = _expand_cohort(tables, generation, budget, scratch, f, memo, at)
+        code = _expand(tables, generation, budget, scratch, f, memo, at, config.cohort)
         if code == GROW:
             memo = grown_memo(memo, stamp)
-        elif code == ROOM:
+        elif code == ROOM and at[QI] < at[QN]:
             f = _room(f, np.int64(0), at[CN] + at[COUNT], at[RECORDS] + 1)
-        elif code == COHORT_DONE:
-            if at[SP] + at[CN] > f.s_cells.shape[0]:
-                f = _room(f, at[SP] + at[CN], np.int64(0), np.int64(0))
-            at[SP] = _stack_children(f, at[CN], at[SP])
-            at[QN], at[SP] = _next_cohort(f, at[SP], config.cohort)
-            at[QI], at[CN] = 0, 0
-            if at[QN] == 0:
-                return UNSOLVABLE, at[NODES], 0, memo
+        elif code == ROOM:
+            f = _room(f, at[SP] + at[CN], np.int64(0), np.int64(0))
         elif code == SOLVABLE:
             return SOLVABLE, at[NODES], _unwind(f.records, f.q_info[at[QI]], path), memo
         else:
@@ -154,6 +148,24 @@ ROOM, COHORT_DONE = -3, -4  # besides a status and GROW, what ``_expand_cohort``
 
 
 @lean_njit()
+def _expand(tables, generation, budget, scratch, f, memo, at, cohort):
+    """Expand cohorts from the place ``at`` until the search ends; returns its status (``SOLVABLE``: the node
+    ``at[QI]`` is the goal), or ``GROW`` / ``ROOM`` when ``best_n`` must grow the memo or the frontier and call
+    again."""
+    while True:
+        code = _expand_cohort(tables, generation, budget, scratch, f, memo, at)
+        if code != COHORT_DONE:
+            return code
+        if at[SP] + at[CN] > f.s_cells.shape[0]:
+            return ROOM
+        at[SP] = _stack_children(f, at[CN], at[SP])
+        at[QN], at[SP] = _next_cohort(f, at[SP], cohort)
+        at[QI], at[CN] = 0, 0
+        if at[QN] == 0:
+            return UNSOLVABLE
+
+
+@lean_njit(inline="always")
 def _expand_cohort(tables, generation, budget, scratch, f, memo, at):
     """Expand the cohort's nodes from ``at[QI]`` on, their children into C; returns ``COHORT_DONE``, a status
     when the search ends (``SOLVABLE``: the node ``at[QI]`` is the goal), or ``GROW`` / ``ROOM`` when ``best_n``
