@@ -19,6 +19,8 @@ time budget per deal: how many are settled, and the mean ms; and small
 searches (20–60 nodes) on 5×5 and 6×6 deals against 4×4 ones.
 Everything runs in this one process, on one core (threads aside).
 ``--rows-only`` prints only the per-algorithm rows (``--algorithms`` chooses them).
+``--vs REV`` prints instead the ablation and deal rows of this tree against REV's
+solver, node counts checked equal, as ratios from one run (``benchmarks/versus.py``).
 """
 
 from __future__ import annotations
@@ -128,17 +130,14 @@ def ablation_table(repeats: int) -> list[str]:
 def memory_figures(seed: int) -> str:
     """The transposition table of one ordered search: MiB, stored states and bytes per stored state."""
     from search.ordering import default_ordering
-    from search.solver import NO_LABELS
-    from search.tables import cell_cut_table, compat_table, line_table
+    from search.solver import NO_SHARE
+    from search.tables import grid_tables, kernel_config
 
-    model = default_ordering()
     root = shuffled_cells(np.array([seed], dtype=np.int64), 16)[0]
-    memo = kernel.new_memo(16)
-    _, nodes, _, memo = kernel.dfs(
-        root, 4, 4, compat_table(), line_table(4, 4), cell_cut_table(4, 4), ORDERED.options, model.kernel_coefs(),
-        model.cutoff, ORDERED.memo_min, 0, 0.0, np.zeros(1, dtype=np.int64), memo, 1, np.zeros((16, 2), dtype=np.int8),
-        0, NO_LABELS, NO_LABELS,
-    )  # fmt: skip
+    budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
+    path = np.zeros((16, 2), dtype=np.int8)
+    config = kernel_config(ORDERED, default_ordering())
+    _, nodes, _, memo = kernel.dfs(root, grid_tables(4, 4), config, budget, kernel.new_memo(16), 1, path, NO_SHARE)
     stored = int((memo[:, -1] != 0).sum()) if memo.shape[1] == 1 else int((memo[:, -1] == 1).sum())
     return (
         f"deal {seed}: {nodes:,} nodes, table {memo.nbytes / 2**20:,.1f} MiB for {stored:,} stored states "
@@ -272,7 +271,15 @@ def main() -> None:
     )
     parser.add_argument("--by-stacks", action="store_true", help="print only the nodes by stack count (Figure 5)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per ablation cell (the best is kept)")
+    parser.add_argument("--vs", help="only the ablation and deals against this commit's solver, one run (versus.py)")
     args = parser.parse_args()
+
+    if args.vs:
+        import versus  # start-up: its workers import each tree's own search
+
+        for line in versus.run(args.vs, args.repeats, min(args.deals, 2000)):
+            print(line, flush=True)
+        return
 
     search.solve(deal(1))  # load the compiled kernel outside the timings
     if args.by_stacks:

@@ -13,6 +13,7 @@ import numpy as np
 
 from game.bits import lean_njit, lowest_bit, popcount
 from game.graph import U0, U1, bit, cut_vertices
+from search.kernel import prune
 from search.kernel.bundles import (
     CELL_CUTS,
     CELL_SET,
@@ -27,17 +28,7 @@ from search.kernel.bundles import (
 )
 from search.kernel.keys import CELLS_PER_WORD
 from search.kernel.order import _child_scores, _sort_children
-from search.kernel.prune import (
-    ORDER,
-    PRUNE_ANCHOR,
-    PRUNE_CELLS,
-    PRUNE_FROZEN,
-    PRUNE_GRAPH,
-    PRUNE_LEAF,
-    _frozen_block,
-    _hanging,
-    _leaf_stranded,
-)
+from search.kernel.prune import _frozen_block, _hanging, _leaf_stranded
 
 ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by flockability alone (see ``generate``)
 
@@ -119,20 +110,20 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     deg1 = U0
     deg2 = U0
     located = False  # ``scratch.where`` holds the cells of this node's cards
-    if options & (PRUNE_GRAPH | PRUNE_LEAF | PRUNE_FROZEN) != 0 and n_stacks > 2:
+    if options & (prune.PRUNE_GRAPH | prune.PRUNE_LEAF | prune.PRUNE_FROZEN) != 0 and n_stacks > 2:
         cuts, ones, twos, hanging = _graph_facts(board.present, tables.compat, scratch)
-        if options & PRUNE_GRAPH != 0:
+        if options & prune.PRUNE_GRAPH != 0:
             bad = cuts
-        if options & PRUNE_LEAF != 0 and n_stacks > 3:
+        if options & prune.PRUNE_LEAF != 0 and n_stacks > 3:
             deg1, deg2 = ones, twos
-        if options & PRUNE_FROZEN != 0 and hanging != U0 and n_stacks > 3:
+        if options & prune.PRUNE_FROZEN != 0 and hanging != U0 and n_stacks > 3:
             located = True
             locate(cells, scratch.where)
             if _frozen_block(hanging, board, tables, scratch):
                 return 0
-    if options & PRUNE_CELLS != 0 and n_stacks > 2:
+    if options & prune.PRUNE_CELLS != 0 and n_stacks > 2:
         bad_cells = _cell_cuts(board.occupied, tables, scratch)
-    anchor = options & PRUNE_ANCHOR != 0
+    anchor = options & prune.PRUNE_ANCHOR != 0
     compat, line, occupied = tables.compat, tables.line, board.occupied
     count = 0
     o = occupied & ~bad_cells
@@ -158,7 +149,7 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             src[count] = s
             dst[count] = t
             count += 1
-    if options & ORDER != 0 and n_stacks > config.cutoff and count > 1:
+    if options & prune.ORDER != 0 and n_stacks > config.cutoff and count > 1:
         _order(cells, board, compat, config.coefs, src, dst, count, scratch)
     return count
 

@@ -77,29 +77,27 @@ def _pair_flows(present, compat, scratch):
     others = present & ~neighbours & ~bit(v)
     if popcount(others) + lo * (lo - 1) // 2 > scratch.pairs.shape[1]:
         return v, -1, 0
-    kappa = lo
-    pairs = 0
-    o = others
-    while o != U0:
-        w = lowest_bit(o)
-        o &= o - U1
-        f, through, t_preds = local_connectivity(v, w, present, compat, lo, scratch.graph)
-        _save_pair(scratch, pairs, v, w, f, through, t_preds)
-        pairs += 1
-        kappa = min(kappa, f)
+    pairs, kappa = _pairs_from(v, others, present, compat, lo, scratch, np.int64(0), lo)
     a_mask = neighbours
     while a_mask != U0:
         x = lowest_bit(a_mask)
         a_mask &= a_mask - U1
-        b_mask = a_mask & ~compat[x]
-        while b_mask != U0:
-            y = lowest_bit(b_mask)
-            b_mask &= b_mask - U1
-            f, through, t_preds = local_connectivity(x, y, present, compat, lo + 1, scratch.graph)
-            _save_pair(scratch, pairs, x, y, f, through, t_preds)
-            pairs += 1
-            kappa = min(kappa, f)
+        pairs, kappa = _pairs_from(x, a_mask & ~compat[x], present, compat, lo + 1, scratch, pairs, kappa)
     return v, pairs, kappa
+
+
+@lean_njit(inline="always")
+def _pairs_from(s, targets, present, compat, cap, scratch, pairs, kappa):
+    """Save the flows from ``s`` to each of ``targets`` (capped at ``cap``) as pairs from column ``pairs`` on;
+    returns the pairs saved so far and the least flow, ``kappa`` included."""
+    while targets != U0:
+        t = lowest_bit(targets)
+        targets &= targets - U1
+        f, through, t_preds = local_connectivity(s, t, present, compat, cap, scratch.graph)
+        _save_pair(scratch, pairs, s, t, f, through, t_preds)
+        pairs += 1
+        kappa = min(kappa, f)
+    return pairs, kappa
 
 
 @lean_njit()
