@@ -45,6 +45,7 @@ import hostile
 import load
 import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from trees import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "c73f0e4"
@@ -85,23 +86,13 @@ def floor() -> Iterator[Server]:
         process.wait()
 
 
-def baseline_tree(ref: str) -> Path:
-    """``ref``'s tree, unpacked once into ``out/bench/baseline-<ref>/`` (kept for its numba cache)."""
-    target = ROOT / "out" / "bench" / f"baseline-{ref}"
-    if not (target / "service" / "cli").is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return target
-
-
 def baseline_server(ref: str, stack: ExitStack) -> Server:
     """``boaf serve`` of ``ref`` on loopback, stopped with ``stack``; returns its gRPC address.
 
     Its first start compiles its kernels in its warm-up, and c73f0e4's warm-up has a time limit
     that a busy machine can pass: the start is tried again once, on the kernels the first compiled.
     """
-    tree = baseline_tree(ref)
+    tree = unpacked(ref)
     cli = [sys.executable, "-c", "import sys; from service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())"]
     for attempt in (1, 2):
         try:

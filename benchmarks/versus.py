@@ -3,7 +3,7 @@
     python benchmarks/versus.py                 # against 276dc88, the last one-file kernel (issue 24's "today")
     python benchmarks/versus.py --vs HEAD~3 --repeats 3 --deals 10000
 
-The earlier tree is unpacked by ``git archive`` into ``out/bench/tree-<ref>/``
+The earlier tree is unpacked by ``git archive`` into ``out/bench/baseline-<ref>/``
 and kept (with its numba cache). Each tree runs in a worker process of its own
 (two packages named ``search`` cannot share one), both started before any
 timing and fed the same tasks in turn, the order swapped every round: the
@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from trees import unpacked
+
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "276dc88"
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101)
@@ -36,16 +38,6 @@ ABLATION = {  # a row name, and the option bits (by name) taken out of ordered
     "v1": ("PRUNE_LEAF", "PRUNE_ANCHOR", "PRUNE_FROZEN", "SLEEP"),
 }
 DEAL_ALGORITHMS = ("compatible", "ordered", "island-merge", "best-n")
-
-
-def tree_of(ref: str) -> Path:
-    """``ref``'s tree, unpacked once into ``out/bench/tree-<ref>/`` (kept for its numba cache)."""
-    target = ROOT / "out" / "bench" / f"tree-{ref}"
-    if not (target / "search").is_dir():
-        target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return target
 
 
 def serve(tree: str) -> None:
@@ -124,7 +116,7 @@ def tasks(deals: int) -> list[tuple[str, dict[str, object]]]:
 
 def run(ref: str, repeats: int, deals: int) -> list[str]:
     """The table: for each task, both trees' nodes and best seconds, and the ratio."""
-    workers = {"earlier": Worker(tree_of(ref)), "this": Worker(ROOT)}
+    workers = {"earlier": Worker(unpacked(ref)), "this": Worker(ROOT)}
     todo = tasks(deals)
     best: dict[tuple[str, str], float] = {}
     nodes: dict[tuple[str, str], int] = {}

@@ -70,6 +70,7 @@ ClassifierLoader = Callable[[Path | None], ServedModel]
 CONNECTION_AGE_S = 1800  # a connection lives at most this long (gRPC adds up to 10 % jitter), then clients reconnect
 KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find dead peers ...
 KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer within this
+LOADER_JOIN_S = 3.0  # how long a stop waits for the loader to reach its next stage (warm: ~1 s; a compile, longer)
 STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
@@ -120,6 +121,7 @@ class BoafServer:
         self._ready = threading.Event()
         self._settled = threading.Event()  # ready, or loading failed
         self._all_kernels = threading.Event()  # the background kernels (puzzles) are loaded, or failed to
+        self._loader: threading.Thread | None = None  # loads the kernels and the model (``start``)
         self.gate = self._gate()
         self._server = self._build_server()
         self.watcher: reload.ModelWatcher | None = None  # set once serving from a model root
@@ -177,7 +179,8 @@ class BoafServer:
                 "tls": settings.tls_enabled,
             },
         )
-        threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True).start()
+        self._loader = threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True)
+        self._loader.start()
 
     def _serve_metrics(self) -> int:
         settings = self.settings
@@ -207,6 +210,10 @@ class BoafServer:
         try:
             self.stage = "loading kernels"
             compile_s = self.kernels.prepare([u for u in UNITS if u.at_start], on_stage=self._say_stage)
+            if self._stopping.is_set():  # stopped while the kernels loaded: nothing more to load
+                self._settled.set()
+                self._all_kernels.set()
+                return
             self.stage = "loading the model"
             root = reload.model_root(self.settings.model_dir)
             # From a model root, load the version CURRENT names now: the watcher starts from it.
@@ -242,7 +249,8 @@ class BoafServer:
         )
         if root is not None and directory is not None:
             self._watch(root, directory.name)
-        self._prepare_later_kernels()
+        if not self._stopping.is_set():
+            self._prepare_later_kernels()
 
     def _watch(self, root: Path, served: str) -> None:
         with self._swap_lock:
@@ -358,6 +366,10 @@ class BoafServer:
             if not stopped.wait(STOP_MARGIN_S):
                 log.warning("calls still running after the grace and its margin: gRPC cancels them")
         stopped.wait()
+        # The loader may be inside numba or LLVM (loading a cached kernel): a process that exits under it aborts
+        # ("terminate called without an active exception"). It stops at its next stage; wait for that.
+        if self._loader is not None and self._loader is not threading.current_thread():
+            self._loader.join(LOADER_JOIN_S)
         self.gate.close()
         self.metrics.stop()
         if self.settings.otel:

@@ -44,7 +44,7 @@ from search.kernel.memo import (
     grown_memo,
 )
 from search.kernel.prune import ISLANDS, SLEEP, _fall_asleep, root_prunable
-from search.kernel.status import CHECK_EVERY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
+from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
 class MemoPlan(NamedTuple):
@@ -159,21 +159,18 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             memo = grown_memo(memo, stamp)
         elif code == BIG:
             scratch = grown_scratch(scratch)
-        elif code == CLOCK:
-            if budget.deadline > 0 and now_s() >= budget.deadline:
-                return UNKNOWN, at[NODES], 0, memo
         else:
             return code, at[NODES], length, memo
 
 
 DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
-BIG, CLOCK = -3, -4  # ``_search`` asks ``dfs`` for big caches, or to read the clock, then to call it again
+BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
 
 
 @lean_njit()
 def _search(cells, tables, config, budget, stack, scratch, memo, path):
     """The search loop, from the place ``at``; returns ``(status, path length)`` once the search ends, or
-    ``(GROW | BIG | CLOCK, 0)`` when it needs what only ``dfs`` may do (allocate, read the clock), with its place
+    ``(GROW | BIG, 0)`` when it needs what only ``dfs`` may do (allocate), with its place
     saved in ``stack.at`` so that a second call goes on from there."""
     at = stack.at
     depth, nodes, memo_count, fresh = at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] != 0
@@ -189,16 +186,16 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
                 return SOLVABLE, _write_path(stack, depth, path)
             if verdict == KNOWN:
                 continue
-            if (budget.max_nodes > 0 and nodes >= budget.max_nodes) or budget.cancel[0] != 0:
+            if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
                 at[NODES] = nodes
                 return UNKNOWN, 0
             _enter_child(stack, depth, config.options, board)
             depth += 1
             nodes += 1
             fresh = True
-            if nodes == BIG_SEARCH or (nodes % CHECK_EVERY == 1 and budget.deadline > 0):
+            if nodes == BIG_SEARCH:
                 at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 1
-                return (BIG if nodes == BIG_SEARCH else CLOCK), 0
+                return BIG, 0
         else:
             if depth == 0:
                 at[NODES] = nodes

@@ -8,7 +8,6 @@ A child's vertex connectivity is computed from the parent's max-flows
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from game.bits import lean_njit, lowest_bit, popcount
 from game.graph import (
@@ -281,23 +280,24 @@ def _merge(keys, moves, out_keys, out_moves, lo, mid, hi):
             j += 1
 
 
-@njit(cache=True, nogil=True)
-def _sort_by_target(src, dst, count, ncells, tally):
-    """Sort the first ``count`` children stably by target cell (a counting sort; ``tally`` is ``int64[ncells + 1]``).
+@lean_njit()
+def _sort_by_target(src, dst, count, tally, moves):
+    """Sort the first ``count`` children stably by target cell (a counting sort; ``tally`` is ``int64[ncells + 1]``,
+    ``moves`` an ``int64`` buffer of at least ``count``).
 
     Children come from ``generate`` by source, then target; this puts them by
     target, then source (the order of ``models.progress``'s search).
     """
-    for c in range(ncells + 1):
+    for c in range(tally.shape[0]):
         tally[c] = 0
     for i in range(count):
         tally[dst[i] + 1] += 1
-    for c in range(ncells):
+        moves[i] = np.int64(src[i]) * 256 + dst[i]
+    for c in range(tally.shape[0] - 1):
         tally[c + 1] += tally[c]
-    old_src = src[:count].copy()
-    old_dst = dst[:count].copy()
     for i in range(count):
-        at = tally[old_dst[i]]
-        tally[old_dst[i]] += 1
-        src[at] = old_src[i]
-        dst[at] = old_dst[i]
+        t = moves[i] % 256
+        at = tally[t]
+        tally[t] += 1
+        src[at] = moves[i] // 256
+        dst[at] = t

@@ -12,10 +12,7 @@ A one-shot command (``QUICK_EXIT``: its work is done in this process, its output
 written and its files closed when it returns) ends the process at once, after
 flushing stdout and stderr: the interpreter's teardown of numba's, llvmlite's and
 onnxruntime's objects took 0.1-0.2 s of a warm ``boaf classify`` of ~0.9 s.
-Commands that start servers, Dask clusters or worker processes exit as usual,
-but for a ``boaf serve`` that failed to start: its background thread may still
-be loading kernels inside LLVM, and the teardown under it aborted the process
-("terminate called without an active exception", status -6 instead of 2).
+Commands that start servers, Dask clusters or worker processes exit as usual.
 """
 
 from __future__ import annotations
@@ -82,8 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``boaf`` console script (``argv``: in-process callers, which always return or raise)."""
     args = [shield_grid_argument(a) for a in (sys.argv[1:] if argv is None else argv)]
     status = _run(args)
-    failed_serve = args[:1] == ["serve"] and status != 0
-    if argv is None and args[:1] and (args[0] in QUICK_EXIT or failed_serve):
+    if argv is None and args[:1] and args[0] in QUICK_EXIT:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
