@@ -40,6 +40,7 @@ HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101)  
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
     "ordered (leaf + anchor + frozen + sleep)": ORDERED,
+    "without lazy order (same nodes)": ORDERED.without(kernel.ORDER_LAZY, "ordered-eager"),
     "without frozen": ORDERED.without(kernel.PRUNE_FROZEN, "ordered-no-frozen"),
     "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
     "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),

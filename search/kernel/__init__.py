@@ -75,6 +75,7 @@ from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
     ISLANDS,
     ORDER,
+    ORDER_LAZY,
     PRUNE_ANCHOR,
     PRUNE_CELLS,
     PRUNE_FROZEN,
@@ -102,6 +103,7 @@ __all__ = [
     "ISLANDS",
     "NARROW_CELLS",
     "ORDER",
+    "ORDER_LAZY",
     "OUT_OF_MEMORY",
     "PRUNE_ANCHOR",
     "PRUNE_CELLS",

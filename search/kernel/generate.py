@@ -103,6 +103,7 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     """
     options = config.options
     n_stacks = board.n_stacks
+    scratch.pending[0] = U0
     bad = U0  # target cards whose removal disconnects G
     bad_cells = U0  # source cells whose emptying splits the grid
     # Cards of degree 1 and 2 in G: G minus card b has as leaves the degree-1 cards
@@ -150,7 +151,7 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             dst[count] = t
             count += 1
     if options & prune.ORDER != 0 and n_stacks > config.cutoff and count > 1:
-        _order(cells, board, compat, config.coefs, src, dst, count, scratch)
+        _order(cells, board, compat, config, src, dst, count, scratch)
     return count
 
 
@@ -168,11 +169,13 @@ def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
 
 
 @lean_njit()
-def _order(cells, board, compat, coefs, src, dst, count, scratch):
+def _order(cells, board, compat, config, src, dst, count, scratch):
     """Sort the ``count`` children stably by descending score of their target card.
 
     Up to ``ORDER_MAX_STACKS`` stacks (the most the ordering model was fitted
-    on: a 4x4 deal) the score is the subset-H estimate (``_child_scores``).
+    on: a 4x4 deal) the score is the subset-H estimate (``_child_scores``);
+    with ``ORDER_LAZY`` (and not Island Merge, which filters the children
+    after) some scores are upper bounds, their targets in ``scratch.pending``.
     Above, it is the child's flockability alone (its graph's edges: the
     parent's less the target's degree), one popcount a target instead of
     connectivity flows on graphs of up to 52 cards, which made tiny searches
@@ -183,7 +186,9 @@ def _order(cells, board, compat, coefs, src, dst, count, scratch):
         targets |= bit(cells[dst[i]])
     present, scores = board.present, scratch.scores
     if board.n_stacks <= ORDER_MAX_STACKS:
-        _child_scores(present, targets, compat, coefs, scratch)
+        coefs = config.coefs
+        lazy = config.options & (prune.ORDER_LAZY | prune.ISLANDS) == prune.ORDER_LAZY and coefs[3] >= 0
+        scratch.pending[0] = _child_scores(present, targets, compat, coefs, scratch, lazy)
     else:
         while targets != U0:
             y = lowest_bit(targets)
