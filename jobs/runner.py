@@ -29,7 +29,7 @@ from game.errors import BoafError, Failure, InvalidInput
 from game.validation import check_positive_int
 from models.files import PARTIAL_WRITES, atomic_write, write_text_atomically
 
-JOB_FILE = "job.json"
+JOB_FILE = "_job.json"  # "_": a partitioned Parquet reader skips it
 
 
 class JobError(BoafError):

@@ -99,10 +99,20 @@ def census_command(
     rows: Rows = 4,
     cols: Cols = 4,
     algorithm: Annotated[str, typer.Option("--algorithm", help="Search algorithm.")] = "ordered",
-    output: Annotated[Path | None, typer.Option("--output", help="Parquet file with one row per deal.")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            help="One row per deal: a Parquet file (NAME.parquet), or else a partitioned Parquet dataset (a folder).",
+        ),
+    ] = None,
     as_json: AsJson = False,
     workers: Workers = None,
     scheduler: Scheduler = None,
+    chunk_size: Annotated[
+        int,
+        typer.Option("--chunk-size", min=1, max=1_000_000, help="Deals per Dask task (and per part file)."),
+    ] = 2_500,
 ) -> None:
     """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
     # Imported here for start-up time: only this command pays for Dask.
@@ -117,6 +127,7 @@ def census_command(
         algorithm=algorithm,
         output=output,
         cluster=Cluster(workers=workers, scheduler=scheduler),
+        chunk_size=chunk_size,
     )
     if as_json:
         typer.echo(json.dumps(summary))

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 import search
 from game import deal
 from jobs.census import CensusChunk, census, census_chunk
-from jobs.runner import Cluster, part_path, run_job
+from jobs.runner import Cluster, InvalidJob, part_path, run_job
 
 
 def expected_unsolvable(seeds: range) -> dict[int, str]:
@@ -33,6 +34,33 @@ def test_census_on_two_workers_matches_single_solves(tmp_path: Path) -> None:
     assert rows.column("seed").to_pylist() == list(seeds)
     assert set(rows.column("status").to_pylist()) <= {"solvable", "unsolvable"}
     assert not (tmp_path / ".census.parquet.parts").exists()
+
+
+def test_a_census_into_a_folder_is_a_partitioned_dataset_that_a_rerun_reads_back(tmp_path: Path) -> None:
+    seeds = range(-300, -100)
+    output = tmp_path / "census"
+    summary = census(seeds, output=output, cluster=Cluster(workers=2), chunk_size=30)
+    assert sorted(p.name for p in output.glob("part-*.parquet")) == [f"part-{i:05d}.parquet" for i in range(7)]
+    rows = pq.read_table(output)  # the job file starts with "_": readers skip it
+    assert rows.column("seed").to_pylist() == list(seeds)
+    assert {u["seed"]: u["class"] for u in summary["unsolvable"]} == expected_unsolvable(seeds)
+    # Every part is there: the same command solves nothing and gives the same summary.
+    again = census(seeds, output=output, cluster=Cluster(workers=2), chunk_size=30)
+    del again["elapsed_s"], summary["elapsed_s"]
+    assert again == summary
+
+
+@pytest.mark.parametrize(
+    ("seeds", "chunk_size", "message"),
+    [
+        (range(0, 10), 0, "chunk_size must be a positive"),
+        (range(0, 10), 1_000_001, "chunk_size must be at most 1,000,000"),
+        (range(0, 1_000_000), 10, "make more than 99,999 chunks of 10"),
+    ],
+)
+def test_a_census_refuses_chunk_sizes_it_cannot_run(seeds: range, chunk_size: int, message: str) -> None:
+    with pytest.raises(InvalidJob, match=message):
+        census(seeds, chunk_size=chunk_size)
 
 
 def test_an_interrupted_census_resumes_from_its_finished_chunks(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ def test_solve_a_file_writes_one_line_per_state_in_order(tmp_path: Path) -> None
         (["census", "--seeds", "9:3"], "boaf: seed range '9:3' is empty"),
         (["census", "--seeds", "abc"], "boaf: seed range 'abc' is not A:B"),
         (["census", "--seeds", "0:5", "--algorithm", "magic"], "boaf: unknown algorithm 'magic'"),
+        (["census", "--seeds", "0:1000000", "--chunk-size", "5"], "boaf: 1,000,000 deals make more than 99,999 chunks"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
