@@ -36,7 +36,7 @@ from game.bits import shuffled_cells
 from search import kernel
 from search.reference import reference_solve
 
-HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101)  # the issue's, and the census's
+HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101, 368466, 27363)  # issues', census's
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
     "ordered (leaf + anchor + frozen + sleep)": ORDERED,
@@ -223,7 +223,60 @@ def _timed_solve(state: State) -> float:
     return time.perf_counter() - start
 
 
+V3_HARDEST = (-115618, -271101, 368466, 27363)  # the three hardest deals of -500,000..499,999, its hardest solvable
+V3_TARGET_S = {-115618: 0.15, -271101: 0.15, 368466: 0.15, 27363: 0.1}
+FFUD_0_100000 = (1163, 6727, 12226, 24555, 25482, 38711, 45088, 59481, 63135, 68943, 93196)
+FFUD_BUDGETS = (1_500, 20_000)  # Classify's exact path; and every FFUD
+CENSUS_SAMPLE = range(-5_000_000, -4_900_000)  # a slice of the ten-million census, for its estimate
+
+
+def v3_table() -> list[str]:
+    """Every row of the solver-v3 table (issue 25), measured in this process, with its target."""
+    lines = ["| measured | now | target |", "|---|---|---|"]
+    batch = search.solve_deals(range(1, 10_001))
+    ms = batch.elapsed_ms
+    lines.append(
+        f"| mean per deal, seeds 1-10,000, one core | {ms.mean():.4f} ms (median {np.median(ms):.3f}, "
+        f"p99 {np.percentile(ms, 99):.2f}, {batch.nodes.mean():.0f} nodes mean) | <= 0.12 ms |"
+    )
+    eager = search.solve_deals(range(1, 10_001), ABLATION["without lazy order (same nodes)"])
+    assert np.array_equal(eager.nodes, batch.nodes), "the lazy order must search the eager order's nodes"
+    lines.append(
+        f"| the same without ORDER_LAZY (same nodes) | {eager.elapsed_ms.mean():.4f} ms: lazy is "
+        f"x{ms.sum() / eager.elapsed_ms.sum():.3f} of it | |"
+    )
+    for seed in V3_HARDEST:
+        best = min((search.solve(deal(seed)) for _ in range(3)), key=lambda r: r.elapsed_ms)
+        lines.append(
+            f"| deal {seed} | {best.status}, {best.nodes:,} nodes, {best.elapsed_ms / 1e3:.3f} s "
+            f"| <= {V3_TARGET_S[seed]} s |"
+        )
+    grid = search.solve_deals(range(1, 201), rows=4, cols=13, time_limit=GRID_LIMIT_S)
+    settled = sum(status is not search.UNKNOWN for status in grid.status)
+    lines.append(
+        f"| 4x13 deals 1-200, {GRID_LIMIT_S} s each | {settled} of 200 settled, mean {grid.elapsed_ms.mean():.1f} ms "
+        "| 200 of 200, mean <= 5 ms |"
+    )
+    full = search.solve_deals(list(FFUD_0_100000))
+    within = [sum(int(n) <= budget for n in full.nodes) for budget in FFUD_BUDGETS]
+    nodes = ", ".join(f"{seed}: {int(n):,}" for seed, n in zip(FFUD_0_100000, full.nodes, strict=True))
+    lines.append(
+        f"| the 11 FFUD deals of 0-100,000 decided within 1,500 / 20,000 nodes | {within[0]} / {within[1]} of 11 "
+        f"({nodes}) | >= 8 / 11 of 11 |"
+    )
+    sample = search.solve_deals(CENSUS_SAMPLE)
+    minutes = float(sample.elapsed_ms.mean()) * 10_000_000 / 2 / 60e3
+    lines.append(
+        f"| census -5,000,000..4,999,999 on 2 workers, estimated from {len(CENSUS_SAMPLE):,} of its deals "
+        f"({sample.elapsed_ms.mean():.4f} ms mean) | about {minutes:.1f} min (measured: docs/census.md) | <= 15 min |"
+    )
+    return lines
+
+
 def print_v2_tables(repeats: int) -> None:
+    print("== solver v3: the issue's table (one process, one core)", flush=True)
+    for line in v3_table():
+        print(line, flush=True)
     print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
     for line in ablation_table(repeats):
         print(line, flush=True)

@@ -310,6 +310,45 @@ def _after(score_a, src_a, dst_a, score_b, src_b, dst_b):
 
 
 @lean_njit()
+def _square_scores(present, targets, compat, scores):
+    """Above ``ORDER_MAX_STACKS``: each target card's score is its child's sum of squared degrees, into ``scores``.
+
+    Less the parent's, which all children share: removing ``y`` of degree ``d``
+    drops ``d²`` and lowers each neighbour ``x``'s degree by one, ``2·deg(x) - 1``
+    off its square. The neighbours' degree sum is read off bit planes of the
+    degrees (plane ``j`` holds the cards whose degree has bit ``j``: a popcount a
+    plane, not one a neighbour), built in one pass over G. Ties are broken by
+    flockability (the child's edges), as under subset H. Ordering only: it
+    changes no answer, only which child is searched first.
+    """
+    p0 = p1 = p2 = p3 = p4 = U0  # bit planes of the degrees, which are below 32 (at most 12 + 3 + 6 = 21)
+    p = present
+    while p != U0:
+        x = lowest_bit(p)
+        p &= p - U1
+        d = np.uint64(popcount(compat[x] & present))
+        s = np.uint64(x)
+        p0 |= (d & U1) << s
+        p1 |= ((d >> U1) & U1) << s
+        p2 |= ((d >> np.uint64(2)) & U1) << s
+        p3 |= ((d >> np.uint64(3)) & U1) << s
+        p4 |= ((d >> np.uint64(4)) & U1) << s
+    while targets != U0:
+        y = lowest_bit(targets)
+        targets &= targets - U1
+        ny = compat[y] & present
+        d = popcount(ny)
+        around = (
+            popcount(ny & p0)
+            + 2 * popcount(ny & p1)
+            + 4 * popcount(ny & p2)
+            + 8 * popcount(ny & p3)
+            + 16 * popcount(ny & p4)
+        )
+        scores[y] = -(d * d + 2 * around - d) - TIE_BREAK * d
+
+
+@lean_njit()
 def _sort_children(cells, scores, src, dst, count, sort_keys, sort_moves):
     """Sort the first ``count`` children stably by descending score of their target card.
 
