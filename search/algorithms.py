@@ -5,13 +5,15 @@ Every algorithm is exact; they differ in pruning, child order and node count.
 - ``constrained``: plain DFS with a memo of unsolvable states (Araki's baseline).
 - ``compatible``: adds the connectivity pruning: a child whose compatibility
   graph is disconnected is skipped (this subsumes odd birds).
-- ``ordered`` (the default): Compatible DFS whose children are sorted by the
-  subset-H linear regression when the parent has more than ``cutoff`` stacks
-  (ties, common since H holds small integers, broken by the child's
-  flockability: 28% fewer nodes on deals 1-10,000). The connectivity
-  flows of a child's score wait until the search reaches that child
-  (``ORDER_LAZY``, proof in ``kernel.dfs._settle``): the same order and
-  nodes, for 6% less time on deals 1-10,000.
+- ``ordered`` (the default): Compatible DFS whose children are sorted, at
+  nodes of more than 6 stacks, by the sum of squared degrees of their
+  compatibility graph, ties broken by flockability (``ORDER_SQUARES``, solver
+  v3). The paper's order, the subset-H linear regression above the model's
+  ``cutoff`` stacks (``ORDERED_SUBSET_H``, kept for comparison), is cheaper
+  with ``ORDER_LAZY`` (a child's connectivity flows wait until the search
+  reaches it: the same nodes, 0.94x the time), yet the squares take 0.57x its
+  time and 0.66x its nodes on deals 1-10,000: the connectivity flows cost
+  more than they save, and the squares also look below the cutoff.
   It also drops children whose occupied cells no longer link up by rows and
   columns (cells only ever empty, so such a grid can never merge), and does not
   memoise states of fewer than 4 stacks (searching those again is cheaper
@@ -77,7 +79,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             kernel.DFS_KERNEL,
             kernel.PRUNE_GRAPH
             | kernel.ORDER
-            | kernel.ORDER_LAZY
+            | kernel.ORDER_SQUARES
             | kernel.PRUNE_CELLS
             | kernel.PRUNE_LEAF
             | kernel.PRUNE_ANCHOR
@@ -90,6 +92,13 @@ ALGORITHMS: dict[str, Algorithm] = {
     )
 }
 ALGORITHM_NAMES = tuple(ALGORITHMS)
+ORDERED_SUBSET_H = Algorithm(
+    "ordered-subset-h",
+    kernel.DFS_KERNEL,
+    (ALGORITHMS["ordered"].options & ~kernel.ORDER_SQUARES) | kernel.ORDER_LAZY,
+    ALGORITHMS["ordered"].memo_min,
+)
+"""``ordered`` with solver v2's order (subset H above the cutoff, lazily), for benchmarks and tests; not served."""
 DEFAULT_ALGORITHM = "ordered"
 
 

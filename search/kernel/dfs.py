@@ -88,9 +88,9 @@ def children_width(ncells, rows, cols):
 
 
 @njit(cache=True, nogil=True)
-def new_stack(depths, width, ncells, plan, words, lazy):
+def new_stack(depths, width, ncells, plan, words, scored):
     """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``),
-    with room for the children's scores when ``lazy`` (``ORDER_LAZY``)."""
+    with room for the children's scores when ``scored`` is ``width`` (``ORDER_LAZY``; else 1)."""
     narrow = plan.narrow
     return Stack(
         np.empty((depths, width), dtype=np.int8),
@@ -105,7 +105,7 @@ def new_stack(depths, width, ncells, plan, words, lazy):
         np.zeros(depths + 1, dtype=np.uint64),
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
         np.zeros(depths, dtype=np.uint64),
-        np.empty((depths, width) if lazy else (1, 1), dtype=np.float64),
+        np.empty((depths if scored > 1 else 1, scored), dtype=np.float64),
         new_islands(depths + 1),
         plan,
         np.array([0, 1, 0, 1], dtype=np.int64),
@@ -152,7 +152,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
     width = children_width(ncells, tables.rows, tables.cols)
-    stack = new_stack(board.n_stacks, width, ncells, plan, words, config.options & ORDER_LAZY != 0)
+    stack = new_stack(board.n_stacks, width, ncells, plan, words, width if config.options & ORDER_LAZY != 0 else 1)
     if narrow:
         stack.packed[0] = _packed_labels(cells, labels)
     else:
@@ -283,7 +283,7 @@ def _settle(cells, board, tables, config, stack, depth, scratch, memo):
     pending = stack.pending[depth]
     moved = False
     while pending & bit(cells[dst[first]]) != U0:
-        y = cells[dst[first]]
+        y = np.int64(cells[dst[first]])
         pending &= ~bit(y)
         exact = exact_score(board.present, y, tables.compat, config.coefs, scratch)
         for j in range(first, count):

@@ -31,6 +31,7 @@ from search.kernel.order import _child_scores, _sort_children, _square_scores
 from search.kernel.prune import _frozen_block, _hanging, _leaf_stranded
 
 ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by their graph's squared degrees (``_order``)
+SQUARES_CUTOFF = 6  # ``ORDER_SQUARES`` orders the children of nodes of more stacks than this (4-10 are alike)
 
 
 MAX_CHILDREN_PER_CELL = 51
@@ -98,8 +99,11 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     ``State.legal_moves``). Pruning tests are made once per distinct target
     card (graph) or source cell (cells), since that is all a child's graph or
     grid depends on. With ``ORDER`` and more than ``cutoff`` stacks, children
-    are stably sorted by descending score (``_order``). Nothing but ``src``,
-    ``dst`` and ``scratch`` is written.
+    are stably sorted by descending score (``_order``); with ``ORDER_SQUARES``
+    too, at more than ``SQUARES_CUTOFF`` stacks, by the sum of squared degrees
+    of their graph (``_square_scores``: on deals 1-10,000, 0.57x the time and
+    0.66x the nodes of subset H above the model's cutoff). Nothing but
+    ``src``, ``dst`` and ``scratch`` is written.
     """
     options = config.options
     n_stacks = board.n_stacks
@@ -150,9 +154,23 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             src[count] = s
             dst[count] = t
             count += 1
-    if options & prune.ORDER != 0 and n_stacks > config.cutoff and count > 1:
-        _order(cells, board, compat, config, src, dst, count, scratch)
+    if options & prune.ORDER != 0 and count > 1:
+        if options & prune.ORDER_SQUARES != 0:
+            if n_stacks > SQUARES_CUTOFF:
+                _square_scores(board.present, _targets(cells, dst, count), compat, scratch.scores)
+                _sort_children(cells, scratch.scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
+        elif n_stacks > config.cutoff:
+            _order(cells, board, compat, config, src, dst, count, scratch)
     return count
+
+
+@lean_njit(inline="always")
+def _targets(cells, dst, count):
+    """The target cards of the first ``count`` children."""
+    targets = U0
+    for i in range(count):
+        targets |= bit(cells[dst[i]])
+    return targets
 
 
 @lean_njit(inline="always")
@@ -185,9 +203,7 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
     """
-    targets = U0
-    for i in range(count):
-        targets |= bit(cells[dst[i]])
+    targets = _targets(cells, dst, count)
     present, scores = board.present, scratch.scores
     if board.n_stacks <= ORDER_MAX_STACKS:
         coefs = config.coefs

@@ -2,8 +2,8 @@
 
 The lazy order scores a child with connectivity = minimum degree (an upper
 bound) and settles its exact score only when the search reaches it
-(``dfs._settle``, with the proof). These tests hold it to the eager order
-(``ordered`` without ``ORDER_LAZY``) node for node, on deals, on random states
+(``dfs._settle``, with the proof). These tests hold solver v2's order
+(``ORDERED_SUBSET_H``) to the eager order (without ``ORDER_LAZY``) node for node, on deals, on random states
 of every stack count, and where it matters most: searches that backtrack through
 the ordered levels, and the hard deals.
 """
@@ -18,10 +18,11 @@ import pytest
 import search
 from game import random_states
 from search import kernel
+from search.algorithms import ORDERED_SUBSET_H
 from search.ordering import default_ordering
 
-LAZY = search.algorithm_named("ordered")
-EAGER = LAZY.without(kernel.ORDER_LAZY, "ordered-eager")
+LAZY = ORDERED_SUBSET_H
+EAGER = LAZY.without(kernel.ORDER_LAZY, "ordered-subset-h-eager")
 
 
 def assert_same_search(lazy: search.BatchResult, eager: search.BatchResult) -> None:
@@ -32,9 +33,10 @@ def assert_same_search(lazy: search.BatchResult, eager: search.BatchResult) -> N
     assert np.array_equal(lazy.paths, eager.paths)
 
 
-def test_lazy_is_on_in_ordered_only() -> None:
-    assert LAZY.options & kernel.ORDER_LAZY
-    assert not any(a.options & kernel.ORDER_LAZY for a in search.ALGORITHMS.values() if a is not LAZY)
+def test_the_served_algorithms_do_not_order_by_subset_h() -> None:
+    assert LAZY.options & kernel.ORDER_LAZY and not LAZY.options & kernel.ORDER_SQUARES
+    assert search.algorithm_named("ordered").options & kernel.ORDER_SQUARES
+    assert not any(a.options & kernel.ORDER_LAZY for a in search.ALGORITHMS.values())
 
 
 def test_the_lazy_order_searches_the_eager_order_s_nodes_on_deals_0_to_5000() -> None:

@@ -29,7 +29,7 @@ from service.settings import InvalidSettings
 
 TESTS = Path(__file__).resolve().parents[1]
 # A deal the exact path leaves open, so every stage runs: exact path, then features and inference.
-ESTIMATED = state_to_proto(deal(1))
+ESTIMATED = state_to_proto(deal(104))  # 63,502 nodes: past the exact path's budget
 STAGES = ["exact path", "features", "inference"]
 
 
