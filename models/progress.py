@@ -177,7 +177,7 @@ def _progress_batch(cells, tables, config, plan, max_nodes, out, cancel):
     words = key_words(ncells)
     depths = ncells + 1  # a state of n stacks is at most n-1 moves deep
     width = children_width(ncells, tables.rows, tables.cols)
-    stack = new_stack(depths, width, ncells, plan, words, np.int64(1))
+    stack = new_stack(depths, width, ncells, plan, words)
     frame = _Frame(stack, np.zeros(ncells + 1, dtype=np.int64), new_scratch(np.int64(256), width))
     memo = np.zeros((_table_size(max_nodes), words + 1), dtype=np.uint64)  # never half full: no growth
     for i in range(cells.shape[0]):

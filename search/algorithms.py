@@ -9,11 +9,9 @@ Every algorithm is exact; they differ in pruning, child order and node count.
   nodes of more than 6 stacks, by the sum of squared degrees of their
   compatibility graph, ties broken by flockability (``ORDER_SQUARES``, solver
   v3). The paper's order, the subset-H linear regression above the model's
-  ``cutoff`` stacks (``ORDERED_SUBSET_H``, kept for comparison), is cheaper
-  with ``ORDER_LAZY`` (a child's connectivity flows wait until the search
-  reaches it: the same nodes, 0.94x the time), yet the squares take 0.57x its
-  time and 0.66x its nodes on deals 1-10,000: the connectivity flows cost
-  more than they save, and the squares also look below the cutoff.
+  ``cutoff`` stacks (``ORDERED_SUBSET_H``, kept for comparison), takes 1.9x
+  the time and 1.5x the nodes on deals 1-10,000: its connectivity flows cost
+  more than they save, and the squares also order below the cutoff.
   It also drops children whose occupied cells no longer link up by rows and
   columns (cells only ever empty, so such a grid can never merge), and does not
   memoise states of fewer than 4 stacks (searching those again is cheaper
@@ -95,10 +93,10 @@ ALGORITHM_NAMES = tuple(ALGORITHMS)
 ORDERED_SUBSET_H = Algorithm(
     "ordered-subset-h",
     kernel.DFS_KERNEL,
-    (ALGORITHMS["ordered"].options & ~kernel.ORDER_SQUARES) | kernel.ORDER_LAZY,
+    ALGORITHMS["ordered"].options & ~kernel.ORDER_SQUARES,
     ALGORITHMS["ordered"].memo_min,
 )
-"""``ordered`` with solver v2's order (subset H above the cutoff, lazily), for benchmarks and tests; not served."""
+"""``ordered`` with solver v2's order (subset H above the cutoff), for benchmarks and tests; not served."""
 DEFAULT_ALGORITHM = "ordered"
 
 

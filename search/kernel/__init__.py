@@ -75,7 +75,6 @@ from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
     ISLANDS,
     ORDER,
-    ORDER_LAZY,
     ORDER_SQUARES,
     PRUNE_ANCHOR,
     PRUNE_CELLS,
@@ -104,7 +103,6 @@ __all__ = [
     "ISLANDS",
     "NARROW_CELLS",
     "ORDER",
-    "ORDER_LAZY",
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",
     "PRUNE_ANCHOR",

@@ -120,56 +120,48 @@ class Scratch(NamedTuple):
     sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
     sort_keys: np.ndarray  # float64[2, width]: ``_sort_children``'s merge buffers, as wide as a node's children
     sort_moves: np.ndarray  # int64[2, width]
-    flows_of: np.ndarray  # uint64[1]: the card set whose ``_pair_flows`` are in ``pairs`` (0: none yet)
-    flow_info: np.ndarray  # int64[3]: their vertex ``v``, pair count and connectivity
-    pending: np.ndarray  # uint64[1]: the target cards whose score ``generate`` left an upper bound (``ORDER_LAZY``)
 
 
 @njit(cache=True, nogil=True)
 def new_scratch(slots, width):
     """A ``Scratch`` whose caches have ``slots`` slots (a power of two), for nodes of at most ``width`` children."""
-    masks, values, kappas, facts, cell_facts = _caches(slots)
-    return Scratch(
+    return _with_caches(
         graph_scratch(),
         np.empty((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
         np.zeros(52, dtype=np.float64),
-        masks,
-        values,
-        kappas,
-        facts,
-        cell_facts,
         np.zeros(52, dtype=np.int64),
-        np.zeros(32, dtype=np.int64),
-        np.zeros(8, dtype=np.int64),
-        np.zeros(8, dtype=np.uint64),
         np.empty((2, width), dtype=np.float64),
         np.empty((2, width), dtype=np.int64),
-        np.zeros(1, dtype=np.uint64),
-        np.zeros(3, dtype=np.int64),
-        np.zeros(1, dtype=np.uint64),
+        slots,
     )
 
 
 @njit(cache=True, nogil=True)
 def grown_scratch(scratch):
     """``scratch`` with empty caches of ``BIG_CACHE`` slots: a long search meets many card and cell sets."""
-    masks, values, kappas, facts, cell_facts = _caches(np.int64(BIG_CACHE))
-    s = scratch
-    return Scratch(
-        s.graph, s.pairs, s.scores, masks, values, kappas, facts, cell_facts, s.where, s.tiny, s.block, s.sides,
-        s.sort_keys, s.sort_moves, s.flows_of, s.flow_info, s.pending,
+    return _with_caches(
+        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_keys, scratch.sort_moves,
+        np.int64(BIG_CACHE),
     )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _caches(slots):
-    """Empty direct-mapped caches of ``slots`` slots: score masks, values, connectivities, card-set facts, cell cuts."""
-    return (
+def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
+    return Scratch(
+        graph,
+        pairs,
+        scores,
         np.zeros(slots, dtype=np.uint64),
         np.zeros(slots, dtype=np.float64),
         np.zeros(slots, dtype=np.int64),
         np.zeros((5, slots), dtype=np.uint64),
         np.zeros((2, slots), dtype=np.uint64),
+        where,
+        np.zeros(32, dtype=np.int64),
+        np.zeros(8, dtype=np.int64),
+        np.zeros(8, dtype=np.uint64),
+        sort_keys,
+        sort_moves,
     )
 
 

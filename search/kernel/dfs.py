@@ -43,8 +43,7 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
-from search.kernel.order import exact_score, resort_from
-from search.kernel.prune import ISLANDS, ORDER_LAZY, SLEEP, _fall_asleep, root_prunable
+from search.kernel.prune import ISLANDS, SLEEP, _fall_asleep, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
@@ -74,8 +73,6 @@ class Stack(NamedTuple):
     key: np.ndarray  # uint64[words]: a key being looked up
     packed: np.ndarray  # uint64[depths]: one-word keys: the packed labels at depth d
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
-    pending: np.ndarray  # uint64[depths]: ``ORDER_LAZY``: target cards whose children's scores are upper bounds
-    score: np.ndarray  # float64[depths, width]: ``ORDER_LAZY``: each child's score (1 x 1 without it)
     isles: Islands  # Island Merge: the island each depth works on
     plan: MemoPlan  # how the search keys and stores its states
     at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
@@ -88,9 +85,8 @@ def children_width(ncells, rows, cols):
 
 
 @njit(cache=True, nogil=True)
-def new_stack(depths, width, ncells, plan, words, scored):
-    """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``),
-    with room for the children's scores when ``scored`` is ``width`` (``ORDER_LAZY``; else 1)."""
+def new_stack(depths, width, ncells, plan, words):
+    """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``)."""
     narrow = plan.narrow
     return Stack(
         np.empty((depths, width), dtype=np.int8),
@@ -104,8 +100,6 @@ def new_stack(depths, width, ncells, plan, words, scored):
         np.zeros(words, dtype=np.uint64),
         np.zeros(depths + 1, dtype=np.uint64),
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
-        np.zeros(depths, dtype=np.uint64),
-        np.empty((depths if scored > 1 else 1, scored), dtype=np.float64),
         new_islands(depths + 1),
         plan,
         np.array([0, 1, 0, 1], dtype=np.int64),
@@ -152,7 +146,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
     width = children_width(ncells, tables.rows, tables.cols)
-    stack = new_stack(board.n_stacks, width, ncells, plan, words, width if config.options & ORDER_LAZY != 0 else 1)
+    stack = new_stack(board.n_stacks, width, ncells, plan, words)
     if narrow:
         stack.packed[0] = _packed_labels(cells, labels)
     else:
@@ -186,8 +180,6 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             fresh = False
             _expand(cells, board, tables, config, stack, depth, scratch, memo)
         if stack.nxt[depth] < stack.children[depth]:
-            if stack.pending[depth] != U0:
-                _settle(cells, board, tables, config, stack, depth, scratch, memo)
             board, verdict = _next_child(cells, board, config, stack, depth, memo)
             if verdict == SOLVED:
                 at[NODES] = nodes
@@ -235,65 +227,18 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
         )
     stack.children[depth] = count
     stack.nxt[depth] = 0
-    pending = scratch.pending[0]
-    stack.pending[depth] = pending
-    if pending != U0:
-        for i in range(count):
-            stack.score[depth, i] = scratch.scores[cells[dst[i]]]
-    _fetch_keys(cells, board, config, stack, depth, memo, np.int64(0))
-
-
-@lean_njit(inline="always")
-def _fetch_keys(cells, board, config, stack, depth, memo, first):
-    """One-word keys of the children ``first..`` of the node at ``depth``, fetched ahead (``_key_children``)."""
     plan = stack.plan
     if plan.narrow and config.memo_min <= board.n_stacks - 1 <= plan.packed_max:
-        count = stack.children[depth]
         _key_children(
             stack.packed[depth],
             board.occupied,
             cells,
             plan.labels,
-            stack.src[depth, first:count],
-            stack.dst[depth, first:count],
+            src[:count],
+            dst[:count],
             memo,
-            stack.child_key[depth, first:count],
+            stack.child_key[depth],
         )
-
-
-@lean_njit()
-def _settle(cells, board, tables, config, stack, depth, scratch, memo):
-    """``ORDER_LAZY``: make the next child of the node at ``depth`` the one the eager order searches next.
-
-    Proof that the order is the eager one (``ORDER`` alone: a stable sort of
-    exact scores, that is by descending score, then generation order, which
-    is ascending ``(source, target)``). The children not yet searched are
-    kept sorted by that key with each pending target's score replaced by its
-    upper bound (``_child_scores``). If the next child's score is exact, every
-    later child ``j`` has ``bound_j < score`` or ``bound_j = score`` and a later
-    generation; its exact score is at most its bound, so it comes after in
-    the eager order too. Otherwise the target's exact score (``exact_score``,
-    what the eager order computed) replaces its bound in all its children,
-    which only lowers them, and the rest is sorted again; this ends, each
-    target being settled once. So every child is searched in the eager
-    order, and the search (nodes, sleep sets, memo, answer) is the same.
-    """
-    first, count = stack.nxt[depth], stack.children[depth]
-    src, dst, score = stack.src[depth], stack.dst[depth], stack.score[depth]
-    pending = stack.pending[depth]
-    moved = False
-    while pending & bit(cells[dst[first]]) != U0:
-        y = np.int64(cells[dst[first]])
-        pending &= ~bit(y)
-        exact = exact_score(board.present, y, tables.compat, config.coefs, scratch)
-        for j in range(first, count):
-            if cells[dst[j]] == y:
-                score[j] = exact
-        resort_from(first, count, src, dst, score)
-        moved = True
-    stack.pending[depth] = pending
-    if moved:
-        _fetch_keys(cells, board, config, stack, depth, memo, first)
 
 
 @lean_njit(inline="always")

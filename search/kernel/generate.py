@@ -107,7 +107,6 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     """
     options = config.options
     n_stacks = board.n_stacks
-    scratch.pending[0] = U0
     bad = U0  # target cards whose removal disconnects G
     bad_cells = U0  # source cells whose emptying splits the grid
     # Cards of degree 1 and 2 in G: G minus card b has as leaves the degree-1 cards
@@ -191,9 +190,7 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
     """Sort the ``count`` children stably by descending score of their target card.
 
     Up to ``ORDER_MAX_STACKS`` stacks (the most the ordering model was fitted
-    on: a 4x4 deal) the score is the subset-H estimate (``_child_scores``);
-    with ``ORDER_LAZY`` (and not Island Merge, which filters the children
-    after) some scores are upper bounds, their targets in ``scratch.pending``.
+    on: a 4x4 deal) the score is the subset-H estimate (``_child_scores``).
     Above, it is the sum of the squared degrees of the child's graph, ties
     broken by its edges (``_square_scores``): a few popcounts a target instead
     of connectivity flows on graphs of up to 52 cards, which made tiny searches
@@ -206,9 +203,7 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
     targets = _targets(cells, dst, count)
     present, scores = board.present, scratch.scores
     if board.n_stacks <= ORDER_MAX_STACKS:
-        coefs = config.coefs
-        lazy = config.options & (prune.ORDER_LAZY | prune.ISLANDS) == prune.ORDER_LAZY and coefs[3] >= 0
-        scratch.pending[0] = _child_scores(present, targets, compat, coefs, scratch, lazy)
+        _child_scores(present, targets, compat, config.coefs, scratch)
     else:
         _square_scores(present, targets, compat, scores)
     _sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)

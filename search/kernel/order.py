@@ -185,40 +185,7 @@ def _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch):
 
 
 @lean_njit()
-def _parent_flows(present, compat, scratch):
-    """``_pair_flows(present)``, computed once while ``scratch.pairs`` still holds them (``scratch.flows_of``).
-
-    Only ``_pair_flows`` writes ``scratch.pairs``, so a record naming the card
-    set is enough: a deeper node's flows replace it, and coming back to the
-    node recomputes them.
-    """
-    info = scratch.flow_info
-    if scratch.flows_of[0] != present:
-        info[0], info[1], info[2] = _pair_flows(present, compat, scratch)
-        scratch.flows_of[0] = present
-    return info[0], info[1], info[2]
-
-
-@lean_njit()
-def _own_connectivity(present, compat, scratch):
-    """The vertex connectivity of G (``present``): from the score cache (it was scored as a child), else flows."""
-    slot = cache_slot(present, scratch.score_masks.shape[0])
-    if scratch.score_masks[slot] == present:
-        return scratch.score_kappas[slot]
-    _, pairs, own = _parent_flows(present, compat, scratch)
-    if pairs < 0:
-        own = node_connectivity(present, compat, scratch.graph, np.int64(0))
-    return own
-
-
-@lean_njit(inline="always")
-def _estimate(coefs, lo, hi, kappa, degrees):
-    """A child's ordering score: the subset-H estimate, ties broken by flockability (Neller's best single ordering)."""
-    return coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa + TIE_BREAK * (degrees // 2)
-
-
-@lean_njit()
-def _child_scores(present, targets, compat, coefs, scratch, lazy):
+def _child_scores(present, targets, compat, coefs, scratch):
     """Linear-regression estimate on subset H of G minus each target card, into ``scratch.scores`` (by card).
 
     Sibling subtrees reach the same card sets in different orders, so scores
@@ -227,20 +194,23 @@ def _child_scores(present, targets, compat, coefs, scratch, lazy):
     connectivity: a node's own connectivity was mostly computed when it was
     scored as a child. The children's connectivities come from one set of
     flows on G (``_pair_flows``, ``_child_connectivity``), not a set per child.
-
-    With ``lazy`` (``ORDER_LAZY``; ``coefs[3] >= 0``) a child whose connectivity
-    would need flows gets the score of connectivity = its minimum degree,
-    an upper bound of its score (connectivity never exceeds the minimum
-    degree, and the score does not fall as connectivity rises: ``coefs[3]
-    >= 0``, and IEEE rounding is monotone); returns the mask of those
-    targets, which ``exact_score`` settles when the search reaches them.
     """
     scores, masks, values, kappas = scratch.scores, scratch.score_masks, scratch.score_values, scratch.score_kappas
     slots = masks.shape[0]
+    slot = cache_slot(present, slots)
+    flows = False  # ``_pair_flows`` has run on G
+    v = -1
+    pairs = 0
+    if masks[slot] == present:
+        own = kappas[slot]
+    else:
+        v, pairs, own = _pair_flows(present, compat, scratch)
+        flows = True
+        if pairs < 0:
+            own = node_connectivity(present, compat, scratch.graph, np.int64(0))
     # Removing one vertex lowers connectivity by at most one, and connectivity
     # never exceeds the minimum degree: often these bounds meet and no flow is needed.
-    floor = max(_own_connectivity(present, compat, scratch) - 1, 0)
-    pending = U0
+    floor = max(own - 1, 0)
     t = targets
     while t != U0:
         y = lowest_bit(t)
@@ -253,60 +223,17 @@ def _child_scores(present, targets, compat, coefs, scratch, lazy):
         lo, hi, degrees, _ = degree_stats(child, compat)
         if lo <= floor:
             kappa = lo
-        elif lazy:
-            scores[y] = _estimate(coefs, lo, hi, lo, degrees)
-            pending |= bit(y)
-            continue
         else:
-            v, pairs, _ = _parent_flows(present, compat, scratch)
+            if not flows:
+                v, pairs, _ = _pair_flows(present, compat, scratch)
+                flows = True
             kappa = _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
-        scores[y] = _estimate(coefs, lo, hi, kappa, degrees)
+        # ties on subset H are common (small integers); break them by flockability, Neller's best single ordering
+        estimate = coefs[0] + coefs[1] * lo + coefs[2] * hi + coefs[3] * kappa
+        scores[y] = estimate + TIE_BREAK * (degrees // 2)
         masks[slot] = child
         values[slot] = scores[y]
         kappas[slot] = kappa
-    return pending
-
-
-@lean_njit()
-def exact_score(present, y, compat, coefs, scratch):
-    """The score ``_child_scores`` gives target card ``y`` of G (``present``) without ``lazy``, cached as there."""
-    child = present & ~bit(y)
-    lo, hi, degrees, _ = degree_stats(child, compat)
-    floor = max(_own_connectivity(present, compat, scratch) - 1, 0)
-    kappa = lo
-    if lo > floor:
-        v, pairs, _ = _parent_flows(present, compat, scratch)
-        kappa = _child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
-    score = _estimate(coefs, lo, hi, kappa, degrees)
-    slot = cache_slot(child, scratch.score_masks.shape[0])
-    scratch.score_masks[slot] = child
-    scratch.score_values[slot] = score
-    scratch.score_kappas[slot] = kappa
-    return score
-
-
-@lean_njit()
-def resort_from(first, count, src, dst, score):
-    """Sort children ``first..count-1`` by descending ``score``, then ascending ``(src, dst)`` (generation order).
-
-    An insertion sort: after ``exact_score`` lowers the scores of one target's
-    children, the rest are still in order, and each of those moves down a few places.
-    """
-    for i in range(first + 1, count):
-        j = i
-        while j > first and _after(score[j - 1], src[j - 1], dst[j - 1], score[j], src[j], dst[j]):
-            src[j - 1], src[j] = src[j], src[j - 1]
-            dst[j - 1], dst[j] = dst[j], dst[j - 1]
-            score[j - 1], score[j] = score[j], score[j - 1]
-            j -= 1
-
-
-@lean_njit(inline="always")
-def _after(score_a, src_a, dst_a, score_b, src_b, dst_b):
-    """True when child a comes after child b: a lower score, or an equal one and a later generation."""
-    if score_a != score_b:
-        return score_a < score_b
-    return src_a > src_b or (src_a == src_b and dst_a > dst_b)
 
 
 @lean_njit()

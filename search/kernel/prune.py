@@ -31,8 +31,7 @@ PRUNE_ANCHOR = 16  # with PRUNE_LEAF: ... nor the one other neighbour of a degre
 SLEEP = 32  # sleep sets: skip a child reached by two commuting moves whose other order was searched
 ISLANDS = 64  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
 PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
-ORDER_LAZY = 256  # with ORDER, DFS: a child's connectivity flows wait until the search reaches it (``dfs._settle``)
-ORDER_SQUARES = 512  # with ORDER: by the child graph's squared degrees above SQUARES_CUTOFF stacks, not subset H
+ORDER_SQUARES = 256  # with ORDER: by the child graph's squared degrees above SQUARES_CUTOFF stacks, not subset H
 
 
 @lean_njit(inline="always")
