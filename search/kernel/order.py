@@ -238,7 +238,7 @@ def _child_scores(present, targets, compat, coefs, scratch):
 
 @lean_njit()
 def _square_scores(present, targets, compat, scores):
-    """Above ``ORDER_MAX_STACKS``: each target card's score is its child's sum of squared degrees, into ``scores``.
+    """Each target card's score: its child's sum of squared degrees, into ``scores`` (``ORDER_SQUARES``, above 16).
 
     Less the parent's, which all children share: removing ``y`` of degree ``d``
     drops ``d²`` and lowers each neighbour ``x``'s degree by one, ``2·deg(x) - 1``
