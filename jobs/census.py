@@ -119,15 +119,15 @@ def census(
     )
     if output is not None and not dataset:
         combine_parts(parts, output, metadata={"boaf.job": "census"})
-    summary = summarise((pq.read_table(p, columns=SUMMARY_COLUMNS) for p in parts), seeds, 0.0)
+    summary = summarise(pq.read_table(p, columns=SUMMARY_COLUMNS) for p in parts)
     if not dataset:
         shutil.rmtree(parts_dir)
-    summary["elapsed_s"] = round(time.perf_counter() - started, 3)
-    return summary
+    elapsed_s = round(time.perf_counter() - started, 3)
+    return {"first": seeds.start, "last": seeds.stop - 1, **summary, "elapsed_s": elapsed_s}
 
 
-def summarise(tables: Iterable[pa.Table], seeds: range, elapsed_s: float) -> dict[str, Any]:
-    """The census summary of tables of ``census_chunk`` rows, read one at a time."""
+def summarise(tables: Iterable[pa.Table]) -> dict[str, Any]:
+    """``{"deals", "unsolvable", "mean_ms"}`` of tables of ``census_chunk`` rows, read one at a time."""
     deals = 0
     total_ms = 0.0
     unsolvable: list[dict[str, Any]] = []
@@ -141,14 +141,7 @@ def summarise(tables: Iterable[pa.Table], seeds: range, elapsed_s: float) -> dic
                 found["seed"].to_pylist(), found["class"].to_pylist(), found["nodes"].to_pylist(), strict=True
             )
         )
-    return {
-        "first": seeds.start,
-        "last": seeds.stop - 1,
-        "deals": deals,
-        "unsolvable": unsolvable,
-        "elapsed_s": round(elapsed_s, 3),
-        "mean_ms": round(total_ms / deals, 4) if deals else 0.0,
-    }
+    return {"deals": deals, "unsolvable": unsolvable, "mean_ms": round(total_ms / deals, 4) if deals else 0.0}
 
 
 def _default_parts_dir(seeds: range, rows: int, cols: int, algorithm: str, output: Path | None) -> Path:

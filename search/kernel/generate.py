@@ -153,23 +153,10 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             src[count] = s
             dst[count] = t
             count += 1
-    if options & prune.ORDER != 0 and count > 1:
-        if options & prune.ORDER_SQUARES != 0:
-            if n_stacks > SQUARES_CUTOFF:
-                _square_scores(board.present, _targets(cells, dst, count), compat, scratch.scores)
-                _sort_children(cells, scratch.scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
-        elif n_stacks > config.cutoff:
-            _order(cells, board, compat, config, src, dst, count, scratch)
+    squares = options & prune.ORDER_SQUARES != 0
+    if options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1:
+        _order(cells, board, compat, config, src, dst, count, scratch)
     return count
-
-
-@lean_njit(inline="always")
-def _targets(cells, dst, count):
-    """The target cards of the first ``count`` children."""
-    targets = U0
-    for i in range(count):
-        targets |= bit(cells[dst[i]])
-    return targets
 
 
 @lean_njit(inline="always")
@@ -189,10 +176,11 @@ def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
 def _order(cells, board, compat, config, src, dst, count, scratch):
     """Sort the ``count`` children stably by descending score of their target card.
 
-    Up to ``ORDER_MAX_STACKS`` stacks (the most the ordering model was fitted
-    on: a 4x4 deal) the score is the subset-H estimate (``_child_scores``).
-    Above, it is the sum of the squared degrees of the child's graph, ties
-    broken by its edges (``_square_scores``): a few popcounts a target instead
+    With ``ORDER_SQUARES`` the score is the sum of the squared degrees of the
+    child's graph (``_square_scores``). Without it, up to ``ORDER_MAX_STACKS``
+    stacks (the most the ordering model was fitted on: a 4x4 deal) the score
+    is the subset-H estimate (``_child_scores``), and above, it is the
+    squared degrees, ties broken by the child's edges: a few popcounts a target instead
     of connectivity flows on graphs of up to 52 cards, which made tiny searches
     on 5x5 and 6x6 grids cost 10-40x a 4x4 search of as many nodes. On 4x13
     deals 1-200 it expands 75k nodes where the edges alone took 1.5-2.6M with
@@ -200,9 +188,11 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
     """
-    targets = _targets(cells, dst, count)
+    targets = U0
+    for i in range(count):
+        targets |= bit(cells[dst[i]])
     present, scores = board.present, scratch.scores
-    if board.n_stacks <= ORDER_MAX_STACKS:
+    if board.n_stacks <= ORDER_MAX_STACKS and config.options & prune.ORDER_SQUARES == 0:
         _child_scores(present, targets, compat, config.coefs, scratch)
     else:
         _square_scores(present, targets, compat, scores)
