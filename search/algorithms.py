@@ -82,6 +82,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             | kernel.PRUNE_LEAF
             | kernel.PRUNE_ANCHOR
             | kernel.PRUNE_FROZEN
+            | kernel.PRUNE_BLOCKS
             | kernel.SLEEP,
             memo_min=4,
         ),

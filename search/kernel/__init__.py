@@ -77,6 +77,7 @@ from search.kernel.prune import (
     ORDER,
     ORDER_SQUARES,
     PRUNE_ANCHOR,
+    PRUNE_BLOCKS,
     PRUNE_CELLS,
     PRUNE_FROZEN,
     PRUNE_GRAPH,
@@ -86,6 +87,7 @@ from search.kernel.prune import (
     _fall_asleep,
     _frozen_block,
     _leaf_stranded,
+    _stuck_block,
     root_prunable,
 )
 
@@ -106,6 +108,7 @@ __all__ = [
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",
     "PRUNE_ANCHOR",
+    "PRUNE_BLOCKS",
     "PRUNE_CELLS",
     "PRUNE_FROZEN",
     "PRUNE_GRAPH",
@@ -134,6 +137,7 @@ __all__ = [
     "_pair_flows",
     "_ranked_key",
     "_sort_children",
+    "_stuck_block",
     "best_n",
     "best_n_batch",
     "board_of",

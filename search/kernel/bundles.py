@@ -115,9 +115,10 @@ class Scratch(NamedTuple):
     facts: np.ndarray  # uint64[5, slots]: what ``_graph_facts`` knows of a card set
     cell_facts: np.ndarray  # uint64[2, slots]: the cut cells of a set of occupied cells
     where: np.ndarray  # int64[52]: the cell of each card on the board
-    tiny: np.ndarray  # int64[32]: ``_tiny_solvable``'s stack (cells by depth, cards alive, next move)
-    block: np.ndarray  # int64[8]: ``_frozen_block``'s cards (0-3) and their cells (4-7)
+    tiny: np.ndarray  # int64[64]: ``_tiny_solvable``'s or ``_block_plays_out``'s stack (cells by depth, ...)
+    block: np.ndarray  # int64[12]: ``_frozen_block``'s cards (0-3) and cells (4-7), or ``_stuck_block``'s (0-5, 6-11)
     sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
+    visited: np.ndarray  # uint64[2048]: the positions ``_block_plays_out`` met, with its search's stamp
     sort_keys: np.ndarray  # float64[2, width]: ``_sort_children``'s merge buffers, as wide as a node's children
     sort_moves: np.ndarray  # int64[2, width]
 
@@ -157,9 +158,10 @@ def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
         np.zeros((5, slots), dtype=np.uint64),
         np.zeros((2, slots), dtype=np.uint64),
         where,
-        np.zeros(32, dtype=np.int64),
-        np.zeros(8, dtype=np.int64),
+        np.zeros(64, dtype=np.int64),
+        np.zeros(12, dtype=np.int64),
         np.zeros(8, dtype=np.uint64),
+        np.empty(2048, dtype=np.uint64),  # cleared by its first search (its stamp starts at 1)
         sort_keys,
         sort_moves,
     )

@@ -43,7 +43,7 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
-from search.kernel.prune import ISLANDS, SLEEP, _fall_asleep, root_prunable
+from search.kernel.prune import ISLANDS, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
@@ -164,6 +164,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
 
 
 DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
+BLOCKS_DEPTH = 3  # ``PRUNE_BLOCKS`` checks the nodes this near the root (deeper it costs more than it saves)
+BLOCKS_BUDGET = (1024, 1024, 64, 64, 0)  # positions of each block's search, by depth (then 0: no check)
+BLOCKS_STACKS = 13  # ... at nodes of this many stacks or more: near a deal's root, not all over a small state's search
 BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
 
 
@@ -220,7 +223,10 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
     """Generate the children of the node at ``depth`` (Island Merge keeps those inside its island), with their
     one-word keys fetched ahead."""
     src, dst = stack.src[depth], stack.dst[depth]
-    count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
+    count = np.int64(0)
+    budget = BLOCKS_BUDGET[min(depth, BLOCKS_DEPTH + 1)] if board.n_stacks >= BLOCKS_STACKS else 0
+    if budget == 0 or config.options & PRUNE_BLOCKS == 0 or not _stuck_block(cells, board, tables, scratch, budget):
+        count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
     if config.options & ISLANDS != 0:
         count = _enter_island(
             cells, board.present, tables.compat, stack.isles, depth, src[:count], dst[:count], scratch.graph

@@ -11,7 +11,9 @@ sets, ``_fall_asleep``) changes no node count of a memoised state and saves
 Six hard deals: 23.0 s -> 3.3 s. ``PRUNE_FROZEN`` (a frozen block hanging from
 a cut vertex by one edge, ``_frozen_block``) then decides -4965 and eight of the
 ten hardest deals of the census -500,000..499,999 at the root (-4965: 2,348,019
-nodes -> 1).
+nodes -> 1). Solver v3 (issue 25): ``PRUNE_BLOCKS`` (``_stuck_block``) widens
+it to blocks that can move inside, near a deal's root, and decides the FFUD
+deals 6727 and 59481 at the root's children.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, bit, is_connected, reach_within
-from search.kernel.bundles import board_of
+from game.graph import U0, U1, bit, cut_vertices, is_connected, reach_within
+from search.kernel.bundles import board_of, cache_slot, locate
 
 # option bits of ``dfs`` and ``best_n``
 PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
@@ -32,6 +34,7 @@ SLEEP = 32  # sleep sets: skip a child reached by two commuting moves whose othe
 ISLANDS = 64  # Island Merge: at a bridge of G, collapse one side first (memo keys carry the side, ``_island_split``)
 PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
 ORDER_SQUARES = 256  # with ORDER: by the child graph's squared degrees above SQUARES_CUTOFF stacks, not subset H
+PRUNE_BLOCKS = 512  # near the root: no block hanging from G by one edge may be stuck (``_stuck_block``)
 
 
 @lean_njit(inline="always")
@@ -131,13 +134,13 @@ FROZEN_MAX = 3  # the most cards of a pendant side that ``_frozen_block`` consid
 
 
 @lean_njit(inline="always")
-def _side(x, rest, compat, seen):
-    """``(side, seen)``: the cards of ``rest`` joined to card ``x``, if at most ``FROZEN_MAX`` and not yet
+def _side(x, rest, compat, seen, most):
+    """``(side, seen)``: the cards of ``rest`` joined to card ``x``, if at most ``most`` and not yet
     ``seen`` (else 0), and ``seen`` with them (a large side's other cards may be met again: each is sized once
     more at most)."""
     if seen & bit(x) != U0:
         return U0, seen
-    side = reach_within(bit(x), rest, compat, np.int64(FROZEN_MAX))
+    side = reach_within(bit(x), rest, compat, most)
     return side, seen | (side if side != U0 else bit(x))
 
 
@@ -218,7 +221,7 @@ def _frozen_block(cuts, board, tables, scratch):
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        for j in range(_lone_sides(v, present, compat, sides)):
+        for j in range(_lone_sides(v, present, compat, sides, np.int64(FROZEN_MAX))):
             side = sides[j]
             block = side | bit(v)
             frozen = True
@@ -251,6 +254,165 @@ def _frozen_block(cuts, board, tables, scratch):
             if not solvable:
                 return True
     return False
+
+
+WIDE_MAX = 5  # the most cards of a side ``_stuck_block`` considers (its block adds one)
+BLOCK_MAX = WIDE_MAX + 1  # the most cards of a block
+_LEVELS = BLOCK_MAX + 1  # depths of ``_block_plays_out``: a move each but the last card's, and the jump
+_ALIVE = _LEVELS * BLOCK_MAX  # offsets in ``scratch.tiny``: cells by depth, then cards alive, next move, jumped
+_NEXT = _ALIVE + _LEVELS
+_JUMPED = _NEXT + _LEVELS
+TINY_SIZE = _JUMPED + _LEVELS  # and one more: the stamp of ``_block_plays_out``'s last search
+STAMP_SHIFT = 48  # a position's key takes 48 bits; its search's stamp the 16 above
+
+
+@lean_njit()
+def _stuck_block(cells, board, tables, scratch, budget):
+    """True when a block hanging from G by one edge in the state ``cells`` can never play out: it is unsolvable.
+
+    Proof (``PRUNE_BLOCKS``), ``_frozen_block``'s widened to blocks that can move
+    inside. Let ``v`` be a cut vertex of G, ``S`` a component of G minus ``v``,
+    ``B = S + v`` the block, ``R`` the other cards, and ``w`` the only neighbour
+    of ``v`` in ``R``. Cards of ``S`` are compatible only with cards of ``B``,
+    so a move is inside ``B``, inside ``R``, or joins ``v`` and ``w``.
+    (1) Until that join, moves inside ``B`` and inside ``R`` touch disjoint
+    cards and cells (a cell's top card changes only when a card lands on it),
+    so ``B`` plays out in its own cells exactly as it would alone on the board,
+    whatever ``R`` does. (2) A card of ``S`` covering ``v`` before the join
+    leaves that card with no neighbour outside ``S`` while ``w`` is on the
+    board: G splits. (3) ``w`` covering ``v`` leaves what is left of ``S``
+    with no neighbour while ``w`` is on the board, so it needs ``B`` down to
+    ``v`` alone: end (A). ``v`` covering ``w`` leaves ``v`` no neighbour in
+    ``R``, so G splits unless ``R`` is just ``w`` by then; then ``v`` stands in
+    ``w``'s cell ``q``, in line with ``v``'s cell, occupied now (cells never
+    refill) and not a cell of ``B``, and what is left of ``B`` must come down
+    to one stack by itself: end (B). (4) Without the join ``B`` and ``R`` stay
+    two stacks at least. So a solution needs ``B``, played alone without
+    covering ``v``, to reach (A), or (B) after one jump of ``v`` to such a
+    ``q``; ``_block_plays_out`` searches both.
+
+    Each block's search sees at most ``budget`` positions (past them it claims
+    nothing). ``dfs`` checks the nodes of 13 stacks or more at depth up to 3
+    (``dfs.BLOCKS_DEPTH``), for sides of up to ``WIDE_MAX`` cards: a deal's
+    first moves, where a stuck block prunes the most. There it costs nothing
+    measurable (deals 1-10,000: 0.9% fewer nodes, the same time). At every
+    node, even behind a cache of blocks in their cells, its searches cost more
+    time than the nodes they saved (sides of up to 5: -115618 621,699 ->
+    339,690 nodes but 0.34 -> 2.3 s; sides of up to 3 in searches past 4,000
+    nodes: deals 1-10,000 2.5% fewer nodes, 7% more time). It decides the FFUD
+    deals 6727 and 59481 at the root's children (12,647 and 118,549 nodes
+    before) and takes -115618 from 621,699 nodes to 492,526.
+    """
+    present, occupied, compat = board.present, board.occupied, tables.compat
+    if board.n_stacks <= 3:
+        return False
+    cuts, _ = cut_vertices(present, compat, scratch.graph)
+    locate(cells, scratch.where)
+    cards, where, sides = scratch.block, scratch.where, scratch.sides
+    while cuts != U0:
+        v = lowest_bit(cuts)
+        cuts &= cuts - U1
+        for j in range(_lone_sides(v, present, compat, sides, np.int64(WIDE_MAX))):
+            n, vi, block_cells = np.int64(0), np.int64(0), U0
+            b = sides[j] | bit(v)
+            while b != U0:
+                c = lowest_bit(b)
+                b &= b - U1
+                vi = n if c == v else vi
+                cards[n], cards[BLOCK_MAX + n] = c, where[c]
+                block_cells |= bit(where[c])
+                n += 1
+            qs = occupied & ~block_cells
+            if not _block_plays_out(cards, n, vi, qs, tables, scratch.tiny, scratch.visited, budget):
+                return True
+    return False
+
+
+@lean_njit()
+def _block_plays_out(block, n, vi, qs, tables, tiny, visited, budget):
+    """True when a block, played alone, can reach one of the ends of ``_stuck_block``'s proof (or is too wide
+    to tell within ``budget`` positions).
+
+    The block is the ``n`` (at most ``BLOCK_MAX``) cards ``block[:n]`` in the cells
+    ``block[BLOCK_MAX:BLOCK_MAX + n]``; ``block[vi]`` is its cut vertex v. The ends:
+    (A) v alone; (B) after v has jumped once to a cell of ``qs`` in line with its
+    own, one stack. Before the jump no card covers v. A plain exhaustive search of
+    at most ``n`` plies that does not search a position twice; ``tiny``
+    (``TINY_SIZE`` and a stamp) is its stack, ``visited`` (a power of two) the
+    positions met.
+    """
+    compat, line = tables.compat, tables.line
+    at = tiny[:_ALIVE]  # at[BLOCK_MAX * d + i]: the cell of card i at depth d
+    alive = tiny[_ALIVE:_NEXT]  # the cards still on the board at depth d (a bit each)
+    nxt = tiny[_NEXT:_JUMPED]  # the next move to try at depth d: i * n + j (card i onto card j), then jumps
+    jumped = tiny[_JUMPED:TINY_SIZE]  # 1 + the cell v jumped to, 0 before the jump
+    stamp = tiny[TINY_SIZE] + 1 if tiny[TINY_SIZE] < 0xFFFF else 1
+    if stamp == 1:
+        visited[:] = U0  # stamps start again
+    tiny[TINY_SIZE] = stamp
+    for i in range(n):
+        at[i] = block[BLOCK_MAX + i]
+    alive[0], nxt[0], jumped[0] = (1 << n) - 1, 0, 0
+    pairs, d = n * n, 0
+    no_jump = pairs + 63  # past every jump (cells are fewer than 64)
+    while d >= 0:
+        a, here, m = alive[d], BLOCK_MAX * d, nxt[d]
+        if popcount(np.uint64(a)) == 1 and (jumped[d] != 0 or a == 1 << vi):
+            return True  # (B) or (A)
+        if m == 0:
+            if not _first_visit(visited, stamp, a, at[here : here + n], jumped[d]):
+                m = no_jump  # met before: nothing new below
+            else:
+                budget -= 1
+                if budget < 0:
+                    return True  # too wide to settle here: claim nothing
+        i, j, q = -1, -1, -1
+        while m < pairs and j < 0:
+            x, y = m // n, m % n
+            m += 1
+            movable = x != y and (a >> x) & 1 != 0 and (a >> y) & 1 != 0 and (y != vi or jumped[d] != 0)
+            if movable and compat[block[x]] & bit(block[y]) != U0 and line[at[here + x]] & bit(at[here + y]) != U0:
+                i, j = x, y
+        if j < 0 and jumped[d] == 0 and pairs <= m < no_jump:
+            jumps = qs & line[at[here + vi]] & ~(bit(m - pairs) - U1)
+            q = lowest_bit(jumps) if jumps != U0 else -1
+            m = pairs + q + 1 if q >= 0 else no_jump
+        nxt[d] = m
+        if j < 0 and q < 0:
+            d -= 1  # no move left here
+            continue
+        below = here + BLOCK_MAX
+        for x in range(n):
+            at[below + x] = at[here + x]
+        if j >= 0:
+            at[below + i], alive[d + 1], jumped[d + 1] = at[here + j], a & ~(1 << j), jumped[d]
+        else:
+            at[below + vi], alive[d + 1], jumped[d + 1] = q, a, q + 1
+        nxt[d + 1] = 0
+        d += 1
+    return False
+
+
+@lean_njit(inline="always")
+def _first_visit(visited, stamp, alive, cells, jumped):
+    """False when ``_block_plays_out``'s search ``stamp`` met this position before (cards ``alive`` in ``cells``,
+    ``jumped``); else records it. Entries of other stamps are free. A full table records nothing more (the
+    search is then plain, never wrong)."""
+    key = np.uint64(alive) | (np.uint64(jumped) << np.uint64(6))
+    for i in range(cells.shape[0]):
+        if (alive >> i) & 1 != 0:
+            key |= np.uint64(cells[i]) << np.uint64(12 + 6 * i)
+    key |= np.uint64(stamp) << np.uint64(STAMP_SHIFT)
+    size = visited.shape[0]
+    slot = cache_slot(key, size)
+    for _ in range(size // 4):  # linear probing over a quarter of the table at most
+        if visited[slot] == key:
+            return False
+        if visited[slot] >> np.uint64(STAMP_SHIFT) != np.uint64(stamp):
+            visited[slot] = key
+            return True
+        slot = (slot + 1) & (size - 1)
+    return True
 
 
 @lean_njit(inline="always")
@@ -290,7 +452,7 @@ def _hanging(cuts, present, compat, sides):
     while cv != U0:
         v = lowest_bit(cv)
         cv &= cv - U1
-        for j in range(_lone_sides(v, present, compat, sides)):
+        for j in range(_lone_sides(v, present, compat, sides, np.int64(FROZEN_MAX))):
             if popcount(sides[j]) >= 2:
                 out |= bit(v)
                 break
@@ -298,15 +460,15 @@ def _hanging(cuts, present, compat, sides):
 
 
 @lean_njit()
-def _lone_sides(v, present, compat, sides):
-    """The sides of the cut vertex ``v`` (components of G − v) of at most ``FROZEN_MAX`` cards with exactly one of
+def _lone_sides(v, present, compat, sides, most):
+    """The sides of the cut vertex ``v`` (components of G − v) of at most ``most`` cards with exactly one of
     ``v``'s neighbours beyond them (``_frozen_block``'s (b)), into ``sides``; returns how many.
 
-    None when ``v`` has more than ``FROZEN_MAX + 1`` neighbours: such a side holds all of them but one.
+    None when ``v`` has more than ``most + 1`` neighbours: such a side holds all of them but one.
     """
     rest = present & ~bit(v)
     around = compat[v] & rest
-    if popcount(around) > FROZEN_MAX + 1:
+    if popcount(around) > most + 1:
         return 0
     n = 0
     seen = U0
@@ -314,7 +476,7 @@ def _lone_sides(v, present, compat, sides):
     while m != U0:
         x = lowest_bit(m)
         m &= m - U1
-        side, seen = _side(x, rest, compat, seen)
+        side, seen = _side(x, rest, compat, seen, most)
         if side != U0 and popcount(around & ~side) == 1:
             sides[n] = side
             n += 1

@@ -1,4 +1,4 @@
-"""The pruning rules of solver v2 (``PRUNE_LEAF``, ``PRUNE_ANCHOR``, ``PRUNE_FROZEN``) never change an answer.
+"""The pruning rules (``PRUNE_LEAF``, ``PRUNE_ANCHOR``, ``PRUNE_FROZEN``, ``PRUNE_BLOCKS``) never change an answer.
 
 Each rule alone (on Compatible DFS) and all of them (``ordered``) against the
 reference search on 5,000 random states (the golden file; ``test_agreement``
@@ -29,6 +29,7 @@ VARIANTS = {
     "ordered": ORDERED,
     "leaf only": ORDERED.without(kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN, "ordered-leaf"),
     "frozen only": search.Algorithm("compatible-frozen", COMPATIBLE.kernel, COMPATIBLE.options | kernel.PRUNE_FROZEN),
+    "blocks only": search.Algorithm("compatible-blocks", COMPATIBLE.kernel, COMPATIBLE.options | kernel.PRUNE_BLOCKS),
 }
 
 

@@ -30,7 +30,7 @@ from service.generated.boaf.v1 import boaf_pb2_grpc
 from service.settings import MIB, Settings, search_bytes_per_node
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
-# Deal -4965 by Compatible DFS (2.6M nodes: outgrows a 16 MiB table) and -115618 by Ordered DFS (0.62M: 8 MiB).
+# Deal -4965 by Compatible DFS (2.6M nodes: outgrows a 16 MiB table) and -115618 by Ordered DFS (0.49M: 8 MiB).
 HARD = ((-4965, pb.COMPATIBLE), (-115618, pb.ORDERED))
 UNITS = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
 
