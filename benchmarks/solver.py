@@ -40,13 +40,14 @@ from search.reference import reference_solve
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101, 368466, 27363)  # issues', census's
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
-    "ordered (leaf + anchor + frozen + sleep)": ORDERED,
+    "ordered (leaf + anchor + frozen + blocks + sleep)": ORDERED,
     "subset H order (v2)": ORDERED_SUBSET_H,
+    "without blocks (v3 before it)": ORDERED.without(kernel.PRUNE_BLOCKS, "ordered-no-blocks"),
     "without frozen": ORDERED.without(kernel.PRUNE_FROZEN, "ordered-no-frozen"),
     "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
     "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
     "without leaf, anchor, frozen, sleep (v1)": ORDERED_SUBSET_H.without(
-        kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN | kernel.SLEEP, "ordered-v1"
+        kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN | kernel.PRUNE_BLOCKS | kernel.SLEEP, "ordered-v1"
     ),
 }
 OTHER_GRIDS = ((5, 5), (4, 13))
