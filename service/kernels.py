@@ -198,7 +198,9 @@ class Kernels:
             self._compile_in_children(cold, parallel or _default_parallel())
         with recorder.recording():
             for unit in units:
-                if not unit.small:
+                # Stopped: the children were ended, so loading would compile here, and a process that exits
+                # while this thread is inside LLVM aborts. The stop waits only for the loader's next stage.
+                if not unit.small and not self._stopped.is_set():
                     self._load(unit)
         self.compiled += recorder.compiled
         self.stage = ""

@@ -297,3 +297,18 @@ def _compile_children(parent: int) -> list[int]:
         if fields.get("PPid", "").strip() == str(parent) and b"service.kernels" in command:
             found.append(int(status.parent.name))
     return found
+
+
+def test_a_stop_while_the_children_compile_loads_nothing_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Stopped mid-compile, the children are ended and the cache is incomplete: loading the units in this process
+    # would compile them here, and a server that exits while its loader is inside LLVM aborts (SIGTERM test above,
+    # which then failed 2 of 2 full runs with exit -6 / -11).
+    runs: list[str] = []
+    cold = kernels.Unit("cold", ("game.bits:shuffled_cells",), lambda: runs.append("cold"), at_start=True)
+    small = kernels.Unit("small", ("game.bits:shuffled_cells",), lambda: runs.append("small"), True, small=True)
+    prepared = kernels.Kernels()
+    monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
+    monkeypatch.setattr(prepared, "_compile_in_children", lambda units, parallel: prepared.stop())
+    prepared.prepare([small, cold], on_stage=lambda stage: None)
+    assert runs == ["small"]
+    assert prepared.ready == {"small"}
