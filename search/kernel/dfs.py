@@ -164,9 +164,11 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
 
 
 DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
-BLOCKS_DEPTH = 3  # ``PRUNE_BLOCKS`` checks the nodes this near the root (deeper it costs more than it saves)
-BLOCKS_BUDGET = (1024, 1024, 64, 64, 0)  # positions of each block's search, by depth (then 0: no check)
-BLOCKS_STACKS = 13  # ... at nodes of this many stacks or more: near a deal's root, not all over a small state's search
+# ``PRUNE_BLOCKS`` checks the nodes of depth 0-3 (deeper it costs more than it saves), each block's search
+# seeing at most this many positions, at nodes of BLOCKS_STACKS stacks or more (near a deal's root, not all
+# over a small state's search).
+BLOCKS_BUDGET = (1024, 1024, 64, 64)
+BLOCKS_STACKS = 13
 BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
 
 
@@ -224,7 +226,7 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
     one-word keys fetched ahead."""
     src, dst = stack.src[depth], stack.dst[depth]
     count = np.int64(0)
-    budget = BLOCKS_BUDGET[min(depth, BLOCKS_DEPTH + 1)] if board.n_stacks >= BLOCKS_STACKS else 0
+    budget = BLOCKS_BUDGET[depth] if depth < len(BLOCKS_BUDGET) and board.n_stacks >= BLOCKS_STACKS else 0
     if budget == 0 or config.options & PRUNE_BLOCKS == 0 or not _stuck_block(cells, board, tables, scratch, budget):
         count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
     if config.options & ISLANDS != 0:

@@ -293,7 +293,7 @@ def _stuck_block(cells, board, tables, scratch, budget):
 
     Each block's search sees at most ``budget`` positions (past them it claims
     nothing). ``dfs`` checks the nodes of 13 stacks or more at depth up to 3
-    (``dfs.BLOCKS_DEPTH``), for sides of up to ``WIDE_MAX`` cards: a deal's
+    (``dfs.BLOCKS_BUDGET``), for sides of up to ``WIDE_MAX`` cards: a deal's
     first moves, where a stuck block prunes the most. There it costs nothing
     measurable (deals 1-10,000: 0.9% fewer nodes, the same time). At every
     node, even behind a cache of blocks in their cells, its searches cost more
