@@ -98,7 +98,7 @@ def _children(cells, board, tables, config, frame, depth):
     count = generate(
         cells, board, tables, config, stack.src[depth], stack.dst[depth], stack.sleep[depth], frame.scratch
     )
-    _sort_by_target(stack.src[depth], stack.dst[depth], count, frame.tally, frame.scratch.sort_moves[0])
+    _sort_by_target(stack.src[depth], stack.dst[depth], count, frame.tally, frame.scratch.sort_work[0])
     stack.children[depth] = count
     stack.nxt[depth] = 0
     return count

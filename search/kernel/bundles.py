@@ -98,6 +98,7 @@ FACT_SET, FACT_CUTS, FACT_ONES, FACT_TWOS, FACT_HANGING = 0, 1, 2, 3, 4
 # ``cell_facts`` rows (``search.kernel.generate._cell_cuts``): per set of occupied cells
 CELL_SET, CELL_CUTS = 0, 1
 
+SORT_WORK = 3 * 52 + 1  # ``order._sort_children``'s work: 52 cards, each card's bucket, 53 bucket starts
 CUT_CACHE = 256  # slots of each direct-mapped cache of a new search
 BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
 BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
@@ -119,8 +120,7 @@ class Scratch(NamedTuple):
     block: np.ndarray  # int64[12]: ``_frozen_block``'s cards (0-3) and cells (4-7), or ``_stuck_block``'s (0-5, 6-11)
     sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
     visited: np.ndarray  # uint64[2048]: the positions ``_block_plays_out`` met, with its search's stamp
-    sort_keys: np.ndarray  # float64[2, width]: ``_sort_children``'s merge buffers, as wide as a node's children
-    sort_moves: np.ndarray  # int64[2, width]
+    sort_work: np.ndarray  # int64[2, max(width, SORT_WORK)]: ``_sort_children``'s children and buckets
 
 
 @njit(cache=True, nogil=True)
@@ -131,8 +131,7 @@ def new_scratch(slots, width):
         np.empty((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
         np.zeros(52, dtype=np.float64),
         np.zeros(52, dtype=np.int64),
-        np.empty((2, width), dtype=np.float64),
-        np.empty((2, width), dtype=np.int64),
+        np.empty((2, max(width, SORT_WORK)), dtype=np.int64),
         slots,
     )
 
@@ -141,13 +140,13 @@ def new_scratch(slots, width):
 def grown_scratch(scratch):
     """``scratch`` with empty caches of ``BIG_CACHE`` slots: a long search meets many card and cell sets."""
     return _with_caches(
-        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_keys, scratch.sort_moves,
+        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_work,
         np.int64(BIG_CACHE),
     )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
+def _with_caches(graph, pairs, scores, where, sort_work, slots):
     return Scratch(
         graph,
         pairs,
@@ -162,8 +161,7 @@ def _with_caches(graph, pairs, scores, where, sort_keys, sort_moves, slots):
         np.zeros(12, dtype=np.int64),
         np.zeros(8, dtype=np.uint64),
         np.empty(2048, dtype=np.uint64),  # cleared by its first search (its stamp starts at 1)
-        sort_keys,
-        sort_moves,
+        sort_work,
     )
 
 

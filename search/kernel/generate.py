@@ -196,7 +196,7 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
         _child_scores(present, targets, compat, config.coefs, scratch)
     else:
         _square_scores(present, targets, compat, scores)
-    _sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
+    _sort_children(cells, scores, src, dst, count, scratch.sort_work)
 
 
 @lean_njit(inline="always")

@@ -172,14 +172,15 @@ def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, 
     assert cell_cut_table(5, 5).shape == (0,)  # past 16 cells the kernel finds them itself
 
 
-@pytest.mark.parametrize("count", [5, 24, 25, 130])
-def test_children_sort_stably_by_descending_target_score(count: int) -> None:
+@pytest.mark.parametrize("values", [4, 0])  # 4 score values: many ties; 0: a distinct float a card
+@pytest.mark.parametrize("count", [5, 24, 25, 130, 360])
+def test_children_sort_stably_by_descending_target_score(count: int, values: int) -> None:
     rng = np.random.default_rng(count)
     cells = rng.permutation(52)[:36].astype(np.int8)
-    scores = rng.integers(0, 4, size=52).astype(np.float64)  # few values: many ties
+    scores = rng.integers(0, values, size=52).astype(np.float64) if values else -rng.random(52)
     src = rng.integers(0, 36, size=count).astype(np.int8)
     dst = rng.integers(0, 36, size=count).astype(np.int8)
     expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
     scratch = kernel.new_scratch(256, 2653)
-    kernel._sort_children(cells, scores, src, dst, count, scratch.sort_keys, scratch.sort_moves)
+    kernel._sort_children(cells, scores, src, dst, count, scratch.sort_work)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected
