@@ -57,6 +57,7 @@ class GraphScratch(NamedTuple):
     up: np.ndarray  # int64[MAX_NODES]: Tarjan's tree parent
     stack_v: np.ndarray  # int64[MAX_NODES]: Tarjan's stack of nodes
     stack_m: np.ndarray  # uint64[MAX_NODES]: and of their unvisited neighbours
+    lines: np.ndarray  # uint64[MAX_NODES]: ``cut_cells``' graph of rows and columns, each line's neighbours
 
 
 @njit(cache=True, nogil=True)
@@ -72,6 +73,7 @@ def graph_scratch():
         np.zeros(MAX_NODES, dtype=np.int64),
         np.zeros(MAX_NODES, dtype=np.int64),
         np.zeros(MAX_NODES, dtype=np.int64),
+        np.zeros(MAX_NODES, dtype=np.uint64),
         np.zeros(MAX_NODES, dtype=np.uint64),
     )
 
@@ -219,6 +221,84 @@ def cut_vertices(nodes, links, scratch):
     if root_children > 1:
         cuts |= bit(root)
     return cuts, visited == nodes
+
+
+@lean_njit()
+def cut_cells(occupied, rows, cols, scratch):
+    """The cells of ``occupied`` whose emptying splits the cells (linked when they share a row or column) into more
+    parts: ``all_cut_vertices(occupied, line_table(rows, cols))``, on rows + cols nodes instead of the cells.
+
+    Proof. Let B be the bipartite graph whose nodes are the grid's lines (rows
+    and columns) and whose edges are the occupied cells, each joining its row
+    and its column. Two cells share a line exactly when their edges share an
+    end, so the cells' graph is B's line graph, and its parts are the sets of
+    edges of B's parts. Emptying cell ``e = (r, c)`` deletes edge ``e``. If ``e``
+    is not a bridge, its part of B stays one part and so do its edges. If it is,
+    the part falls into the side of ``r`` and the side of ``c``, and its other
+    edges into two parts exactly when each side keeps an edge: when ``r`` and
+    ``c`` each have another occupied cell. So the cut cells are the bridges of B
+    whose two lines have two cells or more, found by Tarjan's search on B (a
+    tree edge ``p–v`` is a bridge when ``low[v] > disc[p]``; B is simple, so the
+    one edge back to the parent is the tree edge). Rows are B's nodes
+    ``0..rows-1``, columns ``rows..rows+cols-1``; ``scratch.lines`` holds their
+    neighbours.
+    """
+    adj, disc, low, up = scratch.lines, scratch.disc, scratch.low, scratch.up
+    stack_v, stack_m = scratch.stack_v, scratch.stack_m
+    _line_graph(occupied, rows, cols, adj)
+    cuts = U0
+    visited = U0
+    clock = 0
+    for start in range(rows):
+        if adj[start] == U0 or visited & bit(start) != U0:
+            continue
+        visited |= bit(start)
+        disc[start], low[start], up[start] = clock, clock, -1
+        clock += 1
+        sp = 0
+        stack_v[0], stack_m[0] = start, adj[start]
+        while sp >= 0:
+            v = stack_v[sp]
+            m = stack_m[sp] & ~visited
+            if m != U0:
+                w = lowest_bit(m)
+                stack_m[sp] = m & (m - U1)
+                visited |= bit(w)
+                disc[w], low[w], up[w] = clock, clock, v
+                clock += 1
+                sp += 1
+                stack_v[sp], stack_m[sp] = w, adj[w]
+                continue
+            back = adj[v] & visited & ~bit(up[v]) if up[v] >= 0 else adj[v] & visited
+            lv = low[v]
+            while back != U0:
+                w = lowest_bit(back)
+                back &= back - U1
+                lv = min(lv, disc[w])
+            low[v] = lv
+            sp -= 1
+            if sp >= 0:
+                p = stack_v[sp]
+                low[p] = min(low[p], lv)
+                if lv > disc[p] and popcount(adj[v]) > 1 and popcount(adj[p]) > 1:
+                    r, c = min(p, v), max(p, v) - rows
+                    cuts |= bit(r * cols + c)
+    return cuts
+
+
+@lean_njit(inline="always")
+def _line_graph(occupied, rows, cols, adj):
+    """``cut_cells``' B: ``adj[row]`` the columns (as nodes ``rows + c``) of the row's occupied cells, and back."""
+    width = (U1 << np.uint64(cols)) - U1
+    for c in range(cols):
+        adj[rows + c] = U0
+    for r in range(rows):
+        in_row = (occupied >> np.uint64(r * cols)) & width
+        adj[r] = in_row << np.uint64(rows)
+        while in_row != U0:
+            c = lowest_bit(in_row)
+            in_row &= in_row - U1
+            adj[rows + c] |= bit(r)
 
 
 @lean_njit()

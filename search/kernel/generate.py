@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, bit, cut_vertices
+from game.graph import U0, U1, bit, cut_cells, cut_vertices
 from search.kernel import prune
 from search.kernel.bundles import (
     CELL_CUTS,
@@ -42,7 +42,8 @@ def _cell_cuts(occupied, tables, scratch):
     """The cut cells of the occupied cells ``occupied`` (two or more), from the table or a direct-mapped cache.
 
     The cuts depend on the cell set alone, and a search meets one set in many
-    states (cells topped by other cards). ``cell_facts[CELL_SET, slot]`` holds
+    states (cells topped by other cards); past the table, ``cut_cells`` finds them
+    on the grid's lines. ``cell_facts[CELL_SET, slot]`` holds
     the set whose cuts are in ``cell_facts[CELL_CUTS, slot]``; 0, never a
     queried set, marks a free slot.
     """
@@ -51,9 +52,8 @@ def _cell_cuts(occupied, tables, scratch):
     cache = scratch.cell_facts
     slot = cache_slot(occupied, cache.shape[1])
     if cache[CELL_SET, slot] != occupied:
-        cuts, _ = cut_vertices(occupied, tables.line, scratch.graph)
         cache[CELL_SET, slot] = occupied
-        cache[CELL_CUTS, slot] = cuts
+        cache[CELL_CUTS, slot] = cut_cells(occupied, tables.rows, tables.cols, scratch.graph)
     return cache[CELL_CUTS, slot]
 
 

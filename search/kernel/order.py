@@ -28,7 +28,6 @@ from search.kernel.bundles import (
     PAIR_T,
     PAIR_T_PREDS,
     PAIR_THROUGH,
-    SORT_WORK,
     cache_slot,
 )
 

@@ -172,6 +172,28 @@ def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, 
     assert cell_cut_table(5, 5).shape == (0,)  # past 16 cells the kernel finds them itself
 
 
+@pytest.mark.parametrize(("rows", "cols"), [(2, 2), (3, 3), (4, 4), (2, 5), (5, 5), (6, 6), (4, 13), (13, 4)])
+def test_cut_cells_are_the_articulation_points_of_the_cells(rows: int, cols: int) -> None:
+    """``cut_cells`` (bridges of the rows-and-columns graph) against igraph on the cells' own graph, every
+    component; and against ``all_cut_vertices``, on every cell set of grids up to 16 cells."""
+    from game.graph import all_cut_vertices, cut_cells
+    from search.tables import line_table
+
+    ncells, line, scratch = rows * cols, line_table(rows, cols), graph_scratch()
+    rng = np.random.default_rng(ncells)
+    sets = range(1, 1 << ncells) if ncells <= 16 else (rng.random(ncells) < rng.uniform(0.1, 1) for _ in range(400))
+    for m in sets:
+        cells = [c for c in range(ncells) if m >> c & 1] if isinstance(m, int) else list(np.flatnonzero(m))
+        occupied = np.uint64(sum(1 << int(c) for c in cells))
+        got = int(cut_cells(occupied, rows, cols, scratch))
+        assert got == int(all_cut_vertices(occupied, line, scratch))
+        if ncells > 16 or m % 97 == 0:
+            g = igraph.Graph(n=len(cells), edges=[
+                (i, j) for i in range(len(cells)) for j in range(i) if int(line[cells[i]]) >> int(cells[j]) & 1
+            ])  # fmt: skip
+            assert got == sum(1 << int(cells[v]) for v in g.articulation_points())
+
+
 @pytest.mark.parametrize("values", [4, 0])  # 4 score values: many ties; 0: a distinct float a card
 @pytest.mark.parametrize("count", [5, 24, 25, 130, 360])
 def test_children_sort_stably_by_descending_target_score(count: int, values: int) -> None:
