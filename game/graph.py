@@ -54,7 +54,7 @@ class GraphScratch(NamedTuple):
     parent: np.ndarray  # int64[QUEUE]: each queued half's parent in the queue
     disc: np.ndarray  # int64[MAX_NODES]: Tarjan's discovery times
     low: np.ndarray  # int64[MAX_NODES]: Tarjan's low points
-    up: np.ndarray  # int64[MAX_NODES]: Tarjan's tree parent
+    above: np.ndarray  # uint64[MAX_NODES]: Tarjan's path from the root, as prefix masks (``_highest_back_edge``)
     stack_v: np.ndarray  # int64[MAX_NODES]: Tarjan's stack of nodes
     stack_m: np.ndarray  # uint64[MAX_NODES]: and of their unvisited neighbours
     lines: np.ndarray  # uint64[MAX_NODES]: ``cut_cells``' graph of rows and columns, each line's neighbours
@@ -71,7 +71,7 @@ def graph_scratch():
         np.zeros(QUEUE, dtype=np.int64),
         np.zeros(MAX_NODES, dtype=np.int64),
         np.zeros(MAX_NODES, dtype=np.int64),
-        np.zeros(MAX_NODES, dtype=np.int64),
+        np.zeros(MAX_NODES, dtype=np.uint64),
         np.zeros(MAX_NODES, dtype=np.int64),
         np.zeros(MAX_NODES, dtype=np.uint64),
         np.zeros(MAX_NODES, dtype=np.uint64),
@@ -172,16 +172,16 @@ def cut_vertices(nodes, links, scratch):
     """
     if nodes == U0:
         return U0, True
-    disc, low, up, stack_v, stack_m = scratch.disc, scratch.low, scratch.up, scratch.stack_v, scratch.stack_m
+    disc, low, above, stack_v, stack_m = scratch.disc, scratch.low, scratch.above, scratch.stack_v, scratch.stack_m
     root = lowest_bit(nodes)
     visited = bit(root)
     disc[root] = 0
     low[root] = 0
-    up[root] = -1
     clock = 0
     sp = 0
     stack_v[0] = root
     stack_m[0] = links[root] & nodes
+    above[0] = visited
     root_children = 0
     cuts = U0
     while sp >= 0:
@@ -194,33 +194,53 @@ def cut_vertices(nodes, links, scratch):
             clock += 1
             disc[w] = clock
             low[w] = clock
-            up[w] = v
-            if v == root:
+            if sp == 0:
                 root_children += 1
+            above[sp + 1] = above[sp] | bit(w)
             sp += 1
             stack_v[sp] = w
             stack_m[sp] = links[w] & nodes
         else:
-            back = links[v] & nodes & visited
-            if up[v] >= 0:
-                back &= ~bit(up[v])
-            lv = low[v]
-            while back != U0:
-                u = lowest_bit(back)
-                back &= back - U1
-                if disc[u] < lv:
-                    lv = disc[u]
+            lv = min(low[v], _highest_back_edge(links[v], sp, scratch))
             low[v] = lv
             sp -= 1
             if sp >= 0:
                 p = stack_v[sp]
                 if lv < low[p]:
                     low[p] = lv
-                if p != root and lv >= disc[p]:
+                if sp > 0 and lv >= disc[p]:
                     cuts |= bit(p)
     if root_children > 1:
         cuts |= bit(root)
     return cuts, visited == nodes
+
+
+@lean_njit(inline="always")
+def _highest_back_edge(neighbours, sp, scratch):
+    """The least discovery time of a neighbour of the node at ``sp`` on Tarjan's path above its parent (if
+    none: ``MAX_NODES``): its own term of the low point.
+
+    A depth-first search of an undirected graph leaves no cross edges: each edge
+    not in the tree joins a node to an ancestor or a descendant. A descendant was
+    found later, so it cannot lower the low point below the node's own time, and
+    the tree edge to the parent is not a back edge: only the ancestors above the
+    parent count, and they lie on the path in order of discovery. The first whose
+    prefix mask ``above[i]`` meets the neighbours is found by bisection.
+    """
+    if sp < 2:
+        return MAX_NODES
+    above = scratch.above
+    hits = neighbours & above[sp - 2]
+    if hits == U0:
+        return MAX_NODES
+    lo, hi = 0, sp - 2
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if above[mid] & hits != U0:
+            hi = mid
+        else:
+            lo = mid + 1
+    return scratch.disc[scratch.stack_v[lo]]
 
 
 @lean_njit()
@@ -243,7 +263,7 @@ def cut_cells(occupied, rows, cols, scratch):
     ``0..rows-1``, columns ``rows..rows+cols-1``; ``scratch.lines`` holds their
     neighbours.
     """
-    adj, disc, low, up = scratch.lines, scratch.disc, scratch.low, scratch.up
+    adj, disc, low, above = scratch.lines, scratch.disc, scratch.low, scratch.above
     stack_v, stack_m = scratch.stack_v, scratch.stack_m
     _line_graph(occupied, rows, cols, adj)
     cuts = U0
@@ -253,10 +273,10 @@ def cut_cells(occupied, rows, cols, scratch):
         if adj[start] == U0 or visited & bit(start) != U0:
             continue
         visited |= bit(start)
-        disc[start], low[start], up[start] = clock, clock, -1
+        disc[start], low[start] = clock, clock
         clock += 1
         sp = 0
-        stack_v[0], stack_m[0] = start, adj[start]
+        stack_v[0], stack_m[0], above[0] = start, adj[start], bit(start)
         while sp >= 0:
             v = stack_v[sp]
             m = stack_m[sp] & ~visited
@@ -264,17 +284,13 @@ def cut_cells(occupied, rows, cols, scratch):
                 w = lowest_bit(m)
                 stack_m[sp] = m & (m - U1)
                 visited |= bit(w)
-                disc[w], low[w], up[w] = clock, clock, v
+                disc[w], low[w] = clock, clock
                 clock += 1
+                above[sp + 1] = above[sp] | bit(w)
                 sp += 1
                 stack_v[sp], stack_m[sp] = w, adj[w]
                 continue
-            back = adj[v] & visited & ~bit(up[v]) if up[v] >= 0 else adj[v] & visited
-            lv = low[v]
-            while back != U0:
-                w = lowest_bit(back)
-                back &= back - U1
-                lv = min(lv, disc[w])
+            lv = min(low[v], _highest_back_edge(adj[v], sp, scratch))
             low[v] = lv
             sp -= 1
             if sp >= 0:
