@@ -98,7 +98,8 @@ FACT_SET, FACT_CUTS, FACT_ONES, FACT_TWOS, FACT_HANGING = 0, 1, 2, 3, 4
 # ``cell_facts`` rows (``search.kernel.generate._cell_cuts``): per set of occupied cells
 CELL_SET, CELL_CUTS = 0, 1
 
-SORT_WORK = 3 * 52 + 1  # ``order._sort_children``'s work: 52 cards, each card's bucket, 53 bucket starts
+KINDS = 4 + 13 + 2  # ``Scratch.kinds``: 4 suits, then 13 ranks between two empty masks
+SORT_WORK = 4 * 52  # ``order._sort_children``'s work: the cards, each card's children, its bucket; bucket slots
 CUT_CACHE = 256  # slots of each direct-mapped cache of a new search
 BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
 BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
@@ -121,6 +122,7 @@ class Scratch(NamedTuple):
     sides: np.ndarray  # uint64[8]: a cut vertex's small sides (``_lone_sides``)
     visited: np.ndarray  # uint64[2048]: the positions ``_block_plays_out`` met, with its search's stamp
     sort_work: np.ndarray  # int64[2, max(width, SORT_WORK)]: ``_sort_children``'s children and buckets
+    kinds: np.ndarray  # uint64[KINDS]: the cells of each suit and rank (``generate._sort_into_kinds``)
 
 
 @njit(cache=True, nogil=True)
@@ -132,6 +134,7 @@ def new_scratch(slots, width):
         np.zeros(52, dtype=np.float64),
         np.zeros(52, dtype=np.int64),
         np.empty((2, max(width, SORT_WORK)), dtype=np.int64),
+        np.zeros(KINDS, dtype=np.uint64),
         slots,
     )
 
@@ -140,13 +143,13 @@ def new_scratch(slots, width):
 def grown_scratch(scratch):
     """``scratch`` with empty caches of ``BIG_CACHE`` slots: a long search meets many card and cell sets."""
     return _with_caches(
-        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_work,
+        scratch.graph, scratch.pairs, scratch.scores, scratch.where, scratch.sort_work, scratch.kinds,
         np.int64(BIG_CACHE),
     )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _with_caches(graph, pairs, scores, where, sort_work, slots):
+def _with_caches(graph, pairs, scores, where, sort_work, kinds, slots):
     return Scratch(
         graph,
         pairs,
@@ -162,6 +165,7 @@ def _with_caches(graph, pairs, scores, where, sort_work, slots):
         np.zeros(8, dtype=np.uint64),
         np.empty(2048, dtype=np.uint64),  # cleared by its first search (its stamp starts at 1)
         sort_work,
+        kinds,
     )
 
 

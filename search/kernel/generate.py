@@ -130,18 +130,18 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     anchor = options & prune.PRUNE_ANCHOR != 0
     compat, line, occupied = tables.compat, tables.line, board.occupied
     count = 0
+    targets = U0  # the children's target cards
+    kinds = scratch.kinds
+    bad_targets = _sort_into_kinds(cells, occupied, bad, kinds)
     o = occupied & ~bad_cells
     while o != U0:
         s = lowest_bit(o)
         o &= o - U1
-        tm = line[s] & occupied & ~sleep[s]
-        ca = compat[cells[s]] & ~bad
+        tm = line[s] & occupied & ~sleep[s] & ~bad_targets & _compatible_cells(cells[s], kinds)
         while tm != U0:
             t = lowest_bit(tm)
             tm &= tm - U1
             b = cells[t]
-            if ca & bit(b) == U0:
-                continue
             if deg1 | deg2 != U0:
                 leaves = ((deg1 & ~compat[b]) | (deg2 & compat[b])) & ~bit(b)
                 if leaves != U0:
@@ -153,10 +153,49 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             src[count] = s
             dst[count] = t
             count += 1
-    squares = options & prune.ORDER_SQUARES != 0
-    if options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1:
-        _order(cells, board, compat, config, src, dst, count, scratch)
+            targets |= bit(b)
+    if ordered(config, n_stacks, count):
+        _order(cells, board, compat, config, src[:count], dst[:count], scratch, targets)
     return count
+
+
+@lean_njit(inline="always")
+def ordered(config, n_stacks, count):
+    """True when ``generate`` orders the ``count`` children of a node of ``n_stacks`` stacks."""
+    squares = config.options & prune.ORDER_SQUARES != 0
+    return config.options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1
+
+
+@lean_njit(inline="always")
+def _sort_into_kinds(cells, occupied, bad, kinds):
+    """Write the occupied cells of each suit into ``kinds[0:4]`` and of each rank ``r`` into ``kinds[5 + r]``
+    (``kinds[4]`` and ``kinds[18]`` stay empty); returns the cells of the cards ``bad``.
+
+    Two cards may join when they share a suit or their ranks differ by at most one
+    (``game.cards.compatible``, the rule ``compat_table`` holds), so the cells
+    whose cards join card ``a`` are four of these masks (``_compatible_cells``):
+    ``generate`` then walks only the moves there are, not every pair of cells in
+    line (on a full 6x6 grid, some 160 moves among 360 pairs).
+    """
+    for k in range(kinds.shape[0]):
+        kinds[k] = U0
+    bad_cells = U0
+    o = occupied
+    while o != U0:
+        i = lowest_bit(o)
+        o &= o - U1
+        c = cells[i]
+        kinds[c & 3] |= bit(i)
+        kinds[5 + (c >> 2)] |= bit(i)
+        bad_cells |= ((bad >> np.uint64(c)) & U1) << np.uint64(i)
+    return bad_cells
+
+
+@lean_njit(inline="always")
+def _compatible_cells(a, kinds):
+    """The cells of ``_sort_into_kinds``' masks whose cards may join card ``a`` (with ``a``'s own cell)."""
+    r = 4 + (a >> 2)
+    return kinds[a & 3] | kinds[r] | kinds[r + 1] | kinds[r + 2]
 
 
 @lean_njit(inline="always")
@@ -173,8 +212,8 @@ def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
 
 
 @lean_njit()
-def _order(cells, board, compat, config, src, dst, count, scratch):
-    """Sort the ``count`` children stably by descending score of their target card.
+def _order(cells, board, compat, config, src, dst, scratch, targets):
+    """Sort the children ``src``/``dst`` stably by descending score of their target card (``targets``: those cards).
 
     With ``ORDER_SQUARES`` the score is the sum of the squared degrees of the
     child's graph (``_square_scores``). Without it, up to ``ORDER_MAX_STACKS``
@@ -187,16 +226,19 @@ def _order(cells, board, compat, config, src, dst, count, scratch):
     two deals out of time at 1 s, and it settles all of deals 1-1000 within
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
+
+    With ``ORDER_LATER`` the scores are left in ``scratch.scores`` and the
+    children in generation order: ``dfs`` places them one at a time
+    (``dfs._place_next``), and a search that needs only a node's first child
+    does not pay for sorting the rest.
     """
-    targets = U0
-    for i in range(count):
-        targets |= bit(cells[dst[i]])
     present, scores = board.present, scratch.scores
     if board.n_stacks <= ORDER_MAX_STACKS and config.options & prune.ORDER_SQUARES == 0:
         _child_scores(present, targets, compat, config.coefs, scratch)
     else:
         _square_scores(present, targets, compat, scores)
-    _sort_children(cells, scores, src, dst, count, scratch.sort_work)
+    if config.options & prune.ORDER_LATER == 0:
+        _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
 
 
 @lean_njit(inline="always")

@@ -32,7 +32,7 @@ from search.kernel.bundles import (
 )
 
 SMALL_SORT = 24  # children sorted by insertion up to this many, by a counting sort on their targets beyond
-BUCKET_OF, FIRST = 52, 104  # ``_sort_children``'s work row (``SORT_WORK`` long): the cards, their buckets, starts
+COUNT, BUCKET, START = 52, 104, 156  # ``_sort_children``'s work row (``SORT_WORK`` long): cards, counts, buckets
 
 
 TIE_BREAK = 1e-4  # weight of a child's flockability in its ordering score (below any subset-H difference)
@@ -277,56 +277,56 @@ def _square_scores(present, targets, compat, scores):
 
 
 @lean_njit()
-def _sort_children(cells, scores, src, dst, count, work):
-    """Sort the first ``count`` children stably by descending score of their target card.
+def _sort_children(cells, scores, src, dst, count, targets, work):
+    """Sort the first ``count`` children stably by descending score of their target card (``targets``: those cards).
 
     Insertion sort for the few children of a 4x4 node. Beyond ``SMALL_SORT``, a
-    counting sort: the children's distinct target cards (at most 52) are sorted by
-    insertion, cards of equal score share a bucket, and the children are dealt
-    into the buckets in their own order. A child's key is its target's score, so
-    this is the order of any stable sort by descending score, at a pass over the
-    children instead of a merge sort's ``log2(count)`` (on tiny 6x6 searches the
-    merge sort took a third of the time). ``work`` is ``int64[2, n]``: row 0 holds
-    the children (``n >= count``), row 1 the cards, their buckets and the bucket
-    counts (``n >= SORT_WORK``).
+    counting sort: the target cards (at most 52) are sorted by insertion, cards of
+    equal score share a bucket, and the children are dealt into the buckets in
+    their own order. A child's key is its target's score, so this is the order of
+    any stable sort by descending score, at two passes over the children instead
+    of a merge sort's ``log2(count)`` (on tiny 6x6 searches the merge sort took a
+    third of the time). ``work`` is ``int64[2, n]``: row 0 holds the children
+    (``n >= count``), row 1 the cards, their counts and buckets (``n >= SORT_WORK``).
     """
     if count <= SMALL_SORT:
         for i in range(1, count):
+            s, t = src[i], dst[i]
+            key = scores[cells[t]]
             j = i
-            while j > 0 and scores[cells[dst[j - 1]]] < scores[cells[dst[j]]]:
-                src[j - 1], src[j] = src[j], src[j - 1]
-                dst[j - 1], dst[j] = dst[j], dst[j - 1]
+            while j > 0 and scores[cells[dst[j - 1]]] < key:
+                src[j], dst[j] = src[j - 1], dst[j - 1]
                 j -= 1
+            src[j], dst[j] = s, t
         return
-    moves, cards = work[0], work[1]
-    targets = U0
-    for i in range(count):
-        targets |= bit(cells[dst[i]])
+    moves, w = work[0], work[1]
     n = 0
-    while targets != U0:
-        cards[n] = lowest_bit(targets)
+    while targets != U0:  # the cards by descending score, each inserted as it comes
+        y = lowest_bit(targets)
         targets &= targets - U1
-        n += 1
-    for i in range(1, n):
-        j = i
-        while j > 0 and scores[cards[j - 1]] < scores[cards[j]]:
-            cards[j - 1], cards[j] = cards[j], cards[j - 1]
+        w[COUNT + y] = 0
+        key = scores[y]
+        j = n
+        while j > 0 and scores[w[j - 1]] < key:
+            w[j] = w[j - 1]
             j -= 1
-    buckets = 0
-    for k in range(n):  # a card's bucket, at BUCKET_OF + card; each bucket's first slot, at FIRST + bucket
-        if k > 0 and scores[cards[k]] != scores[cards[k - 1]]:
-            buckets += 1
-        cards[BUCKET_OF + cards[k]] = buckets
-        cards[FIRST + buckets] = 0
-    cards[FIRST + buckets + 1] = 0
+        w[j] = y
+        n += 1
     for i in range(count):
-        cards[FIRST + cards[BUCKET_OF + cells[dst[i]]] + 1] += 1
-    for b in range(buckets + 1):
-        cards[FIRST + b + 1] += cards[FIRST + b]
+        w[COUNT + cells[dst[i]]] += 1
+    at = 0
+    bucket = START - 1
+    for k in range(n):  # a card's bucket (the index of its next free slot), at BUCKET + card
+        y = w[k]
+        if k == 0 or scores[y] != scores[w[k - 1]]:
+            bucket += 1
+            w[bucket] = at
+        w[BUCKET + y] = bucket
+        at += w[COUNT + y]
     for i in range(count):
-        b = FIRST + cards[BUCKET_OF + cells[dst[i]]]
-        moves[cards[b]] = np.int64(src[i]) * 256 + dst[i]
-        cards[b] += 1
+        b = w[BUCKET + cells[dst[i]]]
+        moves[w[b]] = np.int64(src[i]) * 256 + dst[i]
+        w[b] += 1
     for i in range(count):
         src[i] = moves[i] // 256
         dst[i] = moves[i] % 256
