@@ -103,19 +103,35 @@ class State:
         """The move texts of ``moves`` played in order from this state, and the stacks left.
 
         Each move is checked legal where it is played (``IllegalMove`` names the first
-        that is not); the top cards are kept in one list rather than a new state a move,
-        so a long solution (a 52-card grid's) replays in microseconds.
+        that is not); see ``replay_cells``.
+        """
+        return self.replay_cells((move.source, move.target) for move in moves)
+
+    def replay_cells(self, moves: Iterable[Sequence[int]]) -> tuple[list[str], int]:
+        """``replay`` of moves given as ``(source, target)`` cells (a search's path, without ``Move`` objects).
+
+        The top cards are kept in one list rather than a new state a move, and the
+        rules are read inline (cells in range and distinct, both occupied, in one row
+        or column, cards that may join: ``_legal_on``'s), so a long solution (a
+        52-card grid's) replays in microseconds.
         """
         cells = list(self.cells)
+        n, cols = len(cells), self.cols
         texts = []
-        for number, move in enumerate(moves, start=1):
-            if not self._legal_on(cells, move):
-                raise IllegalMove(f"move {number} (cell {move.source} to cell {move.target}) is not legal here")
-            a, b = cells[move.source], cells[move.target]
-            texts.append(CARD_TEXTS[a] + "-" + CARD_TEXTS[b])  # type: ignore[index]
-            cells[move.target] = a
-            cells[move.source] = None
-        return texts, len(cells) - cells.count(None)
+        for number, (source, target) in enumerate(moves, start=1):
+            a = cells[source] if 0 <= source < n else None
+            b = cells[target] if 0 <= target < n and target != source else None
+            if (
+                a is None
+                or b is None
+                or (source // cols != target // cols and source % cols != target % cols)
+                or not COMPATIBLE_MASKS[a] >> b & 1
+            ):
+                raise IllegalMove(f"move {number} (cell {source} to cell {target}) is not legal here")
+            texts.append(CARD_TEXTS[a] + "-" + CARD_TEXTS[b])
+            cells[target] = a
+            cells[source] = None
+        return texts, n - cells.count(None)
 
     def legal_moves(self) -> Iterator[Move]:
         """Every legal move: sources in row-major order, then targets in row-major order."""

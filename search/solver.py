@@ -22,7 +22,6 @@ from game import State
 from game.arrays import state_to_array, states_to_array
 from game.bits import shuffled_cells
 from game.errors import IllegalMove
-from game.state import Move
 from game.validation import check_positive_int
 from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
@@ -232,9 +231,8 @@ def checked_solution(state: State, path: np.ndarray) -> list[str]:
     so it stands for exactly the replayed move. Raises ``SolutionCheckFailed`` (a
     bug, never bad input) when the path does not replay.
     """
-    moves = [Move(int(source), int(target)) for source, target in path.tolist()]
     try:
-        texts, stacks = state.replay(moves)
+        texts, stacks = state.replay_cells(path.tolist())
     except IllegalMove as error:
         raise SolutionCheckFailed(f"solution does not replay: {error}") from None
     if stacks != 1:
