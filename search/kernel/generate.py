@@ -226,19 +226,13 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     two deals out of time at 1 s, and it settles all of deals 1-1000 within
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
-
-    With ``ORDER_LATER`` the scores are left in ``scratch.scores`` and the
-    children in generation order: ``dfs`` places them one at a time
-    (``dfs._place_next``), and a search that needs only a node's first child
-    does not pay for sorting the rest.
     """
     present, scores = board.present, scratch.scores
     if board.n_stacks <= ORDER_MAX_STACKS and config.options & prune.ORDER_SQUARES == 0:
         _child_scores(present, targets, compat, config.coefs, scratch)
     else:
         _square_scores(present, targets, compat, scores)
-    if config.options & prune.ORDER_LATER == 0:
-        _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
+    _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
 
 
 @lean_njit(inline="always")

@@ -19,7 +19,7 @@ from search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
 from search.kernel.status import OUT_OF_MEMORY
 
 NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)
-WIDE_ROWS = 1 << 10  # first capacity of a wide table
+WIDE_ROWS = 1 << 8  # first capacity of a wide table (a tiny 6x6 search clears 10 KiB, not 40; big ones grow it)
 
 
 @lean_njit()
