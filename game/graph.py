@@ -172,7 +172,7 @@ def cut_vertices(nodes, links, scratch):
     """
     if nodes == U0:
         return U0, True
-    disc, low, above, stack_v, stack_m = scratch.disc, scratch.low, scratch.above, scratch.stack_v, scratch.stack_m
+    disc, low, stack_v, stack_m = scratch.disc, scratch.low, scratch.stack_v, scratch.stack_m
     root = lowest_bit(nodes)
     visited = bit(root)
     disc[root] = 0
@@ -181,7 +181,7 @@ def cut_vertices(nodes, links, scratch):
     sp = 0
     stack_v[0] = root
     stack_m[0] = links[root] & nodes
-    above[0] = visited
+    scratch.above[0] = visited
     root_children = 0
     cuts = U0
     while sp >= 0:
@@ -192,14 +192,9 @@ def cut_vertices(nodes, links, scratch):
             stack_m[sp] = m & (m - U1)
             visited |= bit(w)
             clock += 1
-            disc[w] = clock
-            low[w] = clock
             if sp == 0:
                 root_children += 1
-            above[sp + 1] = above[sp] | bit(w)
-            sp += 1
-            stack_v[sp] = w
-            stack_m[sp] = links[w] & nodes
+            sp = _descend(w, sp, clock, links[w] & nodes, scratch)
         else:
             lv = min(low[v], _highest_back_edge(links[v], sp, scratch))
             low[v] = lv
@@ -213,6 +208,18 @@ def cut_vertices(nodes, links, scratch):
     if root_children > 1:
         cuts |= bit(root)
     return cuts, visited == nodes
+
+
+@lean_njit(inline="always")
+def _descend(w, sp, clock, neighbours, scratch):
+    """Tarjan's step from the node at ``sp`` down to the node ``w`` it just found, at time ``clock``, with
+    ``neighbours`` left to try from it; returns the new top of the path."""
+    scratch.disc[w] = clock
+    scratch.low[w] = clock
+    scratch.above[sp + 1] = scratch.above[sp] | bit(w)
+    scratch.stack_v[sp + 1] = w
+    scratch.stack_m[sp + 1] = neighbours
+    return sp + 1
 
 
 @lean_njit(inline="always")
@@ -263,8 +270,7 @@ def cut_cells(occupied, rows, cols, scratch):
     ``0..rows-1``, columns ``rows..rows+cols-1``; ``scratch.lines`` holds their
     neighbours.
     """
-    adj, disc, low, above = scratch.lines, scratch.disc, scratch.low, scratch.above
-    stack_v, stack_m = scratch.stack_v, scratch.stack_m
+    adj, disc, low, stack_v, stack_m = scratch.lines, scratch.disc, scratch.low, scratch.stack_v, scratch.stack_m
     _line_graph(occupied, rows, cols, adj)
     cuts = U0
     visited = U0
@@ -273,10 +279,10 @@ def cut_cells(occupied, rows, cols, scratch):
         if adj[start] == U0 or visited & bit(start) != U0:
             continue
         visited |= bit(start)
-        disc[start], low[start] = clock, clock
         clock += 1
+        disc[start], low[start] = clock, clock
         sp = 0
-        stack_v[0], stack_m[0], above[0] = start, adj[start], bit(start)
+        stack_v[0], stack_m[0], scratch.above[0] = start, adj[start], bit(start)
         while sp >= 0:
             v = stack_v[sp]
             m = stack_m[sp] & ~visited
@@ -284,11 +290,8 @@ def cut_cells(occupied, rows, cols, scratch):
                 w = lowest_bit(m)
                 stack_m[sp] = m & (m - U1)
                 visited |= bit(w)
-                disc[w], low[w] = clock, clock
                 clock += 1
-                above[sp + 1] = above[sp] | bit(w)
-                sp += 1
-                stack_v[sp], stack_m[sp] = w, adj[w]
+                sp = _descend(w, sp, clock, adj[w], scratch)
                 continue
             lv = min(low[v], _highest_back_edge(adj[v], sp, scratch))
             low[v] = lv

@@ -154,16 +154,10 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             dst[count] = t
             count += 1
             targets |= bit(b)
-    if ordered(config, n_stacks, count):
+    squares = options & prune.ORDER_SQUARES != 0
+    if options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1:
         _order(cells, board, compat, config, src[:count], dst[:count], scratch, targets)
     return count
-
-
-@lean_njit(inline="always")
-def ordered(config, n_stacks, count):
-    """True when ``generate`` orders the ``count`` children of a node of ``n_stacks`` stacks."""
-    squares = config.options & prune.ORDER_SQUARES != 0
-    return config.options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1
 
 
 @lean_njit(inline="always")
