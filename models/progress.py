@@ -51,7 +51,7 @@ PROGRESS_COLUMNS = (
 )
 NODES, FEWEST, MEMO, DEAD_ENDS, ROOT_MOVES, ROOT_DEAD, OUTCOME = range(len(PROGRESS_COLUMNS))
 SOLVED, DEAD, SPENT = 1.0, 0.0, 0.5
-CONFIG = Config(PRUNE_GRAPH, np.zeros(4), 99, 0, 1)  # connectivity pruning, no ordering
+CONFIG = Config(PRUNE_GRAPH, None, 99, 0, 1)  # connectivity pruning, no ordering
 PLAN = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 0)  # wide keys, its own table
 
 

@@ -321,7 +321,7 @@ def _load_kernel(search: int) -> None:
     # The first call of a compiled function loads it from numba's cache (a few
     # hundred ms); do that outside the timed search.
     one = np.array([0], dtype=np.int8)
-    config = kernel.Config(0, np.zeros(4), 0, 0, 1)
+    config = kernel.Config(0, None, 0, 0, 1)
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
     kernel.SEARCHES[search](
         one, grid_tables(1, 1), config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE

@@ -54,6 +54,13 @@ def grid_tables(rows: int, cols: int) -> kernel.Tables:
 
 
 def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> kernel.Config:
-    """The kernel's ``Config`` for ``algo`` ordered by ``model`` (plain ints: one compiled copy of the search)."""
+    """The kernel's ``Config`` for ``algo`` ordered by ``model`` (plain ints: one compiled copy of the search).
+
+    Only an algorithm that orders by subset H (``ORDER`` without ``ORDER_SQUARES``)
+    gets the model's coefficients; the others get ``None``, and so the copy of
+    the search without subset H's flows (``search.kernel.generate._score_targets``).
+    """
     options, memo_min = int(algo.options), int(algo.memo_min)
-    return kernel.Config(options, model.kernel_coefs(), int(model.cutoff), memo_min, int(cohort))
+    subset_h = options & kernel.ORDER != 0 and options & kernel.ORDER_SQUARES == 0
+    coefs = model.kernel_coefs() if subset_h else None
+    return kernel.Config(options, coefs, int(model.cutoff), memo_min, int(cohort))

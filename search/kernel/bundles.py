@@ -37,7 +37,7 @@ class Config(NamedTuple):
     """What an algorithm asks of the search."""
 
     options: int  # the option bits (``search.kernel.prune``)
-    coefs: np.ndarray  # float64[4]: the ordering model's subset-H coefficients
+    coefs: np.ndarray | None  # float64[4]: the ordering model's subset-H coefficients; None: no subset H (its own copy)
     cutoff: int  # children are ordered above this many stacks
     memo_min: int  # the fewest stacks a state needs to be looked up in or added to the memo
     cohort: int  # Best-n DFS: the most nodes expanded together

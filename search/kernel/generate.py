@@ -221,12 +221,28 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
     """
-    present, scores = board.present, scratch.scores
-    if board.n_stacks <= ORDER_MAX_STACKS and config.options & prune.ORDER_SQUARES == 0:
-        _child_scores(present, targets, compat, config.coefs, scratch)
+    _score_targets(config.coefs, config.options, board, targets, compat, scratch)
+    _sort_children(cells, scratch.scores, src, dst, src.shape[0], targets, scratch.sort_work)
+
+
+@lean_njit()
+def _score_targets(coefs, options, board, targets, compat, scratch):
+    """Each target card's ordering score into ``scratch.scores``: the squared degrees, or subset H (``_order``).
+
+    ``coefs`` is ``None`` for every served algorithm (``search.tables.kernel_config``):
+    numba then drops the subset-H branch before typing it (its branch pruning
+    on a ``None`` argument), so the search's compiled copy holds no
+    connectivity flows, which were a quarter of its compile on a first start.
+    Subset H (``ORDERED_SUBSET_H``: benchmarks, tests, the retraining job's
+    cutoff sweep) passes the model's coefficients and gets a copy of its own,
+    compiled when first used.
+    """
+    if coefs is None:
+        _square_scores(board.present, targets, compat, scratch.scores)
+    elif board.n_stacks <= ORDER_MAX_STACKS and options & prune.ORDER_SQUARES == 0:
+        _child_scores(board.present, targets, compat, coefs, scratch)
     else:
-        _square_scores(present, targets, compat, scores)
-    _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
+        _square_scores(board.present, targets, compat, scratch.scores)
 
 
 @lean_njit(inline="always")
