@@ -20,6 +20,7 @@ import search
 from game import State, format_grid, parse_grid, random_states
 from game.arrays import state_to_array
 from search import kernel
+from search.algorithms import ORDERED_SUBSET_H
 from search.reference import is_connected, reference_solve
 
 DEALS = Path(__file__).resolve().parent.parent / "data" / "search" / "unsolvable_deals_0_20000.txt"
@@ -30,6 +31,7 @@ VARIANTS = {
     "leaf only": ORDERED.without(kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN, "ordered-leaf"),
     "frozen only": search.Algorithm("compatible-frozen", COMPATIBLE.kernel, COMPATIBLE.options | kernel.PRUNE_FROZEN),
     "blocks only": search.Algorithm("compatible-blocks", COMPATIBLE.kernel, COMPATIBLE.options | kernel.PRUNE_BLOCKS),
+    "subset H order": ORDERED_SUBSET_H,  # the search's other compiled copy (``Config.coefs`` not None)
 }
 
 
