@@ -16,8 +16,8 @@ from numba import njit
 
 from game.bits import lean_njit
 from game.graph import U0, bit
-from search.kernel.bundles import BIG_SEARCH, CUT_CACHE, board_of, grown_scratch, new_scratch
-from search.kernel.generate import generate, play, unplay
+from search.kernel.bundles import BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
+from search.kernel.generate import generate, ordered, play, unplay
 from search.kernel.islands import Islands, _child_tag, _enter_island, _island_key, new_islands
 from search.kernel.keys import (
     NARROW_CELLS,
@@ -43,7 +43,8 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
-from search.kernel.prune import ISLANDS, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
+from search.kernel.order import _sort_children
+from search.kernel.prune import ISLANDS, ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
@@ -76,6 +77,8 @@ class Stack(NamedTuple):
     isles: Islands  # Island Merge: the island each depth works on
     plan: MemoPlan  # how the search keys and stores its states
     at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
+    keys: np.ndarray  # float64[depths, 52]: ``ORDER_LATER``: each target card's score at depth d
+    later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
 
 
 @njit(cache=True, nogil=True)
@@ -103,6 +106,8 @@ def new_stack(depths, width, ncells, plan, words):
         new_islands(depths + 1),
         plan,
         np.array([0, 1, 0, 1], dtype=np.int64),
+        np.empty((1 if narrow else depths, 52), dtype=np.float64),
+        np.zeros(depths, dtype=np.int64),
     )
 
 
@@ -152,6 +157,8 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     else:
         _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
     scratch = new_scratch(np.int64(CUT_CACHE), width)
+    if not narrow and not islands:
+        config = Config(config.options | ORDER_LATER, config.coefs, config.cutoff, config.memo_min, config.cohort)
     at = stack.at
     while True:
         code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)
@@ -169,6 +176,7 @@ DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
 # over a small state's search).
 BLOCKS_BUDGET = (1024, 1024, 64, 64)
 BLOCKS_STACKS = 13
+PICKS = 2  # ``ORDER_LATER``: a node's first children are placed by selection, the rest sorted at once (``_place_next``)
 BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
 
 
@@ -185,7 +193,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             fresh = False
             _expand(cells, board, tables, config, stack, depth, scratch, memo)
         if stack.nxt[depth] < stack.children[depth]:
-            board, verdict = _next_child(cells, board, config, stack, depth, memo)
+            board, verdict = _next_child(cells, board, config, stack, depth, memo, scratch)
             if verdict == SOLVED:
                 at[NODES] = nodes
                 return SOLVABLE, _write_path(stack, depth, path)
@@ -229,6 +237,12 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
     budget = BLOCKS_BUDGET[depth] if depth < len(BLOCKS_BUDGET) and board.n_stacks >= BLOCKS_STACKS else 0
     if budget == 0 or config.options & PRUNE_BLOCKS == 0 or not _stuck_block(cells, board, tables, scratch, budget):
         count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
+    stack.later[depth] = 0
+    if config.options & ORDER_LATER != 0 and ordered(config, board.n_stacks, count):
+        stack.later[depth] = 1
+        keys = stack.keys[depth]
+        for y in range(52):
+            keys[y] = scratch.scores[y]
     if config.options & ISLANDS != 0:
         count = _enter_island(
             cells, board.present, tables.compat, stack.isles, depth, src[:count], dst[:count], scratch.graph
@@ -250,9 +264,11 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
 
 
 @lean_njit(inline="always")
-def _next_child(cells, board, config, stack, depth, memo):
+def _next_child(cells, board, config, stack, depth, memo, scratch):
     """Play the next child of the node at ``depth``; returns its ``Board`` and ``SOLVED``, ``NEW``, or ``KNOWN``
     (in the memo: then it is taken back, and the parent's ``Board`` returned)."""
+    if stack.later[depth] != 0:
+        _place_next(cells, stack, depth, scratch.sort_work)
     i = stack.nxt[depth]
     stack.nxt[depth] += 1
     s, t = stack.src[depth, i], stack.dst[depth, i]
@@ -268,6 +284,43 @@ def _next_child(cells, board, config, stack, depth, memo):
     if board.n_stacks >= config.memo_min and _child_known(memo, stack, depth, i, cells, board):
         return unplay(cells, stack.cur, s, t, a, b, board), KNOWN
     return board, NEW
+
+
+@lean_njit()
+def _place_next(cells, stack, depth, work):
+    """Put the node's next child in its place (``ORDER_LATER``): the first ``PICKS`` by selection, then the rest
+    by one sort.
+
+    The children are in generation order, and each child placed so far is the
+    first of the rest under the stable sort by descending score of its target
+    card (``stack.keys[depth]``). Selection takes the first child of the
+    highest score among the rest and moves the children before it one place
+    on, so the rest stay in generation order; the stable sort's first child is
+    exactly that one. After ``PICKS`` children, ``_sort_children`` sorts the
+    rest, stably. By induction the children are searched in the order
+    ``generate`` would have sorted them in: the same nodes, in the same order.
+    """
+    i, count = stack.nxt[depth], stack.children[depth]
+    src, dst, keys = stack.src[depth], stack.dst[depth], stack.keys[depth]
+    if i >= PICKS:
+        targets = U0
+        for j in range(i, count):
+            targets |= bit(cells[dst[j]])
+        _sort_children(cells, keys, src[i:count], dst[i:count], count - i, targets, work)
+        stack.later[depth] = 0
+        return
+    at = i
+    best = keys[cells[dst[i]]]
+    for j in range(i + 1, count):
+        key = keys[cells[dst[j]]]
+        if key > best:
+            best = key
+            at = j
+    s, t = src[at], dst[at]
+    for j in range(at, i, -1):
+        src[j] = src[j - 1]
+        dst[j] = dst[j - 1]
+    src[i], dst[i] = s, t
 
 
 @lean_njit(inline="always")

@@ -154,10 +154,16 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             dst[count] = t
             count += 1
             targets |= bit(b)
-    squares = options & prune.ORDER_SQUARES != 0
-    if options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1:
+    if ordered(config, n_stacks, count):
         _order(cells, board, compat, config, src[:count], dst[:count], scratch, targets)
     return count
+
+
+@lean_njit(inline="always")
+def ordered(config, n_stacks, count):
+    """True when ``generate`` orders the ``count`` children of a node of ``n_stacks`` stacks (``_order``)."""
+    squares = config.options & prune.ORDER_SQUARES != 0
+    return config.options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1
 
 
 @lean_njit(inline="always")
@@ -220,9 +226,15 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     two deals out of time at 1 s, and it settles all of deals 1-1000 within
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
+
+    With ``ORDER_LATER`` the scores are left in ``scratch.scores`` and the
+    children in generation order: ``dfs`` places them one at a time
+    (``dfs._place_next``), and a search that needs only a node's first child
+    does not pay for sorting the rest.
     """
     _score_targets(config.coefs, config.options, board, targets, compat, scratch)
-    _sort_children(cells, scratch.scores, src, dst, src.shape[0], targets, scratch.sort_work)
+    if config.options & prune.ORDER_LATER == 0:
+        _sort_children(cells, scratch.scores, src, dst, src.shape[0], targets, scratch.sort_work)
 
 
 @lean_njit()

@@ -35,6 +35,7 @@ ISLANDS = 64  # Island Merge: at a bridge of G, collapse one side first (memo ke
 PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must be able to come down (``_frozen_block``)
 ORDER_SQUARES = 256  # with ORDER: by the child graph's squared degrees above SQUARES_CUTOFF stacks, not subset H
 PRUNE_BLOCKS = 512  # near the root: no block hanging from G by one edge may be stuck (``_stuck_block``)
+ORDER_LATER = 1024  # set by ``dfs`` itself on wide keys: ``generate`` scores the children, ``dfs`` places them in turn
 
 
 @lean_njit(inline="always")

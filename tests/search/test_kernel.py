@@ -234,3 +234,33 @@ def test_the_kinds_masks_give_the_cells_whose_cards_join() -> None:
                     1 << t for t in range(ncells) if cells[t] >= 0 and (t == s or compatible(cells[s], cells[t]))
                 )
                 assert int(_compatible_cells(cells[s], kinds)) == joins
+
+
+@pytest.mark.parametrize("values", [3, 0])
+def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: int) -> None:
+    """``dfs._place_next`` (``ORDER_LATER``): selection for the first children, one sort for the rest, gives the
+    order of the stable sort by descending target score that ``generate`` would have made."""
+    from search.kernel.dfs import MemoPlan, _place_next, new_stack
+
+    rng = np.random.default_rng(values)
+    plan = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 1)
+    scratch = kernel.new_scratch(256, 2653)
+    for count in (1, 2, 3, 30, 160, 300):
+        stack = new_stack(36, 361, 36, plan, 4)
+        cells = rng.permutation(52)[:36].astype(np.int8)
+        scores = rng.integers(0, values, size=52).astype(np.float64) if values else rng.random(52)
+        src = rng.integers(0, 36, size=count).astype(np.int8)
+        dst = rng.integers(0, 36, size=count).astype(np.int8)
+        expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
+        depth = 3
+        stack.src[depth, :count], stack.dst[depth, :count] = src, dst
+        stack.keys[depth, :] = scores
+        stack.children[depth], stack.nxt[depth], stack.later[depth] = count, 0, 1
+        placed = []
+        while stack.nxt[depth] < count:
+            if stack.later[depth]:
+                _place_next(cells, stack, np.int64(depth), scratch.sort_work)
+            i = stack.nxt[depth]
+            placed.append((int(stack.src[depth, i]), int(stack.dst[depth, i])))
+            stack.nxt[depth] += 1
+        assert placed == expected
