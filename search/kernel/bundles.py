@@ -100,6 +100,7 @@ CELL_SET, CELL_CUTS = 0, 1
 
 KINDS = 4 + 13 + 2  # ``Scratch.kinds``: 4 suits, then 13 ranks between two empty masks
 SORT_WORK = 4 * 52  # ``order._sort_children``'s work: the cards, each card's children, its bucket; bucket slots
+BEST_SCORE = 52  # ``Scratch.scores``: the highest score of a node's children's targets (``ORDER_LATER``)
 CUT_CACHE = 256  # slots of each direct-mapped cache of a new search
 BIG_SEARCH = 4_000  # nodes after which a search's caches get BIG_CACHE slots
 BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
@@ -110,7 +111,7 @@ class Scratch(NamedTuple):
 
     graph: GraphScratch  # flows and Tarjan's search (``game.graph``)
     pairs: np.ndarray  # int64[PAIR_PRED + 52, PAIR_COLUMNS]: the parent's vertex pairs and their paths
-    scores: np.ndarray  # float64[52]: each target card's ordering score
+    scores: np.ndarray  # float64[53]: each target card's ordering score; at BEST_SCORE the highest (ORDER_LATER)
     score_masks: np.ndarray  # uint64[slots]: the card set of each score-cache slot (``_child_scores``)
     score_values: np.ndarray  # float64[slots]: its score
     score_kappas: np.ndarray  # int64[slots]: its vertex connectivity
@@ -131,7 +132,7 @@ def new_scratch(slots, width):
     return _with_caches(
         graph_scratch(),
         np.empty((PAIR_PRED + 52, PAIR_COLUMNS), dtype=np.int64),
-        np.zeros(52, dtype=np.float64),
+        np.zeros(BEST_SCORE + 1, dtype=np.float64),
         np.zeros(52, dtype=np.int64),
         np.empty((2, max(width, SORT_WORK)), dtype=np.int64),
         np.zeros(KINDS, dtype=np.uint64),

@@ -16,7 +16,7 @@ from numba import njit
 
 from game.bits import lean_njit
 from game.graph import U0, bit
-from search.kernel.bundles import BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
+from search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
 from search.kernel.generate import generate, ordered, play, unplay
 from search.kernel.islands import Islands, _child_tag, _enter_island, _island_key, new_islands
 from search.kernel.keys import (
@@ -77,7 +77,7 @@ class Stack(NamedTuple):
     isles: Islands  # Island Merge: the island each depth works on
     plan: MemoPlan  # how the search keys and stores its states
     at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
-    keys: np.ndarray  # float64[depths, 52]: ``ORDER_LATER``: each target card's score at depth d
+    keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
     later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
 
 
@@ -106,7 +106,7 @@ def new_stack(depths, width, ncells, plan, words):
         new_islands(depths + 1),
         plan,
         np.array([0, 1, 0, 1], dtype=np.int64),
-        np.empty((1 if narrow else depths, 52), dtype=np.float64),
+        np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
         np.zeros(depths, dtype=np.int64),
     )
 
@@ -241,7 +241,7 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
     if config.options & ORDER_LATER != 0 and ordered(config, board.n_stacks, count):
         stack.later[depth] = 1
         keys = stack.keys[depth]
-        for y in range(52):
+        for y in range(BEST_SCORE + 1):
             keys[y] = scratch.scores[y]
     if config.options & ISLANDS != 0:
         count = _enter_island(
@@ -299,6 +299,10 @@ def _place_next(cells, stack, depth, work):
     exactly that one. After ``PICKS`` children, ``_sort_children`` sorts the
     rest, stably. By induction the children are searched in the order
     ``generate`` would have sorted them in: the same nodes, in the same order.
+    The first pick knows the highest score already (``keys[BEST_SCORE]``, the
+    highest over the children's target cards, which are the cards of the
+    children's targets): the first child whose target has it is the first child
+    of the highest score, and the scan stops there.
     """
     i, count = stack.nxt[depth], stack.children[depth]
     src, dst, keys = stack.src[depth], stack.dst[depth], stack.keys[depth]
@@ -310,12 +314,17 @@ def _place_next(cells, stack, depth, work):
         stack.later[depth] = 0
         return
     at = i
-    best = keys[cells[dst[i]]]
-    for j in range(i + 1, count):
-        key = keys[cells[dst[j]]]
-        if key > best:
-            best = key
-            at = j
+    if i == 0:
+        best = keys[BEST_SCORE]
+        while keys[cells[dst[at]]] != best:
+            at += 1
+    else:
+        best = keys[cells[dst[i]]]
+        for j in range(i + 1, count):
+            key = keys[cells[dst[j]]]
+            if key > best:
+                best = key
+                at = j
     s, t = src[at], dst[at]
     for j in range(at, i, -1):
         src[j] = src[j - 1]

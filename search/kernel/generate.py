@@ -15,6 +15,7 @@ from game.bits import lean_njit, lowest_bit, popcount
 from game.graph import U0, U1, bit, cut_cells, cut_vertices
 from search.kernel import prune
 from search.kernel.bundles import (
+    BEST_SCORE,
     CELL_CUTS,
     CELL_SET,
     FACT_CUTS,
@@ -231,14 +232,21 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     1 s each (subset H without connectivity, the degree range alone or counts
     of leaves did not).
 
-    With ``ORDER_LATER`` the scores are left in ``scratch.scores`` and the
-    children in generation order: ``dfs`` places them one at a time
-    (``dfs._place_next``), and a search that needs only a node's first child
-    does not pay for sorting the rest.
+    With ``ORDER_LATER`` the scores are left in ``scratch.scores``, with the
+    highest at ``BEST_SCORE``, and the children in generation order: ``dfs``
+    places them one at a time (``dfs._place_next``), and a search that needs
+    only a node's first child does not pay for sorting the rest.
     """
     _score_targets(config.coefs, config.options, board, targets, compat, scratch)
     if config.options & prune.ORDER_LATER == 0:
         _sort_children(cells, scratch.scores, src, dst, src.shape[0], targets, scratch.sort_work)
+    else:
+        scores = scratch.scores
+        best = scores[lowest_bit(targets)]
+        while targets != U0:
+            best = max(best, scores[lowest_bit(targets)])
+            targets &= targets - U1
+        scores[BEST_SCORE] = best
 
 
 @lean_njit()

@@ -240,6 +240,7 @@ def test_the_kinds_masks_give_the_cells_whose_cards_join() -> None:
 def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: int) -> None:
     """``dfs._place_next`` (``ORDER_LATER``): selection for the first children, one sort for the rest, gives the
     order of the stable sort by descending target score that ``generate`` would have made."""
+    from search.kernel.bundles import BEST_SCORE
     from search.kernel.dfs import MemoPlan, _place_next, new_stack
 
     rng = np.random.default_rng(values)
@@ -254,7 +255,8 @@ def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: i
         expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
         depth = 3
         stack.src[depth, :count], stack.dst[depth, :count] = src, dst
-        stack.keys[depth, :] = scores
+        stack.keys[depth, :52] = scores
+        stack.keys[depth, BEST_SCORE] = max(scores[cells[dst]])  # as ``generate._order`` leaves it
         stack.children[depth], stack.nxt[depth], stack.later[depth] = count, 0, 1
         placed = []
         while stack.nxt[depth] < count:
