@@ -237,36 +237,38 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     places them one at a time (``dfs._place_next``), and a search that needs
     only a node's first child does not pay for sorting the rest.
     """
-    _score_targets(config.coefs, config.options, board, targets, compat, scratch)
-    if config.options & prune.ORDER_LATER == 0:
-        _sort_children(cells, scratch.scores, src, dst, src.shape[0], targets, scratch.sort_work)
+    present, scores = board.present, scratch.scores
+    if config.coefs is None or board.n_stacks > ORDER_MAX_STACKS or config.options & prune.ORDER_SQUARES != 0:
+        best = _square_scores(present, targets, compat, scores)
     else:
-        scores = scratch.scores
-        best = scores[lowest_bit(targets)]
-        while targets != U0:
-            best = max(best, scores[lowest_bit(targets)])
-            targets &= targets - U1
+        best = _subset_h_scores(config.coefs, present, targets, compat, scratch)
+    if config.options & prune.ORDER_LATER == 0:
+        _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
+    else:
         scores[BEST_SCORE] = best
 
 
 @lean_njit()
-def _score_targets(coefs, options, board, targets, compat, scratch):
-    """Each target card's ordering score into ``scratch.scores``: the squared degrees, or subset H (``_order``).
+def _subset_h_scores(coefs, present, targets, compat, scratch):
+    """``_child_scores`` into ``scratch.scores``; returns the highest score of ``targets``.
 
     ``coefs`` is ``None`` for every served algorithm (``search.tables.kernel_config``):
-    numba then drops the subset-H branch before typing it (its branch pruning
-    on a ``None`` argument), so the search's compiled copy holds no
-    connectivity flows, which were a quarter of its compile on a first start.
-    Subset H (``ORDERED_SUBSET_H``: benchmarks, tests, the retraining job's
-    cutoff sweep) passes the model's coefficients and gets a copy of its own,
-    compiled when first used.
+    numba then drops this body before typing it (its branch pruning on a ``None``
+    argument), and ``_order``'s test ``config.coefs is None`` is a constant, so
+    the search's compiled copy holds no connectivity flows: they were a third of
+    its compile on a first start. Subset H (``ORDERED_SUBSET_H``: benchmarks,
+    tests, the retraining job's cutoff sweep) passes the model's coefficients
+    and gets a copy of the search of its own, compiled when first used.
     """
     if coefs is None:
-        _square_scores(board.present, targets, compat, scratch.scores)
-    elif board.n_stacks <= ORDER_MAX_STACKS and options & prune.ORDER_SQUARES == 0:
-        _child_scores(board.present, targets, compat, coefs, scratch)
-    else:
-        _square_scores(board.present, targets, compat, scratch.scores)
+        return 0.0
+    _child_scores(present, targets, compat, coefs, scratch)
+    scores = scratch.scores
+    best = scores[lowest_bit(targets)]
+    while targets != U0:
+        best = max(best, scores[lowest_bit(targets)])
+        targets &= targets - U1
+    return best
 
 
 @lean_njit(inline="always")

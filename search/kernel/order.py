@@ -239,7 +239,8 @@ def _child_scores(present, targets, compat, coefs, scratch):
 
 @lean_njit()
 def _square_scores(present, targets, compat, scores):
-    """Each target card's score: its child's sum of squared degrees, into ``scores`` (``ORDER_SQUARES``, above 16).
+    """Each target card's score: its child's sum of squared degrees, into ``scores`` (``ORDER_SQUARES``, above 16);
+    returns the highest.
 
     Less the parent's, which all children share: removing ``y`` of degree ``d``
     drops ``d²`` and lowers each neighbour ``x``'s degree by one, ``2·deg(x) - 1``
@@ -250,6 +251,7 @@ def _square_scores(present, targets, compat, scores):
     changes no answer, only which child is searched first.
     """
     p0 = p1 = p2 = p3 = p4 = U0  # bit planes of the degrees, which are below 32 (at most 12 + 3 + 6 = 21)
+    best = -np.inf
     p = present
     while p != U0:
         x = lowest_bit(p)
@@ -273,7 +275,10 @@ def _square_scores(present, targets, compat, scores):
             + 8 * popcount(ny & p3)
             + 16 * popcount(ny & p4)
         )
-        scores[y] = -(d * d + 2 * around - d) - TIE_BREAK * d
+        score = -(d * d + 2 * around - d) - TIE_BREAK * d
+        scores[y] = score
+        best = max(best, score)
+    return best
 
 
 @lean_njit()
