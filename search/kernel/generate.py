@@ -38,7 +38,7 @@ SQUARES_CUTOFF = 6  # ``ORDER_SQUARES`` orders the children of nodes of more sta
 MAX_CHILDREN_PER_CELL = 51
 
 
-@lean_njit()
+@lean_njit(inline="always")
 def _cell_cuts(occupied, tables, scratch):
     """The cut cells of the occupied cells ``occupied`` (two or more), from the table or a direct-mapped cache.
 
@@ -46,7 +46,8 @@ def _cell_cuts(occupied, tables, scratch):
     states (cells topped by other cards); past the table, ``cut_cells`` finds them
     on the grid's lines. ``cell_facts[CELL_SET, slot]`` holds
     the set whose cuts are in ``cell_facts[CELL_CUTS, slot]``; 0, never a
-    queried set, marks a free slot.
+    queried set, marks a free slot. The table and a cache hit are read inline,
+    and only a miss calls out (a call that passes ``Scratch`` costs some 200 words).
     """
     if tables.cell_cuts.shape[0] > 0:
         return np.uint64(tables.cell_cuts[occupied])
@@ -58,35 +59,42 @@ def _cell_cuts(occupied, tables, scratch):
     return cache[CELL_CUTS, slot]
 
 
-@lean_njit()
+@lean_njit(inline="always")
 def _graph_facts(present, compat, scratch):
     """``(cuts, degree-1 cards, degree-2 cards, hanging)`` of the compatibility graph on ``present``.
 
     What ``generate`` reads of G, through a direct-mapped cache of card sets
     (``scratch.facts``): a search meets one card set in many states, cards in
-    other cells. ``hanging`` are the cut vertices ``_hanging`` names.
+    other cells. ``hanging`` are the cut vertices ``_hanging`` names. A hit is
+    read inline; a miss calls ``_new_facts``.
     """
     facts = scratch.facts
     slot = cache_slot(present, facts.shape[1])
     if facts[FACT_SET, slot] != present:
-        cuts, _ = cut_vertices(present, compat, scratch.graph)
-        ones = U0
-        twos = U0
-        p = present
-        while p != U0:
-            x = lowest_bit(p)
-            p &= p - U1
-            k = popcount(compat[x] & present)
-            if k == 1:
-                ones |= bit(x)
-            elif k == 2:
-                twos |= bit(x)
-        facts[FACT_SET, slot] = present
-        facts[FACT_CUTS, slot] = cuts
-        facts[FACT_ONES, slot] = ones
-        facts[FACT_TWOS, slot] = twos
-        facts[FACT_HANGING, slot] = _hanging(cuts, present, compat, scratch.sides)
+        _new_facts(present, compat, slot, facts, scratch.graph, scratch.sides)
     return facts[FACT_CUTS, slot], facts[FACT_ONES, slot], facts[FACT_TWOS, slot], facts[FACT_HANGING, slot]
+
+
+@lean_njit()
+def _new_facts(present, compat, slot, facts, graph, sides):
+    """Fill ``_graph_facts``' cache slot ``slot`` for the card set ``present``."""
+    cuts, _ = cut_vertices(present, compat, graph)
+    ones = U0
+    twos = U0
+    p = present
+    while p != U0:
+        x = lowest_bit(p)
+        p &= p - U1
+        k = popcount(compat[x] & present)
+        if k == 1:
+            ones |= bit(x)
+        elif k == 2:
+            twos |= bit(x)
+    facts[FACT_SET, slot] = present
+    facts[FACT_CUTS, slot] = cuts
+    facts[FACT_ONES, slot] = ones
+    facts[FACT_TWOS, slot] = twos
+    facts[FACT_HANGING, slot] = _hanging(cuts, present, compat, sides)
 
 
 @lean_njit(inline="always")
