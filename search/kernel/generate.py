@@ -116,7 +116,8 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
 
     Inlined into the search: a call that passes ``Scratch`` pushes some 200
     words (numba passes each array of a named tuple as its own arguments), and
-    inlined, deals 1-10,000 take 0.89-0.91x the time, for no measurable compile.
+    inlined, deals 1-10,000 take 0.85-0.91x the time, for 1-2 s more of the
+    search kernel's compile on a first start.
     """
     options = config.options
     n_stacks = board.n_stacks
