@@ -58,7 +58,7 @@ def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> ker
 
     Only an algorithm that orders by subset H (``ORDER`` without ``ORDER_SQUARES``)
     gets the model's coefficients; the others get ``None``, and so the copy of
-    the search without subset H's flows (``search.kernel.generate._score_targets``).
+    the search without subset H's flows (``search.kernel.generate._subset_h_scores``).
     """
     options, memo_min = int(algo.options), int(algo.memo_min)
     subset_h = options & kernel.ORDER != 0 and options & kernel.ORDER_SQUARES == 0

@@ -302,7 +302,8 @@ def _place_next(cells, stack, depth, work):
     The first pick knows the highest score already (``keys[BEST_SCORE]``, the
     highest over the children's target cards, which are the cards of the
     children's targets): the first child whose target has it is the first child
-    of the highest score, and the scan stops there.
+    of the highest score, and the scan stops there (at the last child at the
+    latest, so it never leaves the node's children).
     """
     i, count = stack.nxt[depth], stack.children[depth]
     src, dst, keys = stack.src[depth], stack.dst[depth], stack.keys[depth]
@@ -316,7 +317,7 @@ def _place_next(cells, stack, depth, work):
     at = i
     if i == 0:
         best = keys[BEST_SCORE]
-        while keys[cells[dst[at]]] != best:
+        while at + 1 < count and keys[cells[dst[at]]] != best:
             at += 1
     else:
         best = keys[cells[dst[i]]]

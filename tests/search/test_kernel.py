@@ -266,3 +266,48 @@ def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: i
             placed.append((int(stack.src[depth, i]), int(stack.dst[depth, i])))
             stack.nxt[depth] += 1
         assert placed == expected
+
+
+def test_children_left_for_placement_sort_to_generates_own_order() -> None:
+    """With ``ORDER_LATER`` (set by ``dfs`` past 16 cells), ``generate`` leaves the children in generation order,
+    their targets' scores in ``scratch.scores`` and the highest at ``BEST_SCORE``: sorted stably by those scores
+    they are the children ``generate`` sorts itself without it, on 5x5, 6x6 and 4x13 states deep in play."""
+    from game import deal
+    from game.arrays import state_to_array
+    from search.algorithms import ALGORITHMS
+    from search.kernel.bundles import BEST_SCORE, Board, board_of
+    from search.kernel.generate import SQUARES_CUTOFF, generate
+    from search.kernel.prune import ORDER_LATER
+    from search.tables import grid_tables
+
+    rng = np.random.default_rng(7)
+    options = ALGORITHMS["ordered"].options
+    checked = 0
+    for rows, cols in ((5, 5), (6, 6), (4, 13)):
+        tables, ncells = grid_tables(rows, cols), rows * cols
+        width = ncells * min(ncells - 1, rows + cols - 2) + 1
+        for seed in range(1, 13):
+            state = deal(seed, rows=rows, cols=cols)
+            for _ in range(int(rng.integers(0, ncells // 2))):
+                moves = list(state.legal_moves())
+                if not moves:
+                    break
+                state = state.apply(moves[int(rng.integers(len(moves)))])
+            cells = state_to_array(state)
+            sleep = np.zeros(ncells, dtype=np.uint64)
+            masks = board_of(cells)  # numba hands named tuples back as Python ints: typed again as the search has them
+            board = Board(np.uint64(masks.occupied), np.uint64(masks.present), np.int64(masks.n_stacks))
+            runs = {}
+            for later in (0, ORDER_LATER):
+                config = kernel.Config(options | later, None, 0, 4, 1)
+                scratch = kernel.new_scratch(256, width)
+                src, dst = np.zeros(width, np.int8), np.zeros(width, np.int8)
+                count = generate(cells, board, tables, config, src, dst, sleep, scratch)
+                children = list(zip(src[:count].tolist(), dst[:count].tolist(), strict=True))
+                runs[later] = (children, scratch.scores.copy())
+            (sorted_by_generate, _), (left, scores) = runs[0], runs[ORDER_LATER]
+            if len(left) > 1 and state.n_stacks > SQUARES_CUTOFF:  # the state's children are ordered
+                assert scores[BEST_SCORE] == max(scores[cells[t]] for _, t in left)
+                assert sorted(left, key=lambda m: -scores[cells[m[1]]]) == sorted_by_generate
+                checked += 1
+    assert checked > 20

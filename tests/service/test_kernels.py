@@ -98,7 +98,7 @@ def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: 
     assert [row for row in rows if row[2] != "-"] == []
     # Kernels with more than one signature take arrays of different types on purpose (``_grow_rows``, ``_grown``).
     assert {row[0] for row in rows if row[1] != "1"} == {"search.kernel.best_n._grow_rows", "puzzles.kernel._grown"}
-    # Subset H's flows are not in any served copy (``generate._score_targets``): no unit types them.
+    # Subset H's flows are not in any served copy (``generate._subset_h_scores``): no unit types them.
     assert {"search.kernel.order._child_scores", "search.kernel.order._pair_flows"} & {row[0] for row in rows} == set()
     assert "search.kernel.order._square_scores" in {row[0] for row in rows}
 
