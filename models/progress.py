@@ -51,7 +51,7 @@ PROGRESS_COLUMNS = (
 )
 NODES, FEWEST, MEMO, DEAD_ENDS, ROOT_MOVES, ROOT_DEAD, OUTCOME = range(len(PROGRESS_COLUMNS))
 SOLVED, DEAD, SPENT = 1.0, 0.0, 0.5
-CONFIG = Config(PRUNE_GRAPH, None, 99, 0, 1)  # connectivity pruning, no ordering
+CONFIG = Config(PRUNE_GRAPH, None, 99, 0, 1, None)  # connectivity pruning, no ordering
 PLAN = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 0)  # wide keys, its own table
 
 
@@ -177,7 +177,7 @@ def _progress_batch(cells, tables, config, plan, max_nodes, out, cancel):
     words = key_words(ncells)
     depths = ncells + 1  # a state of n stacks is at most n-1 moves deep
     width = children_width(ncells, tables.rows, tables.cols)
-    stack = new_stack(depths, width, ncells, plan, words)
+    stack = new_stack(depths, width, ncells, plan, words, None)  # no Island Merge
     frame = _Frame(stack, np.zeros(ncells + 1, dtype=np.int64), new_scratch(np.int64(256), width))
     memo = np.zeros((_table_size(max_nodes), words + 1), dtype=np.uint64)  # never half full: no growth
     for i in range(cells.shape[0]):

@@ -138,7 +138,7 @@ def solve(
     memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes)
     path = np.zeros((root.shape[0], 2), dtype=np.int8)
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
-    _load_kernel(algo.kernel)
+    _load_kernel(algo.kernel, algo.options & kernel.ISLANDS != 0)
     start = time.perf_counter()
     deadline = start + time_limit if time_limit else 0.0  # now_s's clock (perf_counter), read from Python
     tables, config = grid_tables(state.rows, state.cols), kernel_config(algo, model, cohort)
@@ -317,11 +317,11 @@ def _card_mask(cards: Any) -> np.uint64:
 
 
 @cache
-def _load_kernel(search: int) -> None:
+def _load_kernel(search: int, islands: bool) -> None:
     # The first call of a compiled function loads it from numba's cache (a few
-    # hundred ms); do that outside the timed search.
+    # hundred ms); do that outside the timed search. Island Merge has a copy of its own.
     one = np.array([0], dtype=np.int8)
-    config = kernel.Config(0, None, 0, 0, 1)
+    config = kernel.Config(kernel.ISLANDS, None, 0, 0, 1, True) if islands else kernel.Config(0, None, 0, 0, 1, None)
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
     kernel.SEARCHES[search](
         one, grid_tables(1, 1), config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE

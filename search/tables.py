@@ -59,8 +59,11 @@ def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> ker
     Only an algorithm that orders by subset H (``ORDER`` without ``ORDER_SQUARES``)
     gets the model's coefficients; the others get ``None``, and so the copy of
     the search without subset H's flows (``search.kernel.generate._subset_h_scores``).
+    Likewise only Island Merge (``ISLANDS``) gets ``islands=True``; the others get
+    ``None``, and a copy of ``dfs`` without Island Merge's code (``search.kernel.islands``).
     """
     options, memo_min = int(algo.options), int(algo.memo_min)
     subset_h = options & kernel.ORDER != 0 and options & kernel.ORDER_SQUARES == 0
     coefs = model.kernel_coefs() if subset_h else None
-    return kernel.Config(options, coefs, int(model.cutoff), memo_min, int(cohort))
+    islands = True if options & kernel.ISLANDS != 0 else None
+    return kernel.Config(options, coefs, int(model.cutoff), memo_min, int(cohort), islands)

@@ -35,7 +35,7 @@ from puzzles.generation import GeneratedPuzzle, generate
 from service.admission import arrival_time
 from service.compile_log import COMPILING
 from service.errors import Busy, Cancelled, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable, ServiceError
-from service.kernels import RETRY_AFTER_S, Kernels
+from service.kernels import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
 from service.memory import give_memory_back_soon
 from service.settings import Settings
 
@@ -523,8 +523,9 @@ class DataPlane:
         for one of the ``BOAF_MAX_CONCURRENT_SEARCHES`` slots within the time limit, then is ``Busy``.
         """
         max_nodes = budget.max_nodes
-        if search.algorithm_named(algorithm).name == "best-n":
-            self._require_kernels("best_n")
+        name = search.algorithm_named(algorithm).name
+        if name in LATER_ALGORITHMS:
+            self._require_kernels(LATER_ALGORITHMS[name])
         with (
             self._slot(self._search_slots, budget, "searches", "BOAF_MAX_CONCURRENT_SEARCHES"),
             self._alarm.armed(cancel, budget.deadline),

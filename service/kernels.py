@@ -9,7 +9,9 @@ compiled by running a little real work through the public API of its package:
 - ``search``, ``features`` and ``progress`` are what Classify, Solve and
   Features run; the server compiles them before it reports SERVING.
 - ``best_n`` (Solve with BEST_N, a rarely used algorithm: its search is a
-  compiled entry point of its own, as big as the DFS one) and ``puzzles``
+  compiled entry point of its own, as big as the DFS one), ``islands`` (Solve
+  with ISLAND_MERGE: a copy of the DFS search of its own, typed by its
+  ``Config``, so that the served copy holds none of its code) and ``puzzles``
   (AnalyzePuzzle, GeneratePuzzle) compile in the background once the server is
   SERVING; until then those calls get UNAVAILABLE ("compiling, retry") with a
   retry hint. No compile ever runs inside a request.
@@ -38,6 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import import_module
 
+import numba
+
 import features
 import puzzles
 import search
@@ -45,11 +49,13 @@ from game.deals import deal
 from game.state import State
 from models.progress import warm_up_progress
 from puzzles.generation import generate
+from search.tables import kernel_config
 from service.compile_log import COMPILING, Compiled, CompileRecorder
 
 log = logging.getLogger(__name__)
 
 BEST_N = "best-n"
+ISLAND_MERGE = "island-merge"
 
 RETRY_AFTER_S = 5
 """The retry hint a call gets while the kernels it needs are compiling."""
@@ -60,7 +66,9 @@ class Unit:
     """A group of kernels compiled together by running ``run`` (little work, through the public API).
 
     ``entries`` are the compiled functions ``run`` calls from Python, as
-    ``module:attribute``; the unit is cached when all of them are.
+    ``module:attribute``; the unit is cached when all of them are, each with a
+    signature that holds the text ``signature()`` names (when given: one copy
+    of a function among several, such as the search's copy for one ``Config``).
     """
 
     name: str
@@ -68,6 +76,7 @@ class Unit:
     run: Callable[[], None]
     at_start: bool
     small: bool = False  # compiled in this process (under a second): not worth a child process
+    signature: Callable[[], str] | None = None
 
 
 def _run_game() -> None:
@@ -78,12 +87,30 @@ def _run_game() -> None:
 def _run_search() -> None:
 
     state = deal(367297990)
-    for algorithm in search.ALGORITHMS:  # every DFS algorithm's options run through the same kernels
-        if algorithm != BEST_N:
+    for algorithm in search.ALGORITHMS:  # every served DFS algorithm's options run through the same kernels
+        if algorithm not in (BEST_N, ISLAND_MERGE):
             search.solve(state, algorithm=algorithm, max_nodes=200)
     search.solve(state, threads=2, max_nodes=200)
     search.solve_many([state, deal(1)], max_nodes=200)
     search.solve(deal(3, rows=4, cols=13), max_nodes=200)  # wide grids size their tables from Python
+
+
+def _config_type(algorithm: str) -> Callable[[], str]:
+    """The numba type of ``algorithm``'s ``Config`` as text: which copy of the DFS search it runs."""
+
+    def text() -> str:
+        config = kernel_config(search.algorithm_named(algorithm), search.default_ordering())
+        return str(numba.typeof(config))  # type: ignore[no-untyped-call]
+
+    return text
+
+
+def _run_islands() -> None:
+    state = deal(367297990)
+    search.solve(state, algorithm=ISLAND_MERGE, max_nodes=200)
+    search.solve(state, algorithm=ISLAND_MERGE, threads=2, max_nodes=200)
+    search.solve_many([state, deal(1)], algorithm=ISLAND_MERGE, max_nodes=200)
+    search.solve(deal(3, rows=4, cols=13), algorithm=ISLAND_MERGE, max_nodes=200)
 
 
 def _run_best_n() -> None:
@@ -111,16 +138,20 @@ def _run_puzzles() -> None:
     generate(cards=4, seed=1)
 
 
+SEARCH_ENTRIES = ("search.kernel.batch:solve_batch", "search.kernel.dfs:dfs")
 UNITS: tuple[Unit, ...] = (
     # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.
     Unit("game", ("game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
-    Unit("search", ("search.kernel.batch:solve_batch", "search.kernel.dfs:dfs"), _run_search, at_start=True),
+    Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
     Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
     Unit("best_n", ("search.kernel.best_n:best_n", "search.kernel.batch:best_n_batch"), _run_best_n, at_start=False),
+    Unit("islands", SEARCH_ENTRIES, _run_islands, at_start=False, signature=_config_type(ISLAND_MERGE)),
     Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
 )
 UNIT_NAMES = tuple(unit.name for unit in UNITS)
+LATER_ALGORITHMS = {BEST_N: "best_n", ISLAND_MERGE: "islands"}
+"""The Solve algorithms whose search compiles after SERVING, and the unit each needs."""
 
 
 def unit_named(name: str) -> Unit:
@@ -137,17 +168,18 @@ def is_cached(unit: Unit) -> bool:
     Reads numba's cache index (internals: any surprise there reads as "not cached",
     which costs only a child process that finds everything in the cache).
     """
-    return all(_entry_cached(entry) for entry in unit.entries)
+    text = unit.signature() if unit.signature is not None else ""
+    return all(_entry_cached(entry, text) for entry in unit.entries)
 
 
-def _entry_cached(entry: str) -> bool:
+def _entry_cached(entry: str, text: str) -> bool:
     module, name = entry.split(":")
     dispatcher = getattr(import_module(module), name)
     try:
         cache = dispatcher._cache
         codegen = dispatcher.targetctx.codegen()
         index = cache._cache_file._load_index()
-        return any(key == cache._index_key(key[0], codegen) for key in index)
+        return any(key == cache._index_key(key[0], codegen) and text in str(key[0]) for key in index)
     except Exception:
         return False
 

@@ -120,7 +120,7 @@ def best_n(root, tables, config, budget, memo, stamp, path):
     memo = _fit_memo(memo, key_words(ncells) + 1, budget.max_bytes // 2)  # the closed set keys every state: wide
     max_rows = max(budget.max_bytes // 2 // memo.strides[0], 2) if budget.max_bytes > 0 else 0
     generation = Config(
-        config.options & (PRUNE_GRAPH | PRUNE_CELLS), None, np.int64(99), config.memo_min, config.cohort
+        config.options & (PRUNE_GRAPH | PRUNE_CELLS), None, np.int64(99), config.memo_min, config.cohort, None
     )
     width = ncells * min(ncells - 1, tables.rows + tables.cols - 2) + 1
     scratch = new_scratch(np.int64(CUT_CACHE), width)

@@ -2,7 +2,8 @@
 """What travels together through the search, as typed named tuples (numba compiles them as structs).
 
 - ``Tables``: the read-only tables of a grid (``game.graph``).
-- ``Config``: what the algorithm asks for: option bits, ordering coefficients and cutoff, memo floor, cohort.
+- ``Config``: what the algorithm asks for: option bits, ordering coefficients and cutoff, memo floor, cohort,
+  Island Merge.
 - ``Budget``: nodes, deadline, cancel flag and memory cap.
 - ``Share``: what a search shares with other threads' searches of one table (``dfs``).
 - ``Board``: the masks of the current state, returned by ``play`` and ``unplay``.
@@ -41,6 +42,7 @@ class Config(NamedTuple):
     cutoff: int  # children are ordered above this many stacks
     memo_min: int  # the fewest stacks a state needs to be looked up in or added to the memo
     cohort: int  # Best-n DFS: the most nodes expanded together
+    islands: bool | None  # Island Merge: True; None: no Island Merge, and a copy of ``dfs`` without its code
 
 
 class Budget(NamedTuple):

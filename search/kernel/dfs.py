@@ -18,7 +18,7 @@ from game.bits import lean_njit
 from game.graph import U0, bit
 from search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
 from search.kernel.generate import generate, ordered, play, unplay
-from search.kernel.islands import Islands, _child_tag, _enter_island, _island_key, new_islands
+from search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from search.kernel.keys import (
     NARROW_CELLS,
     _copy_words,
@@ -44,7 +44,7 @@ from search.kernel.memo import (
     grown_memo,
 )
 from search.kernel.order import _sort_children
-from search.kernel.prune import ISLANDS, ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
+from search.kernel.prune import ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
@@ -74,7 +74,7 @@ class Stack(NamedTuple):
     key: np.ndarray  # uint64[words]: a key being looked up
     packed: np.ndarray  # uint64[depths]: one-word keys: the packed labels at depth d
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
-    isles: Islands  # Island Merge: the island each depth works on
+    isles: Islands | None  # Island Merge: the island each depth works on (None: not Island Merge)
     plan: MemoPlan  # how the search keys and stores its states
     at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
     keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
@@ -88,8 +88,9 @@ def children_width(ncells, rows, cols):
 
 
 @njit(cache=True, nogil=True)
-def new_stack(depths, width, ncells, plan, words):
-    """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``)."""
+def new_stack(depths, width, ncells, plan, words, isles):
+    """An empty ``Stack`` ``depths`` deep, ``width`` children a node, keys of ``words`` words (or ``plan.narrow``),
+    with ``isles`` (``new_islands``)."""
     narrow = plan.narrow
     return Stack(
         np.empty((depths, width), dtype=np.int8),
@@ -103,7 +104,7 @@ def new_stack(depths, width, ncells, plan, words):
         np.zeros(words, dtype=np.uint64),
         np.zeros(depths + 1, dtype=np.uint64),
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
-        new_islands(depths + 1),
+        isles,
         plan,
         np.array([0, 1, 0, 1], dtype=np.int64),
         np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
@@ -134,7 +135,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     writing one free slot at once lose one entry, which only costs a later search.
     """
     ncells = root.shape[0]
-    islands = config.options & ISLANDS != 0
+    islands = config.islands is not None  # (the ``ISLANDS`` option's flag: its own copy of the search)
     narrow = ncells <= NARROW_CELLS and not islands
     words = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
     memo = _fit_memo(memo, 1 if narrow else words + 1, budget.max_bytes)
@@ -151,14 +152,15 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
     width = children_width(ncells, tables.rows, tables.cols)
-    stack = new_stack(board.n_stacks, width, ncells, plan, words)
+    stack = new_stack(board.n_stacks, width, ncells, plan, words, new_islands(config.islands, board.n_stacks + 1))
     if narrow:
         stack.packed[0] = _packed_labels(cells, labels)
     else:
         _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
     scratch = new_scratch(np.int64(CUT_CACHE), width)
     if not narrow and not islands:
-        config = Config(config.options | ORDER_LATER, config.coefs, config.cutoff, config.memo_min, config.cohort)
+        options = config.options | ORDER_LATER
+        config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
     while True:
         code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)
@@ -243,7 +245,7 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
         keys = stack.keys[depth]
         for y in range(BEST_SCORE + 1):
             keys[y] = scratch.scores[y]
-    if config.options & ISLANDS != 0:
+    if stack.plan.islands:
         count = _enter_island(
             cells, board.present, tables.compat, stack.isles, depth, src[:count], dst[:count], scratch.graph
         )
@@ -279,8 +281,8 @@ def _next_child(cells, board, config, stack, depth, memo, scratch):
     stack.moved[depth, 1] = b
     if board.n_stacks == 1:
         return board, SOLVED
-    if config.options & ISLANDS != 0:
-        stack.isles.tag[depth + 1] = _child_tag(stack.isles, depth, board.present, b)
+    if stack.plan.islands:
+        _tag_child(stack.isles, depth, board.present, b)
     if board.n_stacks >= config.memo_min and _child_known(memo, stack, depth, i, cells, board):
         return unplay(cells, stack.cur, s, t, a, b, board), KNOWN
     return board, NEW
@@ -381,7 +383,7 @@ def _child_known(memo, stack, depth, i, cells, board):
         return _narrow_find(memo, _ranked_key(cells, plan.labels, board.occupied, cells.shape[0])) >= 0
     key = stack.key
     _copy_words(stack.cur, key)
-    tag = stack.isles.tag[depth + 1]
+    tag = _tag_at(stack.isles, depth + 1)
     if plan.islands and tag != U0:
         found = _memo_find(memo, plan.stamp, _island_key(key, tag)) >= 0
         key[key.shape[0] - 1] = U0
@@ -400,7 +402,7 @@ def _store_dead(memo, count, stack, depth, cells, board):
         key = stack.key
         _copy_words(stack.cur, key)
         if plan.islands:
-            _island_key(key, stack.isles.tag[depth])
+            _island_key(key, _tag_at(stack.isles, depth))
         return _wide_store(memo, count, plan.stamp, key, plan.max_rows)
     if board.n_stacks <= plan.packed_max:
         k = _narrow_key(stack.packed[depth], board.occupied, cells.shape[0])

@@ -28,8 +28,16 @@ class Islands(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def new_islands(depths):
-    """An ``Islands`` for a search ``depths`` deep, no island under way."""
+def new_islands(on, depths):
+    """An ``Islands`` for a search ``depths`` deep, no island under way; ``None`` when ``on`` is ``None``.
+
+    ``on`` is ``Config.islands``. numba prunes a branch on ``arg is None`` for a
+    direct argument before typing, so with ``None`` the search's ``Stack`` holds
+    ``None``, and every function below that takes it compiles to its first line:
+    the served copy of ``dfs`` holds none of Island Merge's code.
+    """
+    if on is None:
+        return None
     return Islands(
         np.zeros(depths, dtype=np.uint64), np.zeros((depths, 3), dtype=np.int64), np.zeros(depths, dtype=np.uint64)
     )
@@ -145,7 +153,10 @@ def _enter_island(cells, present, compat, islands, depth, src, dst, scratch):
     """Record the island of the node at ``depth`` and keep only its children that stay inside it; returns how many.
 
     ``src`` and ``dst`` are the node's children; ``scratch`` is a ``GraphScratch``.
+    ``islands`` ``None`` (no Island Merge) keeps them all.
     """
+    if islands is None:
+        return src.shape[0]
     mode, a, b, side = _island_split(present, compat, islands.tag[depth], scratch)
     islands.split[depth, 0] = mode
     islands.split[depth, 1] = a
@@ -154,6 +165,22 @@ def _enter_island(cells, present, compat, islands, depth, src, dst, scratch):
     if mode == 1:
         return _keep_inside(cells, side, src, dst)
     return src.shape[0]
+
+
+@lean_njit()
+def _tag_at(islands, depth):
+    """The island under way at ``depth`` (0: none, and always with ``islands`` ``None``)."""
+    if islands is None:
+        return U0
+    return islands.tag[depth]
+
+
+@lean_njit()
+def _tag_child(islands, depth, present, y):
+    """Record at ``depth + 1`` the island of the child of the node at ``depth`` whose move covers card ``y``."""
+    if islands is None:
+        return
+    islands.tag[depth + 1] = _child_tag(islands, depth, present, y)
 
 
 @lean_njit(inline="always")

@@ -247,7 +247,7 @@ def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: i
     plan = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 1)
     scratch = kernel.new_scratch(256, 2653)
     for count in (1, 2, 3, 30, 160, 300):
-        stack = new_stack(36, 361, 36, plan, 4)
+        stack = new_stack(36, 361, 36, plan, 4, None)
         cells = rng.permutation(52)[:36].astype(np.int8)
         scores = rng.integers(0, values, size=52).astype(np.float64) if values else rng.random(52)
         src = rng.integers(0, 36, size=count).astype(np.int8)
@@ -299,7 +299,7 @@ def test_children_left_for_placement_sort_to_generates_own_order() -> None:
             board = Board(np.uint64(masks.occupied), np.uint64(masks.present), np.int64(masks.n_stacks))
             runs = {}
             for later in (0, ORDER_LATER):
-                config = kernel.Config(options | later, None, 0, 4, 1)
+                config = kernel.Config(options | later, None, 0, 4, 1, None)
                 scratch = kernel.new_scratch(256, width)
                 src, dst = np.zeros(width, np.int8), np.zeros(width, np.int8)
                 count = generate(cells, board, tables, config, src, dst, sleep, scratch)

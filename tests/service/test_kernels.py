@@ -59,7 +59,7 @@ def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
     assert len(set(kernels.UNIT_NAMES)) == len(kernels.UNITS)
     at_start = {unit.name for unit in kernels.UNITS if unit.at_start}
     assert {"game", "search", "features", "progress"} <= at_start
-    assert not {"best_n", "puzzles"} & at_start
+    assert not {"best_n", "islands", "puzzles"} & at_start
     with pytest.raises(KeyError, match="the units are"):
         kernels.unit_named("nope")
 
@@ -69,17 +69,41 @@ import inspect, sys
 from numba import types
 from numba.core.registry import CPUDispatcher
 from service import kernels
-for unit in kernels.UNITS:
-    unit.run()
 packages = ("game", "search", "features", "models", "puzzles")
-for module in sorted(name for name in sys.modules if name.split(".")[0] in packages):
-    for name, kernel in vars(sys.modules[module]).items():
-        if isinstance(kernel, CPUDispatcher) and kernel.py_func.__module__ == module:
-            params = list(inspect.signature(kernel.py_func).parameters)
-            for signature in kernel.signatures:
-                literal = [f"{params[i]}={t}" for i, t in enumerate(signature) if isinstance(t, types.Literal)]
-                print(f"{module}.{name}", len(kernel.signatures), ",".join(literal) or "-")
+def walk(phase):
+    for module in sorted(name for name in sys.modules if name.split(".")[0] in packages):
+        for name, kernel in vars(sys.modules[module]).items():
+            if isinstance(kernel, CPUDispatcher) and kernel.py_func.__module__ == module:
+                params = list(inspect.signature(kernel.py_func).parameters)
+                for signature in kernel.signatures:
+                    literal = [f"{params[i]}={t}" for i, t in enumerate(signature) if isinstance(t, types.Literal)]
+                    print(phase, f"{module}.{name}", len(kernel.signatures), ",".join(literal) or "-")
+for unit in kernels.UNITS:
+    if unit.at_start:
+        unit.run()
+walk("serving")
+for unit in kernels.UNITS:
+    if not unit.at_start:
+        unit.run()
+walk("all")
 """
+
+# Island Merge's own copy of the search (``Config.islands``): the kernels its ``Config`` or ``Stack`` reach.
+ISLAND_COPIES = {
+    f"search.kernel.{name}"
+    for name in (
+        "batch.solve_batch",
+        "dfs.dfs",
+        "dfs._search",
+        "dfs._place_next",
+        "dfs.new_stack",
+        "generate._order",
+        "islands.new_islands",
+        "islands._enter_island",
+        "islands._tag_at",
+        "islands._tag_child",
+    )
+}
 
 
 def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: Path) -> None:
@@ -93,14 +117,27 @@ def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: 
     done = subprocess.run(
         [sys.executable, "-c", ONE_COPY], capture_output=True, text=True, env=env, timeout=900, check=True
     )
-    rows = [line.split(" ") for line in done.stdout.splitlines()]
-    assert len(rows) > 50  # the walk saw the kernels
+    lines = [line.split(" ") for line in done.stdout.splitlines()]
+    serving = [row[1:] for row in lines if row[0] == "serving"]
+    rows = [row[1:] for row in lines if row[0] == "all"]
+    assert len(serving) > 50 and len(rows) > len(serving)  # the walk saw the kernels
     assert [row for row in rows if row[2] != "-"] == []
-    # Kernels with more than one signature take arrays of different types on purpose (``_grow_rows``, ``_grown``).
-    assert {row[0] for row in rows if row[1] != "1"} == {"search.kernel.best_n._grow_rows", "puzzles.kernel._grown"}
+    # Kernels with more than one signature take arrays of different types on purpose (``_grow_rows``, ``_grown``),
+    # or are Island Merge's copy: at SERVING none but the first two has a second one.
+    assert {row[0] for row in serving if row[1] != "1"} == set()
+    assert {row[0] for row in rows if row[1] != "1"} == {
+        "search.kernel.best_n._grow_rows",
+        "puzzles.kernel._grown",
+        *ISLAND_COPIES,
+    }
+    assert {row[1] for row in rows if row[0] in ISLAND_COPIES} == {"2"}
     # Subset H's flows are not in any served copy (``generate._subset_h_scores``): no unit types them.
     assert {"search.kernel.order._child_scores", "search.kernel.order._pair_flows"} & {row[0] for row in rows} == set()
     assert "search.kernel.order._square_scores" in {row[0] for row in rows}
+    # Island Merge's work is typed only by its own unit, after SERVING: the served search holds none of it.
+    island_work = {"search.kernel.islands._island_split", "search.kernel.islands._keep_inside"}
+    assert island_work & {row[0] for row in serving} == set()
+    assert island_work <= {row[0] for row in rows}
 
 
 def test_after_a_server_has_started_every_unit_is_in_numbas_cache(server: BoafServer) -> None:
@@ -187,6 +224,40 @@ def test_a_best_n_solve_while_its_kernels_compile_is_unavailable_and_other_solve
         assert stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ORDERED), timeout=30).status
     finally:
         server.kernels.ready.add("best_n")
+
+
+def test_an_island_merge_solve_while_its_copy_compiles_is_unavailable_and_other_solves_answer(
+    server: BoafServer, stub: boaf_pb2_grpc.BoafStub
+) -> None:
+    server.kernels.ready.discard("islands")
+    try:
+        state = state_to_proto(deal(7))
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ISLAND_MERGE), timeout=30)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "the islands kernels are not ready yet" in caught.value.details()
+        for algorithm in (pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N):
+            assert stub.Solve(pb.SolveRequest(state=state, algorithm=algorithm), timeout=30).status
+    finally:
+        server.kernels.ready.add("islands")
+    answer = stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ISLAND_MERGE), timeout=30)
+    assert answer.status == pb.SOLVABLE
+
+
+def test_the_search_and_islands_units_are_cached_only_by_their_own_copy(tmp_path: Path) -> None:
+    """Both units are ``dfs`` and ``solve_batch``, typed by a different ``Config``: each is cached only when its
+    own copy is (a cache holding the served copy alone must not say Island Merge's is there)."""
+    script = (
+        "from service import kernels\n"
+        "search, islands = kernels.unit_named('search'), kernels.unit_named('islands')\n"
+        "print(kernels.is_cached(search), kernels.is_cached(islands))\n"
+        "search.run()\n"
+        "print(kernels.is_cached(search), kernels.is_cached(islands))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}  # (unoptimised code is not cached)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False", "True", "False"]
 
 
 def test_readyz_and_unavailable_calls_say_what_the_server_is_doing() -> None:
