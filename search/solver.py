@@ -27,7 +27,7 @@ from search import kernel
 from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from search.errors import InvalidBudget, SolutionCheckFailed
 from search.ordering import OrderingModel, default_ordering
-from search.tables import compat_table, grid_tables, kernel_config
+from search.tables import compat_table, grid_tables, kernel_config, line_table
 from search.threads import solve_split
 
 
@@ -323,6 +323,6 @@ def _load_kernel(search: int, islands: bool) -> None:
     one = np.array([0], dtype=np.int8)
     config = kernel.Config(kernel.ISLANDS, None, 0, 0, 1, True) if islands else kernel.Config(0, None, 0, 0, 1, None)
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
-    kernel.SEARCHES[search](
-        one, grid_tables(1, 1), config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE
-    )
+    # A one-stack root returns before it reads a table: no cell cut table (its kernel compiles on its own).
+    tables = kernel.Tables(1, 1, compat_table(), line_table(1, 1), np.zeros(0, dtype=np.uint16))
+    kernel.SEARCHES[search](one, tables, config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE)
