@@ -18,8 +18,9 @@ compiled by running a little real work through the public API of its package:
 
 When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
 child processes (``python -m service.kernels UNIT``; each fills the shared cache),
-then loads every unit in this process from the cache. The children report each
-kernel they compiled and its time, which this process logs, once per kernel.
+and loads each unit in this process from the cache as soon as its child ends
+(the puzzle RPCs need not wait for Island Merge's compile). The children report
+each kernel they compiled and its time, which this process logs, once per kernel.
 Compile time is never charged to any request's budget, nor to the warm-up's
 correctness checks (``DataPlane.warm_up`` starts their budget afterwards).
 """
@@ -147,8 +148,9 @@ UNITS: tuple[Unit, ...] = (
     Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
     Unit("best_n", ("search.kernel.best_n:best_n", "search.kernel.batch:best_n_batch"), _run_best_n, at_start=False),
-    Unit("islands", SEARCH_ENTRIES, _run_islands, at_start=False, signature=_config_type(ISLAND_MERGE)),
     Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
+    # Last: Island Merge is the rarest call, and its copy of the search takes a core for as long as ``search``.
+    Unit("islands", SEARCH_ENTRIES, _run_islands, at_start=False, signature=_config_type(ISLAND_MERGE)),
 )
 UNIT_NAMES = tuple(unit.name for unit in UNITS)
 LATER_ALGORITHMS = {BEST_N: "best_n", ISLAND_MERGE: "islands"}
@@ -214,7 +216,9 @@ class Kernels:
     def prepare(
         self, units: Sequence[Unit], *, parallel: int | None = None, on_stage: Callable[[str], None] = print
     ) -> float:
-        """Compile (in child processes) the units not in the cache, then load them all here; returns the seconds.
+        """Compile (in child processes) the units not in the cache and load them all here; returns the seconds.
+
+        A compiled unit is loaded (and ready) as soon as its child ends, the others after the children.
 
         ``on_stage`` hears what is happening, once, when compiling starts.
         """
@@ -225,19 +229,23 @@ class Kernels:
                 if unit.small:
                     self._load(unit)
         cold = [unit for unit in units if not unit.small and not is_cached(unit)]
-        if cold:
-            self.stage = COMPILING
-            on_stage(COMPILING)
-            self._compile_in_children(cold, parallel or _default_parallel())
         with recorder.recording():
+            if cold:
+                self.stage = COMPILING
+                on_stage(COMPILING)
+                self._compile_in_children(cold, parallel or _default_parallel())  # each loaded once compiled
             for unit in units:
-                # Stopped: the children were ended, so loading would compile here, and a process that exits
-                # while this thread is inside LLVM aborts. The stop waits only for the loader's next stage.
-                if not unit.small and not self._stopped.is_set():
-                    self._load(unit)
+                if not unit.small and not self.is_ready(unit.name):
+                    self._load_unless_stopped(unit)
         self.compiled += recorder.compiled
         self.stage = ""
         return time.perf_counter() - started
+
+    def _load_unless_stopped(self, unit: Unit) -> None:
+        # Stopped: the children were ended, so loading would compile here, and a process that exits while this
+        # thread is inside LLVM aborts. The stop waits only for the loader's next stage.
+        if not self._stopped.is_set():
+            self._load(unit)
 
     def _load(self, unit: Unit) -> None:
         started = time.perf_counter()
@@ -247,13 +255,15 @@ class Kernels:
         log.debug("kernels loaded", extra={"unit": unit.name, "seconds": round(time.perf_counter() - started, 3)})
 
     def _compile_in_children(self, units: Sequence[Unit], parallel: int) -> None:
-        # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first).
-        def compile_one(name: str) -> None:
+        # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first). Each unit is
+        # loaded here as soon as its child ends: a quick unit's calls need not wait for a slow one's compile.
+        def compile_one(unit: Unit) -> None:
             if not self._stopped.is_set():
-                _compile_in_child(name, self._child_compiled, self._children)
+                _compile_in_child(unit.name, self._child_compiled, self._children)
+                self._load_unless_stopped(unit)
 
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
-            list(pool.map(compile_one, [unit.name for unit in units]))
+            list(pool.map(compile_one, units))
 
     def _child_compiled(self, compiled: Compiled) -> None:
         with self._lock:

@@ -12,8 +12,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -386,3 +389,43 @@ def test_a_stop_while_the_children_compile_loads_nothing_here(monkeypatch: pytes
     prepared.prepare([small, cold], on_stage=lambda stage: None)
     assert runs == ["small"]
     assert prepared.ready == {"small"}
+
+
+def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background units compile side by side; the puzzle RPCs must not wait for Island Merge's longer
+    compile: each unit is loaded, and ready, once its own child process ends."""
+    slow_may_end = threading.Event()
+    quick_ready = threading.Event()
+    prepared = kernels.Kernels()
+
+    def compile_in_child(name: str, on_compiled: object, running: object = None) -> bool:
+        if name == "slow":
+            assert slow_may_end.wait(60)
+        return True
+
+    def quick_loaded() -> None:
+        quick_ready.set()
+
+    slow = kernels.Unit("slow", ("game.bits:shuffled_cells",), lambda: None, at_start=False)
+    quick = kernels.Unit("quick", ("game.bits:shuffled_cells",), quick_loaded, at_start=False)
+    monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
+    monkeypatch.setattr(kernels, "_compile_in_child", compile_in_child)
+    loader = threading.Thread(target=prepared.prepare, args=([slow, quick],), kwargs={"parallel": 2})
+    loader.start()
+    try:
+        assert quick_ready.wait(30), "the quick unit waited for the slow one's child"
+        assert _eventually(lambda: prepared.is_ready("quick"))
+        assert not prepared.is_ready("slow")
+    finally:
+        slow_may_end.set()
+        loader.join(60)
+    assert prepared.ready == {"slow", "quick"}
+
+
+def _eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
