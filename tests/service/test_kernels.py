@@ -13,10 +13,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -214,36 +212,25 @@ def test_a_puzzle_call_while_its_kernels_compile_is_unavailable_with_a_retry_hin
         web.stop()
 
 
-def test_a_best_n_solve_while_its_kernels_compile_is_unavailable_and_other_solves_answer(
-    server: BoafServer, stub: boaf_pb2_grpc.BoafStub
+@pytest.mark.parametrize(("algorithm", "unit"), [(pb.BEST_N, "best_n"), (pb.ISLAND_MERGE, "islands")])
+def test_a_solve_while_its_kernels_compile_is_unavailable_and_other_solves_answer(
+    server: BoafServer, stub: boaf_pb2_grpc.BoafStub, algorithm: pb.Algorithm, unit: str
 ) -> None:
-    server.kernels.ready.discard("best_n")
+    """Best-n DFS and Island Merge's copy of the search compile after SERVING: until then only their Solve
+    calls are turned away, and they answer once their unit is ready."""
+    state = state_to_proto(deal(7))
+    server.kernels.ready.discard(unit)
     try:
-        state = state_to_proto(deal(7))
         with pytest.raises(grpc.RpcError) as caught:
-            stub.Solve(pb.SolveRequest(state=state, algorithm=pb.BEST_N), timeout=30)
+            stub.Solve(pb.SolveRequest(state=state, algorithm=algorithm), timeout=30)
         assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert "the best_n kernels are not ready yet" in caught.value.details()
-        assert stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ORDERED), timeout=30).status
+        assert f"the {unit} kernels are not ready yet" in caught.value.details()
+        for other in pb.Algorithm.values():
+            if other and other != algorithm:
+                assert stub.Solve(pb.SolveRequest(state=state, algorithm=other), timeout=30).status
     finally:
-        server.kernels.ready.add("best_n")
-
-
-def test_an_island_merge_solve_while_its_copy_compiles_is_unavailable_and_other_solves_answer(
-    server: BoafServer, stub: boaf_pb2_grpc.BoafStub
-) -> None:
-    server.kernels.ready.discard("islands")
-    try:
-        state = state_to_proto(deal(7))
-        with pytest.raises(grpc.RpcError) as caught:
-            stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ISLAND_MERGE), timeout=30)
-        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
-        assert "the islands kernels are not ready yet" in caught.value.details()
-        for algorithm in (pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N):
-            assert stub.Solve(pb.SolveRequest(state=state, algorithm=algorithm), timeout=30).status
-    finally:
-        server.kernels.ready.add("islands")
-    answer = stub.Solve(pb.SolveRequest(state=state, algorithm=pb.ISLAND_MERGE), timeout=30)
+        server.kernels.ready.add(unit)
+    answer = stub.Solve(pb.SolveRequest(state=state, algorithm=algorithm), timeout=30)
     assert answer.status == pb.SOLVABLE
 
 
@@ -414,18 +401,9 @@ def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.Monke
     loader.start()
     try:
         assert quick_ready.wait(30), "the quick unit waited for the slow one's child"
-        assert _eventually(lambda: prepared.is_ready("quick"))
+        assert wait_for(lambda: prepared.is_ready("quick"), timeout=10)
         assert not prepared.is_ready("slow")
     finally:
         slow_may_end.set()
         loader.join(60)
     assert prepared.ready == {"slow", "quick"}
-
-
-def _eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
