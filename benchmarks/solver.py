@@ -46,6 +46,10 @@ ABLATION = {  # the rows of the ablation table, each ordered without some option
     "without frozen": ORDERED.without(kernel.PRUNE_FROZEN, "ordered-no-frozen"),
     "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
     "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
+    "children in generation order": ORDERED.without(kernel.ORDER | kernel.ORDER_SQUARES, "ordered-unsorted"),
+    "generation order, without sleep": ORDERED.without(
+        kernel.ORDER | kernel.ORDER_SQUARES | kernel.SLEEP, "ordered-unsorted-no-sleep"
+    ),
     "without leaf, anchor, frozen, sleep (v1)": ORDERED_SUBSET_H.without(
         kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN | kernel.PRUNE_BLOCKS | kernel.SLEEP, "ordered-v1"
     ),
