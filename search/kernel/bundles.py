@@ -126,6 +126,7 @@ class Scratch(NamedTuple):
     visited: np.ndarray  # uint64[2048]: the positions ``_block_plays_out`` met, with its search's stamp
     sort_work: np.ndarray  # int64[2, max(width, SORT_WORK)]: ``_sort_children``'s children and buckets
     kinds: np.ndarray  # uint64[KINDS]: the cells of each suit and rank (``generate._sort_into_kinds``)
+    block_facts: np.ndarray  # uint64[slots]: whether a small block in its cells comes down (``_block_comes_down``)
 
 
 @njit(cache=True, nogil=True)
@@ -169,6 +170,7 @@ def _with_caches(graph, pairs, scores, where, sort_work, kinds, slots):
         np.empty(2048, dtype=np.uint64),  # cleared by its first search (its stamp starts at 1)
         sort_work,
         kinds,
+        np.zeros(slots, dtype=np.uint64),
     )
 
 

@@ -144,12 +144,53 @@ def test_frozen_blocks_on_constructed_states(grid: str, blocked: bool) -> None:
     assert frozen(state_to_array(state), state.rows, state.cols) == blocked
 
 
-def frozen(cells: np.ndarray, rows: int, cols: int) -> bool:
-    """``kernel._frozen_block`` on one state."""
+def test_frozen_blocks_through_one_small_cache_answer_as_through_fresh_ones() -> None:
+    # A search's scratch caches the small blocks' answers (``prune._block_comes_down``) from state to state;
+    # two slots make blocks of different states evict each other.
+    shared = kernel.new_scratch(2, 2653)
+    hits = 0
+    for rows, cols in ((3, 4), (4, 4)):
+        for state in random_states(12, 3_000, rows, cols):
+            if not 4 <= state.n_stacks <= 11:
+                continue
+            cells = state_to_array(state)
+            fresh = frozen(cells, rows, cols)
+            assert frozen(cells, rows, cols, shared) == fresh == frozen(cells, rows, cols, shared), format_grid(state)
+            hits += fresh
+    assert hits >= 100
+
+
+def test_the_block_cache_answers_as_the_small_search_does() -> None:
+    from search.kernel.prune import _block_comes_down, _tiny_solvable
+
+    rng = np.random.default_rng(3)
+    answers = set()
+    for rows, cols in ((4, 4), (4, 13)):
+        tables = kernel.Tables(rows, cols, kernel.compat_table(), kernel.line_table(rows, cols), np.zeros(0, np.uint16))
+        plain = kernel.new_scratch(2, 2653)
+        caches = [kernel.new_scratch(2, 2653), kernel.new_scratch(64, 2653)]  # evicting each other, and hits
+        for _ in range(300):
+            n = int(rng.integers(1, 5))
+            block = np.zeros(12, dtype=np.int64)
+            block[:n] = rng.choice(52, n, replace=False)
+            block[4 : 4 + n] = rng.choice(rows * cols, n, replace=False)
+            moved, swapped = block.copy(), block.copy()  # one card in another cell; another card in a cell
+            moved[4 + rng.integers(n)] = rng.choice(np.setdiff1d(np.arange(rows * cols), block[4 : 4 + n]))
+            swapped[rng.integers(n)] = rng.choice(np.setdiff1d(np.arange(52), block[:n]))
+            for b in (block, moved, swapped, block, moved, swapped):
+                expected = bool(_tiny_solvable(b, np.int64(n), tables, plain.tiny))
+                for cache in caches:
+                    assert bool(_block_comes_down(b, np.int64(n), tables, cache)) == expected, (b, n)
+                answers.add(expected)
+    assert answers == {True, False}
+
+
+def frozen(cells: np.ndarray, rows: int, cols: int, scratch: kernel.Scratch | None = None) -> bool:
+    """``kernel._frozen_block`` on one state (with a fresh scratch, or ``scratch`` and the answers it caches)."""
     compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
     present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
     occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
-    scratch = kernel.new_scratch(256, 2653)
+    scratch = kernel.new_scratch(256, 2653) if scratch is None else scratch
     for i, c in enumerate(cells.tolist()):
         if c >= 0:
             scratch.where[c] = i
