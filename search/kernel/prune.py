@@ -200,6 +200,15 @@ def _block_comes_down(block, n, tables, scratch):
     block's own order; a slot holds the key and, in its lowest bit, the answer.
     A slot's key is never 0 (``n >= 1`` sits above the cards), so an empty slot
     answers nothing.
+
+    Proof that a hit is ``_tiny_solvable``'s answer: that search reads only the
+    ``n`` cards, their cells and the grid's ``compat`` and ``line`` tables. The
+    key holds the first two exactly (distinct blocks give distinct keys), and a
+    ``Scratch`` only ever serves one grid's tables (``dfs`` and ``best_n`` make one
+    per search, ``models.progress`` one per batch of one grid; ``grown_scratch``
+    starts the cache empty). Tested against
+    ``_tiny_solvable`` through evicting and hitting caches, and, with every
+    rule, the whole search against the reference (``tests/search``).
     """
     key = np.uint64(n)
     for i in range(n):
