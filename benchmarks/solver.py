@@ -40,9 +40,10 @@ from search.reference import reference_solve
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101, 368466, 27363)  # issues', census's
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
-    "ordered (leaf + anchor + frozen + blocks + sleep)": ORDERED,
+    "ordered (leaf + anchor + frozen + blocks + open + sleep)": ORDERED,
     "subset H order (v2)": ORDERED_SUBSET_H,
-    "without blocks (v3 before it)": ORDERED.without(kernel.PRUNE_BLOCKS, "ordered-no-blocks"),
+    "without open blocks (v3 before it)": ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open"),
+    "without blocks": ORDERED.without(kernel.PRUNE_BLOCKS, "ordered-no-blocks"),
     "without frozen": ORDERED.without(kernel.PRUNE_FROZEN, "ordered-no-frozen"),
     "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
     "without anchor": ORDERED.without(kernel.PRUNE_ANCHOR, "ordered-no-anchor"),
@@ -51,7 +52,13 @@ ABLATION = {  # the rows of the ablation table, each ordered without some option
         kernel.ORDER | kernel.ORDER_SQUARES | kernel.SLEEP, "ordered-unsorted-no-sleep"
     ),
     "without leaf, anchor, frozen, sleep (v1)": ORDERED_SUBSET_H.without(
-        kernel.PRUNE_LEAF | kernel.PRUNE_ANCHOR | kernel.PRUNE_FROZEN | kernel.PRUNE_BLOCKS | kernel.SLEEP, "ordered-v1"
+        kernel.PRUNE_LEAF
+        | kernel.PRUNE_ANCHOR
+        | kernel.PRUNE_FROZEN
+        | kernel.PRUNE_BLOCKS
+        | kernel.PRUNE_OPEN
+        | kernel.SLEEP,
+        "ordered-v1",
     ),
 }
 OTHER_GRIDS = ((5, 5), (4, 13))

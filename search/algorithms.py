@@ -83,6 +83,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             | kernel.PRUNE_ANCHOR
             | kernel.PRUNE_FROZEN
             | kernel.PRUNE_BLOCKS
+            | kernel.PRUNE_OPEN
             | kernel.SLEEP,
             memo_min=4,
         ),

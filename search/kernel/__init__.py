@@ -13,6 +13,7 @@ importing only the ones above it in this list:
 - ``order``: the children's scores and their sort.
 - ``generate``: move generation, ``play`` and ``unplay``.
 - ``islands``: Island Merge.
+- ``open_blocks``: open blocks (``PRUNE_OPEN``), searched on a search's root once it is ``OPEN_AFTER`` nodes deep.
 - ``dfs`` and ``best_n``: the two searches.
 - ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
 
@@ -71,6 +72,7 @@ from search.kernel.keys import (
     root_labels,
 )
 from search.kernel.memo import narrow_grow, new_memo
+from search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
 from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
     ISLANDS,
@@ -104,6 +106,7 @@ __all__ = [
     "DFS_KERNEL",
     "ISLANDS",
     "NARROW_CELLS",
+    "OPEN_AFTER",
     "ORDER",
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",
@@ -113,6 +116,7 @@ __all__ = [
     "PRUNE_FROZEN",
     "PRUNE_GRAPH",
     "PRUNE_LEAF",
+    "PRUNE_OPEN",
     "SEARCHES",
     "SLEEP",
     "SOLVABLE",
@@ -155,6 +159,7 @@ __all__ = [
     "new_scratch",
     "node_connectivity",
     "now_s",
+    "open_block_stuck",
     "root_labels",
     "root_prunable",
     "solve_batch",

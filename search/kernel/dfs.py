@@ -43,6 +43,7 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
+from search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
 from search.kernel.order import _sort_children
 from search.kernel.prune import ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
@@ -168,6 +169,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             memo = grown_memo(memo, stamp)
         elif code == BIG:
             scratch = grown_scratch(scratch)
+        elif code == OPEN:
+            if open_block_stuck(root, tables.compat, tables.line):
+                return UNSOLVABLE, at[NODES], 0, memo
         else:
             return code, at[NODES], length, memo
 
@@ -180,12 +184,13 @@ BLOCKS_BUDGET = (1024, 1024, 64, 64)
 BLOCKS_STACKS = 13
 PICKS = 2  # ``ORDER_LATER``: a node's first children are placed by selection, the rest sorted at once (``_place_next``)
 BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
+OPEN = -4  # ``_search`` asks ``dfs`` to search the root's open blocks (``PRUNE_OPEN``), then to call it again
 
 
 @lean_njit()
 def _search(cells, tables, config, budget, stack, scratch, memo, path):
     """The search loop, from the place ``at``; returns ``(status, path length)`` once the search ends, or
-    ``(GROW | BIG, 0)`` when it needs what only ``dfs`` may do (allocate), with its place
+    ``(GROW | BIG | OPEN, 0)`` when it needs what only ``dfs`` may do (allocate), with its place
     saved in ``stack.at`` so that a second call goes on from there."""
     at = stack.at
     depth, nodes, memo_count, fresh = at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] != 0
@@ -208,9 +213,9 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             depth += 1
             nodes += 1
             fresh = True
-            if nodes == BIG_SEARCH:
+            if nodes == BIG_SEARCH or (nodes == OPEN_AFTER and config.options & PRUNE_OPEN != 0):
                 at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 1
-                return BIG, 0
+                return (BIG if nodes == BIG_SEARCH else OPEN), 0
         else:
             if depth == 0:
                 at[NODES] = nodes

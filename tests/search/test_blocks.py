@@ -19,7 +19,7 @@ from search import kernel
 from search.reference import is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
-WITHOUT = ORDERED.without(kernel.PRUNE_BLOCKS, "ordered-no-blocks")
+WITHOUT = ORDERED.without(kernel.PRUNE_BLOCKS | kernel.PRUNE_OPEN, "ordered-no-blocks")  # open blocks decide later
 WIDE_MAX = 5
 
 

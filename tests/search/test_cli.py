@@ -26,7 +26,7 @@ def test_solve_grid_text_with_an_algorithm_and_a_budget() -> None:
     assert len(text[1].split()) == 3
     unknown = json.loads(boaf("solve", "--seed", "1163", "--max-nodes", "10", "--json").stdout)
     assert (unknown["status"], unknown["nodes"]) == ("unknown", 10)
-    memory = json.loads(boaf("solve", "--seed", "-115618", "--max-memory-mb", "0.5", "--json").stdout)
+    memory = json.loads(boaf("solve", "--seed", "618979", "--max-memory-mb", "0.5", "--json").stdout)
     assert (memory["status"], memory["reason"]) == ("unknown", "memory")
     threaded = json.loads(boaf("solve", "--seed", "1163", "--threads", "2", "--json").stdout)
     assert (threaded["status"], threaded["reason"]) == ("unsolvable", "exhausted")

@@ -1,0 +1,159 @@
+"""``PRUNE_OPEN`` (``kernel.open_block_stuck``): a small part of G, played with the rest of the board open, must come
+down.
+
+The kernel's rule against the rule as its proof states it, written here plainly
+(sets and dictionaries, no budget); every state the kernel calls stuck against
+the reference search; the hard deals and the FFUD deal it decides at the
+search's ``OPEN_AFTER``-th node; ``ordered`` without it against ``ordered`` on deals.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import search
+from game import State, deal, random_states
+from game.arrays import state_to_array
+from game.cards import compatible
+from search import kernel
+from search.reference import is_connected, reference_solve
+
+ORDERED = search.algorithm_named("ordered")
+WITHOUT = ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open")
+SIDE_MAX = 8
+
+
+def test_the_kernel_states_the_rule_of_its_proof_and_every_stuck_state_is_unsolvable() -> None:
+    hits = small = 0
+    for rows, cols in ((3, 4), (4, 4)):
+        for state in random_states(11, 500, rows, cols):
+            if not 4 <= state.n_stacks <= 12 or not is_connected(state.top_cards()):
+                continue
+            stuck = kernel_stuck(state)
+            plain = plainly_stuck(state)
+            if state.n_stacks <= 9:
+                small += 1
+                assert stuck == plain, state.cells  # small blocks stay within the budgets: the same answer
+            else:
+                assert plain or not stuck, state.cells  # the kernel's budgets only ever make it claim less
+            if stuck:
+                hits += 1
+                assert not reference_solve(state).solvable, state.cells
+    print(f"{hits} stuck, {small} states of at most 9 stacks")
+    assert hits >= 100 and small >= 150
+
+
+def test_the_rule_decides_the_hard_deals_and_an_ffud_deal_once_the_search_is_open_after_nodes() -> None:
+    for seed in (-115618, -271101, 368466, 38711):
+        with_rule = search.solve(deal(seed), ORDERED)
+        without = search.solve(deal(seed), WITHOUT)
+        assert with_rule.status is without.status is search.UNSOLVABLE
+        assert with_rule.nodes == kernel.OPEN_AFTER < 40_000 < without.nodes
+        assert kernel.open_block_stuck(state_to_array(deal(seed)), kernel.compat_table(), kernel.line_table(4, 4))
+
+
+def test_a_search_under_the_open_after_nodes_is_unchanged_and_a_budget_still_stops_it() -> None:
+    small = search.solve(deal(-115618), ORDERED, max_nodes=kernel.OPEN_AFTER - 1)
+    assert small.status is search.UNKNOWN and small.nodes == kernel.OPEN_AFTER - 1
+    state = deal(27363)  # solvable, past OPEN_AFTER nodes: the rule claims nothing and the search goes on
+    assert search.solve(state, ORDERED).nodes == search.solve(state, WITHOUT).nodes > kernel.OPEN_AFTER
+
+
+def test_the_rule_changes_no_answer_on_deals() -> None:
+    seeds = np.arange(36_000, 41_000)  # with the FFUD deal 38711
+    with_rule = search.solve_deals(seeds, ORDERED)
+    without = search.solve_deals(seeds, WITHOUT)
+    assert with_rule.status_names() == without.status_names()
+    assert int(np.sum(with_rule.nodes)) < int(np.sum(without.nodes))
+
+
+def test_larger_grids_are_left_to_the_search() -> None:
+    state = deal(158, 4, 13)
+    cells = state_to_array(state)
+    assert not kernel.open_block_stuck(cells, kernel.compat_table(), kernel.line_table(4, 13))
+
+
+def kernel_stuck(state: State) -> bool:
+    """``kernel.open_block_stuck`` on one state."""
+    cells = state_to_array(state)
+    return bool(kernel.open_block_stuck(cells, kernel.compat_table(), kernel.line_table(state.rows, state.cols)))
+
+
+def plainly_stuck(state: State) -> bool:
+    """The rule of ``_plays_out_open``'s proof: some block, a component C of G minus one or two cards with at most
+    ``SIDE_MAX`` cards together with its neighbours, leaving cards outside, cannot come down with the rest open."""
+    where = {card: i for i, card in enumerate(state.cells) if card is not None}
+    blocks = set()
+    for k in (1, 2):
+        for cut in itertools.combinations(where, k):
+            for side in components(set(where) - set(cut)):
+                block = side | {c for c in cut if any(compatible(c, s) for s in side)}
+                if len(side) <= SIDE_MAX and len(block) < len(where):
+                    blocks.add(frozenset(block))
+    return any(not comes_down_open(where, block, state.cols) for block in blocks)
+
+
+def comes_down_open(where: dict[int, int], block: frozenset[int], cols: int) -> bool:
+    """The block's cards alone, R replaced by its open cells: an open card may cover a card of R in any open cell in
+    line (R goes on, if it has two cells, or is gone), be covered by R from one (its cell opens); the ends are R gone
+    with one block card left, or no block card left; a position whose block cards cannot all still meet R (or, R
+    gone, each other) is dead."""
+    rest = [c for c in where if c not in block]
+    open_cards = {c for c in block if any(compatible(c, r) for r in rest)}
+    rest_cells = frozenset(where[r] for r in rest)
+
+    def in_line(p: int, q: int) -> bool:
+        return p != q and (p // cols == q // cols or p % cols == q % cols)
+
+    def dead(alive: dict[int, int], gone: bool) -> bool:
+        parts = components(set(alive))
+        return len(parts) > 1 if gone else any(not part & open_cards for part in parts)
+
+    Position = tuple[frozenset[tuple[int, int]], frozenset[int], bool]  # the block's cards in their cells, R's, gone
+    start: Position = (frozenset((c, where[c]) for c in block), frozenset(), False)
+    seen = {start}
+    todo = [start]
+    while todo:
+        placed, covered, gone = todo.pop()
+        alive = dict(placed)
+        if len(alive) == (1 if gone else 0):
+            return True
+        cells = set() if gone else set(rest_cells) | set(covered)
+        after: list[Position] = []
+        for x, p in alive.items():
+            for y, q in alive.items():
+                if x != y and compatible(x, y) and in_line(p, q):
+                    moved = {c: at for c, at in alive.items() if c != y} | {x: q}
+                    after.append((frozenset(moved.items()), covered, gone))
+            if x in open_cards and not gone and any(in_line(p, c) for c in cells):
+                left = frozenset((c, at) for c, at in alive.items() if c != x)
+                after.append((left, covered | {p}, False))
+                for c in cells:
+                    if in_line(p, c):
+                        jumped = frozenset((alive | {x: c}).items())
+                        if len(cells) >= 2:
+                            after.append((jumped, covered, False))
+                        after.append((jumped, frozenset(), True))
+        for position in after:
+            if position not in seen:
+                seen.add(position)
+                if not dead(dict(position[0]), position[2]):
+                    todo.append(position)
+    return False
+
+
+def components(cards: set[int]) -> list[set[int]]:
+    left, out = set(cards), []
+    while left:
+        seen = {left.pop()}
+        frontier = list(seen)
+        while frontier:
+            a = frontier.pop()
+            for b in [b for b in left if compatible(a, b)]:
+                left.discard(b)
+                seen.add(b)
+                frontier.append(b)
+        out.append(seen)
+    return out
