@@ -108,8 +108,8 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
         start |= (_ALIVE | np.uint64(cells[i])) << np.uint64(6 * i)
     _seen(table, start)
     todo[0] = start
-    top = 1
-    met = 1
+    top = np.int64(1)  # (an int64, not a literal: one compiled copy of ``_push``)
+    met = np.int64(1)
     while top > 0 and met <= positions:
         top -= 1
         position = todo[top]
@@ -171,7 +171,7 @@ def _emptied(position, n):
     return position
 
 
-@lean_njit(inline="always")
+@lean_njit()
 def _push(child, who, work, top, met):
     """Queue ``child`` unless met before, dead (``_open_dead``) or past ``todo``'s room (the search then ends as
     past its positions); ``(top, met)`` after."""
