@@ -72,7 +72,7 @@ from search.kernel.keys import (
     root_labels,
 )
 from search.kernel.memo import narrow_grow, new_memo
-from search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
+from search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
 from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
     ISLANDS,
@@ -107,6 +107,7 @@ __all__ = [
     "ISLANDS",
     "NARROW_CELLS",
     "OPEN_AFTER",
+    "OPEN_MIN_BUDGET",
     "ORDER",
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",

@@ -6,8 +6,9 @@ block tied to the rest by several edges, or through two cards, escapes it.
 This rule asks less of the rest and so holds for any set of cards: it plays
 the block ``B`` with the other cards ``R`` replaced by what they could at most
 do (``_plays_out_open``). It runs once a search, on its root, when the search
-has expanded ``OPEN_AFTER`` nodes (``dfs``): a deal that is hard enough to get
-there pays a few thousand small positions, the rest nothing. Blocks are the
+has expanded ``OPEN_AFTER`` nodes (``dfs``), unless its node budget is under
+``OPEN_MIN_BUDGET``: a deal that is hard enough to get there pays a few thousand
+small positions, the rest nothing. Blocks are the
 components of G minus one or two cards with at most ``OPEN_SIDE_MAX`` cards,
 with their neighbours (``open_block_stuck``); grids of at most 16 cells.
 """
@@ -23,28 +24,27 @@ from search.kernel.bundles import cache_slot
 
 PRUNE_OPEN = 2048  # the root, once the search has OPEN_AFTER nodes: no block of G may fail to come down, R open
 OPEN_AFTER = 1_024  # nodes a search expands before its root's open blocks are searched
+OPEN_MIN_BUDGET = 4 * OPEN_AFTER  # a search with a smaller node budget skips the check (``dfs._opens``)
 OPEN_SIDE_MAX = 8  # the most cards of a side (its block adds the one or two cards it hangs from)
 BLOCK_MAX = OPEN_SIDE_MAX + 2  # the most cards of a block
 OPEN_CELLS = 16  # the largest grid the rule runs on: a card's place takes 6 bits of a position
 OPEN_POSITIONS = 4_096  # the most positions one block's search may meet (past them it claims nothing)
-OPEN_TOTAL = 32_768  # and all of a root's blocks together
+OPEN_TOTAL = 8_192  # and all of a root's blocks together (~1 ms on mid-game states)
 OPEN_TABLE = 8_192  # slots of the positions' table (twice ``OPEN_POSITIONS``)
 
 _ALIVE, _COVERED = np.uint64(16), np.uint64(32)  # a card's 6 bits: state (alive, covered by R) above its cell
 _GONE = np.uint64(1) << np.uint64(60)  # R is down to nothing: a position's last flag
+_CHECK, _KEEP = np.bool_(True), np.bool_(False)  # ``_push``'s ``check`` (typed bools, not literals: one copy)
 
 
 @lean_njit(inline="always")
-def _seen(table, position):
-    """True when ``position`` is in ``table`` (open addressing); else it is put there and False is returned."""
+def _slot(table, position):
+    """``position``'s slot in ``table`` (open addressing): where it is, or the empty slot where it goes."""
     mask = table.shape[0] - 1
     slot = cache_slot(position, table.shape[0])
-    while table[slot] != U0:
-        if table[slot] == position:
-            return True
+    while table[slot] != U0 and table[slot] != position:
         slot = (slot + 1) & mask
-    table[slot] = position
-    return False
+    return slot
 
 
 @lean_njit()
@@ -73,8 +73,9 @@ def _open_dead(position, who):
 def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, positions):
     """The positions met, negated when the block of the ``n`` cards ``block[:BLOCK_MAX]`` in the cells
     ``block[BLOCK_MAX:]`` cannot come down with the rest of the board open (positive when it can, or when its
-    search would meet more than ``positions`` positions: it then claims nothing). ``work`` is ``(table, todo)``,
-    the table of positions met (empty) and the stack of positions to expand.
+    search would meet more than ``positions`` positions: it then claims nothing). ``work`` is ``(table, todo,
+    used)``: the table of positions met (empty), the stack of positions to expand, and the slots filled, one a
+    position met (the caller empties them again).
 
     The rest ``R`` (its cells ``rest_cells``, not empty) is replaced by what it
     could at most do, and the search is exhaustive (a position is the block's
@@ -86,27 +87,30 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
     are, the open cells ``O`` = ``rest_cells`` with the cells where R covered a
     block card (a superset of R's cells at every time: R's cells change only
     by R covering a block card, which adds that cell, or by a move that
-    empties one), and R gone exactly when R has no card left. Each real move is
-    (a) inside ``B``: the same move here; (b) inside R: no change; (c) an open
-    card ``x`` covering a card of R in a cell ``c`` of R, in line with ``x``:
-    here ``x`` goes to ``c`` (a cell of ``O``), and R is gone if that was its
-    last card, else R had two cards, so ``O`` has two cells; (d) a card of R,
-    from a cell of ``O`` in line with an open card ``x``, covering ``x``: here
-    ``x`` is covered in its cell, which joins ``O``. The real play ends in one
-    stack exactly when R is gone with one block card left, or R is left with
-    no block card: the ends searched for. Every real position on the way is
-    solvable, so never one ``_open_dead`` names: a component of alive block
-    cards with no open card while R is on the board is a component of G
-    beside R's, and with R gone the alive cards are all of G. So if no end is
-    reachable here, the state is unsolvable.
+    empties one), and R gone exactly when R has no card left (a card of R
+    leaves only when covered, and only a block card's cover leaves no card of
+    R in its place). Each real move is (a) inside ``B``: the same move here;
+    (b) inside R: no change; (c) an open card ``x`` covering a card of R in a
+    cell ``c`` of R (so of ``O``) in line with ``x``: here ``x`` goes to ``c``,
+    and R is gone if that was its last card, else R had two cards, so ``O``
+    has two cells; (d) a card of R, from a cell of R (so of ``O``) in line
+    with an open card ``x``, covering ``x``: here ``x`` is covered in its
+    cell, which joins ``O``. A real play that ends in one stack ends here with
+    R gone and one block card left, or with no block card left (the last
+    stack is R's): the ends searched for. Every real state on that play is
+    solvable, so maps to no position ``_open_dead`` names: a component of
+    alive block cards with no open card while R is on the board is a
+    component of G beside R's cards, and with R gone the alive block cards
+    are all of G. So if no end is reachable here, the state is unsolvable.
     """
     cards, cells = block[:BLOCK_MAX], block[BLOCK_MAX:]
-    table, todo = work
+    table, todo, used = work
     who = (cards, n, boundary, compat)
     start = np.uint64(0)
     for i in range(n):
         start |= (_ALIVE | np.uint64(cells[i])) << np.uint64(6 * i)
-    _seen(table, start)
+    used[0] = _slot(table, start)
+    table[used[0]] = start
     todo[0] = start
     top = np.int64(1)  # (an int64, not a literal: one compiled copy of ``_push``)
     met = np.int64(1)
@@ -131,8 +135,18 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
                 continue
             p = np.int64(field & np.uint64(15))
             cleared = position & ~(np.uint64(63) << shift_i)
-            moves = 0  # successors of card i: a block card it covers, a cell of R it jumps to, R covering it
-            for j in range(n):
+            jumps = open_cells & line[p] if boundary & bit(cards[i]) != U0 else U0  # (empty once R is gone)
+            if jumps != U0:  # card i meets R: it jumps to an open cell in line, or R covers it from one
+                many = popcount(open_cells) >= 2
+                while jumps != U0:
+                    c = lowest_bit(jumps)
+                    jumps &= jumps - U1
+                    moved = cleared | ((_ALIVE | np.uint64(c)) << shift_i)
+                    if many:
+                        top, met = _push(moved, who, work, top, met, _KEEP)  # (the same cards alive: not dead)
+                    top, met = _push(_emptied(moved, n) | _GONE, who, work, top, met, _CHECK)
+                top, met = _push(cleared | ((_COVERED | np.uint64(p)) << shift_i), who, work, top, met, _CHECK)
+            for j in range(n):  # pushed last, so searched first: the block's own covers, then R's
                 shift_j = np.uint64(6 * j)
                 other = (position >> shift_j) & np.uint64(63)
                 if j == i or other & _ALIVE == U0:
@@ -141,23 +155,7 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
                 if compat[cards[i]] & bit(cards[j]) == U0 or line[p] & bit(q) == U0:
                     continue
                 child = (cleared & ~(np.uint64(63) << shift_j)) | ((_ALIVE | np.uint64(q)) << shift_i)
-                top, met = _push(child, who, work, top, met)
-                moves += 1
-            if boundary & bit(cards[i]) == U0 or gone:
-                continue
-            jumps = open_cells & line[p]
-            if jumps == U0:
-                continue
-            covered = cleared | ((_COVERED | np.uint64(p)) << shift_i)
-            top, met = _push(covered, who, work, top, met)
-            many = popcount(open_cells) >= 2
-            while jumps != U0:
-                c = lowest_bit(jumps)
-                jumps &= jumps - U1
-                moved = cleared | ((_ALIVE | np.uint64(c)) << shift_i)
-                if many:
-                    top, met = _push(moved, who, work, top, met)
-                top, met = _push(_emptied(moved, n) | _GONE, who, work, top, met)
+                top, met = _push(child, who, work, top, met, _CHECK)
     return met if met > positions else -met
 
 
@@ -172,14 +170,19 @@ def _emptied(position, n):
 
 
 @lean_njit()
-def _push(child, who, work, top, met):
-    """Queue ``child`` unless met before, dead (``_open_dead``) or past ``todo``'s room (the search then ends as
-    past its positions); ``(top, met)`` after."""
-    table, todo = work
-    if _seen(table, child):
+def _push(child, who, work, top, met, check):
+    """Queue ``child`` unless met before or (when ``check``) dead (``_open_dead``); ``(top, met)`` after. Past
+    ``todo``'s room it is dropped, with ``met`` past every budget: the search then claims nothing."""
+    table, todo, used = work
+    if met >= todo.shape[0]:
         return top, met
+    slot = _slot(table, child)
+    if table[slot] != U0:
+        return top, met
+    table[slot] = child
+    used[met] = slot
     met += 1
-    if met >= todo.shape[0] or _open_dead(child, who):
+    if check and _open_dead(child, who):
         return top, met
     todo[top] = child
     return top + 1, met
@@ -205,8 +208,11 @@ def open_block_stuck(root, compat, line):
             where[root[cell]] = cell
     if ncells > OPEN_CELLS or popcount(present) < 4:
         return False
-    table = np.zeros(OPEN_TABLE, dtype=np.uint64)
-    todo = np.zeros(OPEN_POSITIONS + 1, dtype=np.uint64)
+    work = (
+        np.zeros(OPEN_TABLE, dtype=np.uint64),
+        np.zeros(OPEN_POSITIONS + 1, dtype=np.uint64),
+        np.zeros(OPEN_POSITIONS + 1, dtype=np.int64),
+    )
     block_cards = np.empty(2 * BLOCK_MAX, dtype=np.int64)
     tried = np.zeros(256, dtype=np.uint64)
     spent = 0
@@ -250,11 +256,12 @@ def open_block_stuck(root, compat, line):
                     while r != U0:
                         rest_cells |= bit(where[lowest_bit(r)])
                         r &= r - U1
-                    table[:] = U0
                     budget = min(OPEN_POSITIONS, OPEN_TOTAL - spent)
-                    met = _plays_out_open(block_cards, n, boundary, rest_cells, line, compat, (table, todo), budget)
+                    met = _plays_out_open(block_cards, n, boundary, rest_cells, line, compat, work, budget)
                     if met < 0:
                         return True
+                    for k in range(met):
+                        work[0][work[2][k]] = U0  # the table empty again: only the slots filled
                     spent += met
                     if spent >= OPEN_TOTAL:
                         return False

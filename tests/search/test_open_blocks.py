@@ -61,6 +61,14 @@ def test_a_search_under_the_open_after_nodes_is_unchanged_and_a_budget_still_sto
     assert search.solve(state, ORDERED).nodes == search.solve(state, WITHOUT).nodes > kernel.OPEN_AFTER
 
 
+def test_a_search_of_a_small_node_budget_skips_the_rule_and_a_larger_one_runs_it() -> None:
+    state = deal(-115618)
+    small = search.solve(state, ORDERED, max_nodes=kernel.OPEN_MIN_BUDGET - 1)
+    assert small.status is search.UNKNOWN and small.nodes == kernel.OPEN_MIN_BUDGET - 1
+    large = search.solve(state, ORDERED, max_nodes=kernel.OPEN_MIN_BUDGET)
+    assert large.status is search.UNSOLVABLE and large.nodes == kernel.OPEN_AFTER
+
+
 def test_the_rule_changes_no_answer_on_deals() -> None:
     seeds = np.arange(36_000, 41_000)  # with the FFUD deal 38711
     with_rule = search.solve_deals(seeds, ORDERED)
