@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel_layers import SEARCH_KERNEL
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("game", "features", "search", "models", "puzzles", "jobs", "service")
 ALLOWED: dict[str, frozenset[str]] = {
@@ -120,19 +122,6 @@ def test_arrows_point_one_way() -> None:
 
 # Inside ``search/``: the compiled kernel's modules in layers, lowest first; each imports only lower ones. The
 # package's ``__init__`` re-exports them, and search's other modules (solver, threads, ...) sit above the kernel.
-SEARCH_KERNEL = (
-    "status",
-    "bundles",
-    "keys",
-    "memo",
-    "prune",
-    "order",
-    "generate",
-    "islands",
-    "open_blocks",
-    "dfs",
-    "best_n",
-)
 SEARCH_KERNEL_LAYERS = {f"search.kernel.{name}": i for i, name in enumerate((*SEARCH_KERNEL, "batch"))}
 SEARCH_KERNEL_LAYERS["search.kernel"] = len(SEARCH_KERNEL_LAYERS)
 

@@ -16,7 +16,7 @@ from game import State, deal, random_states
 from game.arrays import state_to_array
 from game.cards import compatible
 from search import kernel
-from search.reference import is_connected, reference_solve
+from search.reference import compatibility_components, is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_BLOCKS | kernel.PRUNE_OPEN, "ordered-no-blocks")  # open blocks decide later
@@ -51,6 +51,11 @@ def test_the_rule_changes_no_answer_on_deals() -> None:
     without = search.solve_deals(seeds, WITHOUT)
     assert with_rule.status_names() == without.status_names()
     assert int(np.sum(with_rule.nodes)) < int(np.sum(without.nodes))
+
+
+def components(cards: set[int]) -> list[set[int]]:
+    """The components of the compatibility graph on ``cards``, as sets (``search.reference``'s)."""
+    return [set(part) for part in compatibility_components(list(cards))]
 
 
 def kernel_stuck(state: State) -> bool:
@@ -108,18 +113,3 @@ def plays_out(start: dict[int, int], v: int, jumps: list[int], in_line) -> bool:
         return False
 
     return go(start, False)
-
-
-def components(cards: set[int]) -> list[set[int]]:
-    left, out = set(cards), []
-    while left:
-        seen = {left.pop()}
-        frontier = list(seen)
-        while frontier:
-            a = frontier.pop()
-            for b in [b for b in left if compatible(a, b)]:
-                left.discard(b)
-                seen.add(b)
-                frontier.append(b)
-        out.append(seen)
-    return out

@@ -18,7 +18,7 @@ from game import State, deal, random_states
 from game.arrays import state_to_array
 from game.cards import compatible
 from search import kernel
-from search.reference import is_connected, reference_solve
+from search.reference import compatibility_components, is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open")
@@ -81,6 +81,11 @@ def test_larger_grids_are_left_to_the_search() -> None:
     state = deal(158, 4, 13)
     cells = state_to_array(state)
     assert not kernel.open_block_stuck(cells, kernel.compat_table(), kernel.line_table(4, 13))
+
+
+def components(cards: set[int]) -> list[set[int]]:
+    """The components of the compatibility graph on ``cards``, as sets (``search.reference``'s)."""
+    return [set(part) for part in compatibility_components(list(cards))]
 
 
 def kernel_stuck(state: State) -> bool:
@@ -150,18 +155,3 @@ def comes_down_open(where: dict[int, int], block: frozenset[int], cols: int) -> 
                 if not dead(dict(position[0]), position[2]):
                     todo.append(position)
     return False
-
-
-def components(cards: set[int]) -> list[set[int]]:
-    left, out = set(cards), []
-    while left:
-        seen = {left.pop()}
-        frontier = list(seen)
-        while frontier:
-            a = frontier.pop()
-            for b in [b for b in left if compatible(a, b)]:
-                left.discard(b)
-                seen.add(b)
-                frontier.append(b)
-        out.append(seen)
-    return out

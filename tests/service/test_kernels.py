@@ -19,6 +19,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from kernel_layers import SEARCH_KERNEL
 from numba.core.registry import CPUDispatcher as Dispatcher
 from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server, wait_for
 
@@ -32,24 +33,10 @@ from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from service.http import HttpServer
 from service.server import BoafServer
 
-SEARCH_KERNEL = (
-    "status",
-    "bundles",
-    "keys",
-    "memo",
-    "prune",
-    "order",
-    "generate",
-    "islands",
-    "open_blocks",
-    "dfs",
-    "best_n",
-    "batch",
-)
 KERNEL_MODULES = (
     "game.bits",
     "game.graph",
-    *(f"search.kernel.{module}" for module in SEARCH_KERNEL),
+    *(f"search.kernel.{module}" for module in (*SEARCH_KERNEL, "batch")),
     "features.graph_kernel",
     "features.kernel",
     "models.progress",
