@@ -7,7 +7,9 @@ well under a second to load the cache. The kernels fall into ``UNITS``, each
 compiled by running a little real work through the public API of its package:
 
 - ``search``, ``features`` and ``progress`` are what Classify, Solve and
-  Features run; the server compiles them before it reports SERVING.
+  Features run; the server compiles them before it reports SERVING, with
+  ``search_late``: kernels the search calls, compiled beside it so that its
+  child (the start's longest) loads them from the cache instead.
 - ``best_n`` (Solve with BEST_N, a rarely used algorithm: its search is a
   compiled entry point of its own, as big as the DFS one), ``islands`` (Solve
   with ISLAND_MERGE: a copy of the DFS search of its own, typed by its
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from importlib import import_module
 
 import numba
+import numpy as np
 
 import features
 import puzzles
@@ -124,9 +127,14 @@ def _run_best_n() -> None:
     search.solve_many([state, deal(1)], algorithm=BEST_N, max_nodes=200)
 
 
-def _run_open_blocks() -> None:
-    # ``dfs`` calls this kernel; compiled in a child of its own beside the search's, it is in the cache by the
-    # time the search's child types that call (after ``_search``, some 15 s in), which then loads it (~3 s saved).
+def _run_search_late() -> None:
+    # Kernels ``dfs`` calls: compiled in a child of their own beside the search's, each is in the cache by the time
+    # that child types the call if it comes late enough, and is loaded (not compiled) there. The scratch's first
+    # (``dfs`` types ``new_scratch`` some 2.5 s in: a race this child wins or loses at no cost), then what ``dfs``
+    # calls after typing its loop (``_search``, some 18 s in): the caches' and the memo's growth, the root's open
+    # blocks. ~3 s off the search's child, the start's longest.
+    kernel.grown_scratch(kernel.new_scratch(np.int64(4), np.int64(4)))
+    kernel.grown_memo(kernel.new_memo(16, capacity=4), 1)
     kernel.open_block_stuck(state_to_array(deal(-115618)), compat_table(), line_table(4, 4))
 
 
@@ -149,11 +157,17 @@ def _run_puzzles() -> None:
 
 
 SEARCH_ENTRIES = ("search.kernel.batch:solve_batch", "search.kernel.dfs:dfs")
+SEARCH_LATE_ENTRIES = (
+    "search.kernel.bundles:new_scratch",
+    "search.kernel.bundles:grown_scratch",
+    "search.kernel.memo:grown_memo",
+    "search.kernel.open_blocks:open_block_stuck",
+)
 UNITS: tuple[Unit, ...] = (
     # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.
     Unit("game", ("game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
     Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
-    Unit("open_blocks", ("search.kernel.open_blocks:open_block_stuck",), _run_open_blocks, at_start=True),
+    Unit("search_late", SEARCH_LATE_ENTRIES, _run_search_late, at_start=True),
     Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
     Unit("best_n", ("search.kernel.best_n:best_n", "search.kernel.batch:best_n_batch"), _run_best_n, at_start=False),

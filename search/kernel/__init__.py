@@ -59,7 +59,7 @@ from game.graph import (
 )
 from search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
 from search.kernel.best_n import best_n
-from search.kernel.bundles import Board, Budget, Config, Scratch, Share, Tables, board_of, new_scratch
+from search.kernel.bundles import Board, Budget, Config, Scratch, Share, Tables, board_of, grown_scratch, new_scratch
 from search.kernel.dfs import dfs
 from search.kernel.islands import _island_split
 from search.kernel.keys import (
@@ -71,7 +71,7 @@ from search.kernel.keys import (
     narrow_max_stacks,
     root_labels,
 )
-from search.kernel.memo import narrow_grow, new_memo
+from search.kernel.memo import grown_memo, narrow_grow, new_memo
 from search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
 from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from search.kernel.prune import (
@@ -151,6 +151,8 @@ __all__ = [
     "cut_vertices",
     "degree_range",
     "dfs",
+    "grown_memo",
+    "grown_scratch",
     "has_odd_bird",
     "is_connected",
     "line_table",

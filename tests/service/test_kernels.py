@@ -47,7 +47,7 @@ KERNEL_MODULES = (
 def test_units_are_named_once_and_the_big_ones_compile_before_serving() -> None:
     assert len(set(kernels.UNIT_NAMES)) == len(kernels.UNITS)
     at_start = {unit.name for unit in kernels.UNITS if unit.at_start}
-    assert {"game", "search", "open_blocks", "features", "progress"} <= at_start
+    assert {"game", "search", "search_late", "features", "progress"} <= at_start
     assert not {"best_n", "islands", "puzzles"} & at_start
     with pytest.raises(KeyError, match="the units are"):
         kernels.unit_named("nope")
