@@ -112,7 +112,8 @@ def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: 
     assert len(serving) > 50 and len(rows) > len(serving)  # the walk saw the kernels
     assert [row for row in rows if row[2] != "-"] == []
     # Kernels with more than one signature take arrays of different types on purpose (``_grow_rows``, ``_grown``),
-    # or are Island Merge's copy: at SERVING none but the first two has a second one.
+    # or are Island Merge's copy: at SERVING none but the first two has a second one. (So ``search_late`` types
+    # ``dfs``'s callees exactly as ``dfs`` does, and the search's child loads them from the cache it fills.)
     assert {row[0] for row in serving if row[1] != "1"} == set()
     assert {row[0] for row in rows if row[1] != "1"} == {
         "search.kernel.best_n._grow_rows",
