@@ -5,11 +5,15 @@ Depth-first search over ``game.State`` in ``legal_moves`` order, with a memo of
 unsolvable states keyed on the exact cells, and (unless turned off) the
 connectivity pruning of Compatible DFS: a child whose compatibility graph is
 disconnected is skipped, since no move can ever join two components.
+
+``play_open_block`` is the game of the open-blocks rule's proof, for any set of
+cards: the oracle ``kernel.open_block_stuck`` is tested against, and what
+``benchmarks/ffud_trials.py`` tries on the FFUD deals the search is slow on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from game import Card, Move, State, compatible
@@ -77,3 +81,75 @@ def reference_solve(state: State, prune_disconnected: bool = True) -> ReferenceR
     if path is not None:
         result.solvable, result.moves = True, path
     return result
+
+
+@dataclass
+class OpenPlay:
+    """What ``play_open_block`` found: whether the block comes down, and how many positions it met.
+
+    ``finished`` is False when it stopped at its ``max_positions`` (then it claims nothing: ``comes_down``).
+    """
+
+    comes_down: bool
+    positions: int
+    finished: bool = True
+
+
+def play_open_block(state: State, block: Collection[Card], max_positions: int = 0) -> OpenPlay:
+    """The game of ``kernel.open_block_stuck``'s proof, for any set ``block`` of ``state``'s top cards.
+
+    The block's cards alone, the rest R replaced by its open cells (R's cells and
+    the cells where R covered a block card): an open card (one compatible with
+    some card of R) may cover a card of R in any open cell in line (R goes on, if
+    it has two cells, or is gone), or be covered by R from one (its cell opens);
+    the ends are R gone with one block card left, or no block card left; a position
+    whose block cards cannot all still meet R (or, R gone, each other) is dead.
+    If the block cannot come down, ``state`` is unsolvable, whatever the block.
+    ``max_positions > 0`` stops the play there (a block may have millions).
+    """
+    where = {card: cell for cell, card in enumerate(state.cells) if card is not None}
+    cols = state.cols
+    rest = [card for card in where if card not in block]
+    open_cards = {card for card in block if any(compatible(card, other) for other in rest)}
+    rest_cells = frozenset(where[card] for card in rest)
+
+    def in_line(p: int, q: int) -> bool:
+        return p != q and (p // cols == q // cols or p % cols == q % cols)
+
+    def dead(alive: dict[Card, int], gone: bool) -> bool:
+        parts = compatibility_components(list(alive))
+        return len(parts) > 1 if gone else any(not open_cards.intersection(part) for part in parts)
+
+    Position = tuple[frozenset[tuple[Card, int]], frozenset[int], bool]  # the block's cards in their cells, R's, gone
+    start: Position = (frozenset((card, where[card]) for card in block), frozenset(), False)
+    seen = {start}
+    todo = [start]
+    while todo:
+        placed, covered, gone = todo.pop()
+        alive = dict(placed)
+        if len(alive) == (1 if gone else 0):
+            return OpenPlay(True, len(seen))
+        cells = set() if gone else set(rest_cells) | set(covered)
+        after: list[Position] = []
+        for x, p in alive.items():
+            for y, q in alive.items():
+                if x != y and compatible(x, y) and in_line(p, q):
+                    moved = {c: at for c, at in alive.items() if c != y} | {x: q}
+                    after.append((frozenset(moved.items()), covered, gone))
+            if x in open_cards and not gone and any(in_line(p, c) for c in cells):
+                left = frozenset((c, at) for c, at in alive.items() if c != x)
+                after.append((left, covered | {p}, False))
+                for c in cells:
+                    if in_line(p, c):
+                        jumped = frozenset((alive | {x: c}).items())
+                        if len(cells) >= 2:
+                            after.append((jumped, covered, False))
+                        after.append((jumped, frozenset(), True))
+        if max_positions and len(seen) >= max_positions:
+            return OpenPlay(True, len(seen), finished=False)
+        for position in after:
+            if position not in seen:
+                seen.add(position)
+                if not dead(dict(position[0]), position[2]):
+                    todo.append(position)
+    return OpenPlay(False, len(seen))

@@ -1,8 +1,8 @@
 """``PRUNE_OPEN`` (``kernel.open_block_stuck``): a small part of G, played with the rest of the board open, must come
 down.
 
-The kernel's rule against the rule as its proof states it, written here plainly
-(sets and dictionaries, no budget); every state the kernel calls stuck against
+The kernel's rule against the rule as its proof states it, written plainly
+(``search.reference.play_open_block``: sets and dictionaries, no budget); every state the kernel calls stuck against
 the reference search; the hard deals and the FFUD deal it decides at the
 search's ``OPEN_AFTER``-th node; ``ordered`` without it against ``ordered`` on deals.
 """
@@ -18,7 +18,7 @@ from game import State, deal, random_states
 from game.arrays import state_to_array
 from game.cards import compatible
 from search import kernel
-from search.reference import compatibility_components, is_connected, reference_solve
+from search.reference import compatibility_components, is_connected, play_open_block, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open")
@@ -105,53 +105,4 @@ def plainly_stuck(state: State) -> bool:
                 block = side | {c for c in cut if any(compatible(c, s) for s in side)}
                 if len(side) <= SIDE_MAX and len(block) < len(where):
                     blocks.add(frozenset(block))
-    return any(not comes_down_open(where, block, state.cols) for block in blocks)
-
-
-def comes_down_open(where: dict[int, int], block: frozenset[int], cols: int) -> bool:
-    """The block's cards alone, R replaced by its open cells: an open card may cover a card of R in any open cell in
-    line (R goes on, if it has two cells, or is gone), be covered by R from one (its cell opens); the ends are R gone
-    with one block card left, or no block card left; a position whose block cards cannot all still meet R (or, R
-    gone, each other) is dead."""
-    rest = [c for c in where if c not in block]
-    open_cards = {c for c in block if any(compatible(c, r) for r in rest)}
-    rest_cells = frozenset(where[r] for r in rest)
-
-    def in_line(p: int, q: int) -> bool:
-        return p != q and (p // cols == q // cols or p % cols == q % cols)
-
-    def dead(alive: dict[int, int], gone: bool) -> bool:
-        parts = components(set(alive))
-        return len(parts) > 1 if gone else any(not part & open_cards for part in parts)
-
-    Position = tuple[frozenset[tuple[int, int]], frozenset[int], bool]  # the block's cards in their cells, R's, gone
-    start: Position = (frozenset((c, where[c]) for c in block), frozenset(), False)
-    seen = {start}
-    todo = [start]
-    while todo:
-        placed, covered, gone = todo.pop()
-        alive = dict(placed)
-        if len(alive) == (1 if gone else 0):
-            return True
-        cells = set() if gone else set(rest_cells) | set(covered)
-        after: list[Position] = []
-        for x, p in alive.items():
-            for y, q in alive.items():
-                if x != y and compatible(x, y) and in_line(p, q):
-                    moved = {c: at for c, at in alive.items() if c != y} | {x: q}
-                    after.append((frozenset(moved.items()), covered, gone))
-            if x in open_cards and not gone and any(in_line(p, c) for c in cells):
-                left = frozenset((c, at) for c, at in alive.items() if c != x)
-                after.append((left, covered | {p}, False))
-                for c in cells:
-                    if in_line(p, c):
-                        jumped = frozenset((alive | {x: c}).items())
-                        if len(cells) >= 2:
-                            after.append((jumped, covered, False))
-                        after.append((jumped, frozenset(), True))
-        for position in after:
-            if position not in seen:
-                seen.add(position)
-                if not dead(dict(position[0]), position[2]):
-                    todo.append(position)
-    return False
+    return any(not play_open_block(state, block).comes_down for block in blocks)
