@@ -28,7 +28,7 @@ import argparse
 import itertools
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +37,8 @@ from rich.progress import track
 
 import search
 from game import Card, State, deal
-from game.cards import card_text, compatible
-from search.reference import compatibility_components, is_connected, play_open_block
+from game.cards import card_text
+from search.reference import compatibility_components, cut_blocks, is_connected, play_open_block
 
 UNSOLVABLE_LIST = Path(__file__).resolve().parents[1] / "docs" / "data" / "unsolvable_-5000000_5000000.txt"
 SIDE_MAX = 8
@@ -69,21 +69,6 @@ def slow_ffud_deals(first: int = 0, stop: int = 100_000) -> list[int]:
             if kind == "FFUD" and first <= int(seed) < stop:
                 ffud.append(int(seed))
     return [seed for seed in ffud if search.solve(deal(seed)).nodes > QUICK_NODES]
-
-
-def cut_blocks(state: State, cut_sizes: Iterable[int], with_neighbours_only: bool) -> Iterator[frozenset[Card]]:
-    """Each component of G minus ``k`` cards (``k`` in ``cut_sizes``) of up to ``SIDE_MAX`` cards, with the cut
-    (the cut's cards next to it, if ``with_neighbours_only``), when cards are left outside; each once."""
-    cards = state.top_cards()
-    seen: set[frozenset[Card]] = set()
-    for k in cut_sizes:
-        for cut in itertools.combinations(cards, k):
-            for side in compatibility_components([card for card in cards if card not in cut]):
-                kept = [c for c in cut if not with_neighbours_only or any(compatible(c, s) for s in side)]
-                block = frozenset(side) | frozenset(kept)
-                if len(side) <= SIDE_MAX and len(block) < len(cards) and block not in seen:
-                    seen.add(block)
-                    yield block
 
 
 def first_stuck(state: State, name: str, blocks: Iterable[frozenset[Card]]) -> Trial:
@@ -124,7 +109,7 @@ def plus_cards(state: State, extra: int = 2) -> set[frozenset[Card]]:
     """The kernel's blocks (cuts of one or two cards) with up to ``extra`` more cards of any kind."""
     cards = set(state.top_cards())
     out: set[frozenset[Card]] = set()
-    for block in cut_blocks(state, (1, 2), with_neighbours_only=True):
+    for block in cut_blocks(state):
         for k in range(1, extra + 1):
             for added in itertools.combinations(sorted(cards - block), k):
                 grown = block | frozenset(added)
@@ -194,7 +179,7 @@ def main() -> None:
         state = deal(seed)
         nodes = search.solve(state).nodes
         trials = (
-            first_stuck(state, "cut 3", cut_blocks(state, (3,), with_neighbours_only=False)),
+            first_stuck(state, "cut 3", cut_blocks(state, (3,), SIDE_MAX, neighbours_only=False)),
             first_stuck(state, "random", random_sets(state, args.random_sets, seed)),
             first_stuck(state, "plus", plus_cards(state)),
         )

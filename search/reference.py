@@ -7,13 +7,15 @@ connectivity pruning of Compatible DFS: a child whose compatibility graph is
 disconnected is skipped, since no move can ever join two components.
 
 ``play_open_block`` is the game of the open-blocks rule's proof, for any set of
-cards: the oracle ``kernel.open_block_stuck`` is tested against, and what
+cards, and ``cut_blocks`` the sets the kernel tries: the oracle
+``kernel.open_block_stuck`` is tested against, and what
 ``benchmarks/ffud_trials.py`` tries on the FFUD deals the search is slow on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import itertools
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from game import Card, Move, State, compatible
@@ -153,3 +155,21 @@ def play_open_block(state: State, block: Collection[Card], max_positions: int = 
                 if not dead(dict(position[0]), position[2]):
                     todo.append(position)
     return OpenPlay(False, len(seen))
+
+
+def cut_blocks(
+    state: State, cut_sizes: Iterable[int] = (1, 2), side_max: int = 8, neighbours_only: bool = True
+) -> Iterator[frozenset[Card]]:
+    """The blocks of ``kernel.open_block_stuck`` (by default), each once: a component of G minus ``k`` cards (``k``
+    in ``cut_sizes``) of at most ``side_max`` cards, with the cut's cards next to it (all of the cut's cards, unless
+    ``neighbours_only``), when cards are left outside it."""
+    cards = state.top_cards()
+    seen: set[frozenset[Card]] = set()
+    for k in cut_sizes:
+        for cut in itertools.combinations(cards, k):
+            for side in compatibility_components([card for card in cards if card not in cut]):
+                kept = [c for c in cut if not neighbours_only or any(compatible(c, other) for other in side)]
+                block = frozenset(side) | frozenset(kept)
+                if len(side) <= side_max and len(block) < len(cards) and block not in seen:
+                    seen.add(block)
+                    yield block

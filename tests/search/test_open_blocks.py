@@ -9,16 +9,13 @@ search's ``OPEN_AFTER``-th node; ``ordered`` without it against ``ordered`` on d
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 import search
 from game import State, deal, random_states
 from game.arrays import state_to_array
-from game.cards import compatible
 from search import kernel
-from search.reference import compatibility_components, is_connected, play_open_block, reference_solve
+from search.reference import cut_blocks, is_connected, play_open_block, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open")
@@ -83,11 +80,6 @@ def test_larger_grids_are_left_to_the_search() -> None:
     assert not kernel.open_block_stuck(cells, kernel.compat_table(), kernel.line_table(4, 13))
 
 
-def components(cards: set[int]) -> list[set[int]]:
-    """The components of the compatibility graph on ``cards``, as sets (``search.reference``'s)."""
-    return [set(part) for part in compatibility_components(list(cards))]
-
-
 def kernel_stuck(state: State) -> bool:
     """``kernel.open_block_stuck`` on one state."""
     cells = state_to_array(state)
@@ -97,12 +89,4 @@ def kernel_stuck(state: State) -> bool:
 def plainly_stuck(state: State) -> bool:
     """The rule of ``_plays_out_open``'s proof: some block, a component C of G minus one or two cards with at most
     ``SIDE_MAX`` cards together with its neighbours, leaving cards outside, cannot come down with the rest open."""
-    where = {card: i for i, card in enumerate(state.cells) if card is not None}
-    blocks = set()
-    for k in (1, 2):
-        for cut in itertools.combinations(where, k):
-            for side in components(set(where) - set(cut)):
-                block = side | {c for c in cut if any(compatible(c, s) for s in side)}
-                if len(side) <= SIDE_MAX and len(block) < len(where):
-                    blocks.add(frozenset(block))
-    return any(not play_open_block(state, block).comes_down for block in blocks)
+    return any(not play_open_block(state, block).comes_down for block in cut_blocks(state, side_max=SIDE_MAX))
