@@ -40,9 +40,10 @@ from search.reference import reference_solve
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101, 368466, 27363)  # issues', census's
 ORDERED = search.algorithm_named("ordered")
 ABLATION = {  # the rows of the ablation table, each ordered without some option bits
-    "ordered (leaf + anchor + frozen + blocks + open + sleep)": ORDERED,
+    "ordered (leaf + anchor + frozen + blocks + open + gather + sleep)": ORDERED,
     "subset H order (v2)": ORDERED_SUBSET_H,
-    "without open blocks (v3 before it)": ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open"),
+    "without gathering": ORDERED.without(kernel.PRUNE_GATHER, "ordered-no-gather"),
+    "without open blocks": ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open"),
     "without blocks": ORDERED.without(kernel.PRUNE_BLOCKS, "ordered-no-blocks"),
     "without frozen": ORDERED.without(kernel.PRUNE_FROZEN, "ordered-no-frozen"),
     "without sleep": ORDERED.without(kernel.SLEEP, "ordered-no-sleep"),
@@ -57,6 +58,7 @@ ABLATION = {  # the rows of the ablation table, each ordered without some option
         | kernel.PRUNE_FROZEN
         | kernel.PRUNE_BLOCKS
         | kernel.PRUNE_OPEN
+        | kernel.PRUNE_GATHER
         | kernel.SLEEP,
         "ordered-v1",
     ),
@@ -138,6 +140,24 @@ def ablation_table(repeats: int) -> list[str]:
             )
         lines.append(f"| {seed} | " + " | ".join(cells) + " |")
     lines.append(f"| all {len(HARD_DEALS)}, seconds | " + " | ".join(f"{t:.3f}" for t in totals.values()) + " |")
+    return lines
+
+
+def gather_table(repeats: int) -> list[str]:
+    """The FFUD deals of 0-100,000 by ordered with and without gathering: nodes and ms (best of ``repeats``)."""
+    without = ABLATION["without gathering"]
+    lines = ["| deal | ordered | without gathering | time ratio |", "|---|---|---|---|"]
+    for seed in FFUD_0_100000:
+        runs = {
+            a.name: min((search.solve(deal(seed), a) for _ in range(repeats)), key=lambda r: r.elapsed_ms)
+            for a in (ORDERED, without)
+        }
+        ours, theirs = runs[ORDERED.name], runs[without.name]
+        lines.append(
+            f"| {seed} | {ours.status[:5]} {ours.nodes:,} nodes, {ours.elapsed_ms:.2f} ms "
+            f"| {theirs.status[:5]} {theirs.nodes:,} nodes, {theirs.elapsed_ms:.2f} ms "
+            f"| x{theirs.elapsed_ms / max(ours.elapsed_ms, 1e-3):,.1f} |"
+        )
     return lines
 
 
@@ -284,7 +304,8 @@ def v3_table() -> list[str]:
     lines.append(
         f"| the 11 FFUD deals of 0-100,000 decided within 1,500 / 20,000 nodes | {within[0]} / {within[1]} of 11 "
         f"by the search without a budget ({nodes}); searches of 1,500 / 20,000 nodes (Classify's exact path is the "
-        f"first; open blocks need a budget of {kernel.OPEN_MIN_BUDGET:,} or none) decide {decided[0]} / {decided[1]} "
+        f"first; open blocks and gathering need a budget of {kernel.OPEN_MIN_BUDGET:,} or none) decide "
+        f"{decided[0]} / {decided[1]} "
         "| >= 8 / 11 of 11 |"
     )
     sample = search.solve_deals(CENSUS_SAMPLE)
@@ -302,6 +323,9 @@ def print_v2_tables(repeats: int) -> None:
         print(line, flush=True)
     print("== ablation: ordered on the hard deals (ratios to v1, same process)", flush=True)
     for line in ablation_table(repeats):
+        print(line, flush=True)
+    print("== gathering: ordered on the FFUD deals of 0-100,000, with and without it (same process)", flush=True)
+    for line in gather_table(repeats):
         print(line, flush=True)
     print("== threads: ordered, root children split over threads (same process)", flush=True)
     for line in thread_table(repeats):

@@ -84,6 +84,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             | kernel.PRUNE_FROZEN
             | kernel.PRUNE_BLOCKS
             | kernel.PRUNE_OPEN
+            | kernel.PRUNE_GATHER
             | kernel.SLEEP,
             memo_min=4,
         ),

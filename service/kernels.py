@@ -136,6 +136,8 @@ def _run_search_late() -> None:
     kernel.grown_scratch(kernel.new_scratch(np.int64(4), np.int64(4)))
     kernel.grown_memo(kernel.new_memo(16, capacity=4), 1)
     kernel.open_block_stuck(state_to_array(deal(-115618)), compat_table(), line_table(4, 4))
+    budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
+    kernel.gather_refutes(state_to_array(deal(1163)), compat_table(), line_table(4, 4), budget, np.int64(1024))
 
 
 def _run_features() -> None:
@@ -162,6 +164,7 @@ SEARCH_LATE_ENTRIES = (
     "search.kernel.bundles:grown_scratch",
     "search.kernel.memo:grown_memo",
     "search.kernel.open_blocks:open_block_stuck",
+    "search.kernel.gather:gather_refutes",
 )
 UNITS: tuple[Unit, ...] = (
     # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.

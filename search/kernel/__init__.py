@@ -14,6 +14,8 @@ importing only the ones above it in this list:
 - ``generate``: move generation, ``play`` and ``unplay``.
 - ``islands``: Island Merge.
 - ``open_blocks``: open blocks (``PRUNE_OPEN``), searched on a search's root once it is ``OPEN_AFTER`` nodes deep.
+- ``gather``: gathering (``PRUNE_GATHER``), the sets of cards that can be played into one stack, built on a
+  search's root at ``OPEN_AFTER`` and ``GATHER_AGAIN`` nodes: no set of all the cards, no win.
 - ``dfs`` and ``best_n``: the two searches.
 - ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
 
@@ -61,6 +63,7 @@ from search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, be
 from search.kernel.best_n import best_n
 from search.kernel.bundles import Board, Budget, Config, Scratch, Share, Tables, board_of, grown_scratch, new_scratch
 from search.kernel.dfs import dfs
+from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
 from search.kernel.islands import _island_split
 from search.kernel.keys import (
     NARROW_CELLS,
@@ -104,6 +107,7 @@ __all__ = [
     "BATCHES",
     "BEST_N_KERNEL",
     "DFS_KERNEL",
+    "GATHER_AGAIN",
     "ISLANDS",
     "NARROW_CELLS",
     "OPEN_AFTER",
@@ -115,6 +119,7 @@ __all__ = [
     "PRUNE_BLOCKS",
     "PRUNE_CELLS",
     "PRUNE_FROZEN",
+    "PRUNE_GATHER",
     "PRUNE_GRAPH",
     "PRUNE_LEAF",
     "PRUNE_OPEN",
@@ -151,6 +156,7 @@ __all__ = [
     "cut_vertices",
     "degree_range",
     "dfs",
+    "gather_refutes",
     "grown_memo",
     "grown_scratch",
     "has_odd_bird",

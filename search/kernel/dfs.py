@@ -17,6 +17,7 @@ from numba import njit
 from game.bits import lean_njit
 from game.graph import U0, bit
 from search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
+from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
 from search.kernel.generate import generate, ordered, play, unplay
 from search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from search.kernel.keys import (
@@ -170,7 +171,12 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         elif code == BIG:
             scratch = grown_scratch(scratch)
         elif code == OPEN:
-            if open_block_stuck(root, tables.compat, tables.line):
+            opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0
+            if opens and open_block_stuck(root, tables.compat, tables.line):
+                return UNSOLVABLE, at[NODES], 0, memo
+            if config.options & PRUNE_GATHER != 0 and gather_refutes(
+                root, tables.compat, tables.line, budget, at[NODES]
+            ):
                 return UNSOLVABLE, at[NODES], 0, memo
         else:
             return code, at[NODES], length, memo
@@ -184,7 +190,7 @@ BLOCKS_BUDGET = (1024, 1024, 64, 64)
 BLOCKS_STACKS = 13
 PICKS = 2  # ``ORDER_LATER``: a node's first children are placed by selection, the rest sorted at once (``_place_next``)
 BIG = -3  # ``_search`` asks ``dfs`` for big caches, then to call it again
-OPEN = -4  # ``_search`` asks ``dfs`` to search the root's open blocks (``PRUNE_OPEN``), then to call it again
+OPEN = -4  # ``_search`` asks ``dfs`` to check its root (``PRUNE_OPEN``, ``PRUNE_GATHER``), then to call it again
 
 
 @lean_njit()
@@ -213,7 +219,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             depth += 1
             nodes += 1
             fresh = True
-            if nodes == BIG_SEARCH or (nodes == OPEN_AFTER and _opens(config.options, budget.max_nodes)):
+            if nodes == BIG_SEARCH or _opens(nodes, config.options, budget.max_nodes):
                 at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 1
                 return (BIG if nodes == BIG_SEARCH else OPEN), 0
         else:
@@ -233,13 +239,19 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
 
 
 @lean_njit(inline="always")
-def _opens(options, max_nodes):
-    """True when the search checks its root's open blocks at ``OPEN_AFTER`` nodes (``PRUNE_OPEN``): not when its
-    node budget is under ``OPEN_MIN_BUDGET``. Such a caller wants an answer fast or none (Classify's exact path,
-    at 1,500 nodes), and the check, up to ``OPEN_TOTAL`` positions (~1 ms on mid-game states), would cost it
-    more than the states it settles: Classify's decision states at 1,500 nodes, single p99 1.34 -> 1.76 ms
-    (``boaf tune-budget``) for 95.52 -> 95.56% settled exactly."""
-    return options & PRUNE_OPEN != 0 and (max_nodes <= 0 or max_nodes >= OPEN_MIN_BUDGET)
+def _opens(nodes, options, max_nodes):
+    """True when the search checks its root once it has expanded ``nodes``: its open blocks at ``OPEN_AFTER``
+    (``PRUNE_OPEN``), its gathering at ``OPEN_AFTER`` and ``GATHER_AGAIN`` (``PRUNE_GATHER``); not when its node
+    budget is under ``OPEN_MIN_BUDGET``. Such a caller wants an answer fast or none (Classify's exact path, at
+    1,500 nodes), and the checks would cost it more than the states they settle: open blocks, up to
+    ``OPEN_TOTAL`` positions (~1 ms on mid-game states), took Classify's decision states at 1,500 nodes from a
+    single p99 of 1.34 to 1.76 ms (``boaf tune-budget``) for 95.52 -> 95.56% settled exactly; the gathering is
+    paid ``GATHER_WORK_PER_NODE`` joins (~3 µs) for each node expanded before it."""
+    if max_nodes > 0 and max_nodes < OPEN_MIN_BUDGET:
+        return False
+    if nodes == OPEN_AFTER:
+        return options & (PRUNE_OPEN | PRUNE_GATHER) != 0
+    return nodes == GATHER_AGAIN and options & PRUNE_GATHER != 0
 
 
 KNOWN, NEW, SOLVED = 0, 1, 2  # what ``_next_child`` found

@@ -19,7 +19,9 @@ from search import kernel
 from search.reference import compatibility_components, is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
-WITHOUT = ORDERED.without(kernel.PRUNE_BLOCKS | kernel.PRUNE_OPEN, "ordered-no-blocks")  # open blocks decide later
+WITHOUT = ORDERED.without(
+    kernel.PRUNE_BLOCKS | kernel.PRUNE_OPEN | kernel.PRUNE_GATHER, "ordered-no-blocks"
+)  # open blocks and gathering decide later
 WIDE_MAX = 5
 
 

@@ -18,7 +18,9 @@ from search import kernel
 from search.reference import cut_blocks, is_connected, play_open_block, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
-WITHOUT = ORDERED.without(kernel.PRUNE_OPEN, "ordered-no-open")
+WITHOUT = ORDERED.without(
+    kernel.PRUNE_OPEN | kernel.PRUNE_GATHER, "ordered-no-open"
+)  # gathering off too: it would decide 38711
 SIDE_MAX = 8
 
 
