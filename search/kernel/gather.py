@@ -59,10 +59,12 @@ from search.kernel.status import now_s
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more joins
-GATHER_WORK_PER_NODE = 100  # joins tried for each node the search has expanded (~0.7 ms at OPEN_AFTER)
+GATHER_WORK_PER_NODE = 128  # joins tried for each node the search has expanded (at most about a node's time)
 GATHER_BLOCKS = 8_192  # the most blocks one root's gathering may hold
 GATHER_TABLE = 2 * GATHER_BLOCKS  # slots of the blocks' dedup table (a power of two)
 GATHER_CHECK = 65_536  # joins between reads of the cancel flag and the clock
+PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
+INSERT_COST = 6  # and a new block as this many more again: the filter's reach over G
 _FIB = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing of a block's card set
 _HIGH = np.uint64(40)
 
@@ -80,7 +82,7 @@ def gather_refutes(root, compat, line, budget, after):
     work = GATHER_WORK_PER_NODE * after
     ncells = root.shape[0]
     cell = np.empty(ncells, dtype=np.int64)
-    n = 0
+    n = np.int64(0)
     for c in range(ncells):
         if root[c] >= 0:
             cell[n] = c
@@ -98,8 +100,10 @@ def gather_refutes(root, compat, line, budget, after):
     blocks = (
         np.empty(GATHER_BLOCKS, dtype=np.uint64),
         np.empty(GATHER_BLOCKS, dtype=np.uint64),
+        np.empty(GATHER_BLOCKS, dtype=np.uint64),
         np.full(GATHER_TABLE, -1, dtype=np.int64),
         np.zeros((n + 1, n + 1), dtype=np.int64),
+        np.zeros(n + 1, dtype=np.uint64),
         np.zeros(2, dtype=np.int64),
     )
     return _gather(n, adj, aligned, blocks, work, budget) == 0
@@ -108,15 +112,18 @@ def gather_refutes(root, compat, line, budget, after):
 @lean_njit()
 def _gather(n, adj, aligned, blocks, work, budget):
     """Build the blocks of the ``n`` cards by size; 0 when none holds them all, 1 when one does, -1 when out of
-    ``work``, of blocks or of time. ``blocks`` is (card sets, end cells, dedup table, ``first[size, top]``, ``at``):
-    the blocks of one size and top are ``first[size, top]`` up to the next entry."""
-    sets, ends, table, first, at = blocks
+    ``work``, of blocks or of time. ``blocks`` is (card sets, end cells, the cells in line with an end, dedup
+    table, ``first[size, top]``, ``tops[size]``, ``at``): the blocks of one size and top are ``first[size, top]``
+    up to the next entry, ``tops[size]`` the mask of the tops that have some."""
+    sets, ends, reaches, _, first, tops, at = blocks
     full = (U1 << np.uint64(n)) - U1 if n < 64 else ~U0
     for x in range(n):
         first[1, x] = x
         sets[x] = bit(x)
         ends[x] = bit(x)
+        reaches[x] = aligned[x]
     first[1, n] = n
+    tops[1] = full
     at[0] = n  # blocks held (``at[1]``: joins tried)
     graph = (adj, aligned, full, work)
     for size in range(2, n + 1):
@@ -125,9 +132,11 @@ def _gather(n, adj, aligned, blocks, work, budget):
             for part in range(1, size):
                 if not _absorb(x, part, size, graph, blocks, budget):
                     return -1
-            at[0] = _settle(first[size, x], at[0], sets, ends, table)
-            if size == n and at[0] > first[size, x]:
-                return 1
+            at[0] = _settle(first[size, x], at[0], blocks, aligned)
+            if at[0] > first[size, x]:
+                tops[size] |= bit(x)
+                if size == n:
+                    return 1
         first[size, n] = at[0]
     return 0
 
@@ -137,33 +146,24 @@ def _absorb(x, part, size, graph, blocks, budget):
     """Join each block of ``part`` cards topped by ``x`` with each block of ``size - part`` cards it may cover,
     adding the new blocks of ``size`` cards topped by ``x`` (``at[0]`` counts the blocks, ``at[1]`` the joins
     tried). False when the joins (``graph[3]``), the blocks, the cancel flag or the deadline run out."""
-    adj, aligned, full, work = graph
-    sets, ends, table, first, at = blocks
+    adj, _, full, work = graph
+    sets, ends, reaches, table, first, tops, at = blocks
     mask = np.uint64(table.shape[0] - 1)
+    other = size - part
+    tried = at[1]
     for a in range(first[part, x], first[part, x + 1]):
-        s = sets[a]
-        reach = U0
-        m = ends[a]
-        while m != U0:
-            reach |= aligned[lowest_bit(m)]
-            m &= m - U1
-        ys = adj[x] & ~s
+        s, reach = sets[a], reaches[a]
+        ys = adj[x] & ~s & tops[other]
         while ys != U0:
             y = lowest_bit(ys)
             ys &= ys - U1
-            lo, hi = first[size - part, y], first[size - part, y + 1]
-            before = at[1]
-            at[1] += hi - lo
-            if at[1] > work:
-                return False
-            if before // GATHER_CHECK != at[1] // GATHER_CHECK and _stopped(budget):
-                return False
-            for b in range(lo, hi):
+            for b in range(first[other, y], first[other, y + 1]):
                 t = sets[b]
                 e = ends[b] & reach
                 if t & s != U0 or e == U0:
                     continue
                 u = s | t
+                tried += PROBE_COST
                 slot = ((u * _FIB) >> _HIGH) & mask
                 while table[slot] >= 0 and sets[table[slot]] != u:
                     slot = (slot + U1) & mask
@@ -173,17 +173,23 @@ def _absorb(x, part, size, graph, blocks, budget):
                     continue
                 if at[0] == sets.shape[0]:
                     return False
+                tried += INSERT_COST
                 table[slot] = at[0]
                 sets[at[0]] = u
                 ends[at[0]] = e if is_connected((full & ~u) | bit(x), adj) else U0  # the filter
                 at[0] += 1
+            tried += first[other, y + 1] - first[other, y]
+        if tried > work or (tried // GATHER_CHECK != at[1] // GATHER_CHECK and _stopped(budget)):
+            return False
+        at[1] = tried
     return True
 
 
 @lean_njit()
-def _settle(start, count, sets, ends, table):
-    """Empty the dedup table's slots of the blocks ``start`` up to ``count`` and drop those the filter marked
-    (no end cell); returns the new count."""
+def _settle(start, count, blocks, aligned):
+    """Empty the dedup table's slots of the blocks ``start`` up to ``count``, drop those the filter marked (no end
+    cell) and note the cells in line with the others' ends; returns the new count."""
+    sets, ends, reaches, table = blocks[:4]
     mask = np.uint64(table.shape[0] - 1)
     keep = start
     for g in range(start, count):
@@ -194,6 +200,12 @@ def _settle(start, count, sets, ends, table):
         if ends[g] != U0:
             sets[keep] = sets[g]
             ends[keep] = ends[g]
+            reach = U0
+            m = ends[g]
+            while m != U0:
+                reach |= aligned[lowest_bit(m)]
+                m &= m - U1
+            reaches[keep] = reach
             keep += 1
     return keep
 
