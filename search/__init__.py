@@ -31,7 +31,7 @@ from search.solver import (
 )
 from search.tables import compat_table, line_table, now_s
 
-SOLVER_VERSION = "2026.11.3"
+SOLVER_VERSION = "2026.11.4"
 """The version of the exact answers, bumped with every change to the answers' path
 (kernel, pruning, reductions, ordering). Dataset manifests and resume fingerprints
 carry it, so cached answers from another solver are not reused."""

@@ -17,7 +17,7 @@ from numba import njit
 from game.bits import lean_njit
 from game.graph import U0, bit
 from search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
-from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
+from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, _small_budget, gather_refutes
 from search.kernel.generate import generate, ordered, play, unplay
 from search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from search.kernel.keys import (
@@ -44,7 +44,7 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
-from search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
+from search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
 from search.kernel.order import _sort_children
 from search.kernel.prune import ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
 from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
@@ -171,7 +171,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         elif code == BIG:
             scratch = grown_scratch(scratch)
         elif code == OPEN:
-            opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0
+            opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
             if opens and open_block_stuck(root, tables.compat, tables.line):
                 return UNSOLVABLE, at[NODES], 0, memo
             if config.options & PRUNE_GATHER != 0 and gather_refutes(
@@ -241,14 +241,14 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
 @lean_njit(inline="always")
 def _opens(nodes, options, max_nodes):
     """True when the search checks its root once it has expanded ``nodes``: its open blocks at ``OPEN_AFTER``
-    (``PRUNE_OPEN``), its gathering at ``OPEN_AFTER`` and ``GATHER_AGAIN`` (``PRUNE_GATHER``); not when its node
-    budget is under ``OPEN_MIN_BUDGET``. Such a caller wants an answer fast or none (Classify's exact path, at
-    1,500 nodes), and the checks would cost it more than the states they settle: open blocks, up to
-    ``OPEN_TOTAL`` positions (~1 ms on mid-game states), took Classify's decision states at 1,500 nodes from a
-    single p99 of 1.34 to 1.76 ms (``boaf tune-budget``) for 95.52 -> 95.56% settled exactly; the gathering is
-    paid ``GATHER_WORK_PER_NODE`` joins (~3 µs) for each node expanded before it."""
-    if max_nodes > 0 and max_nodes < OPEN_MIN_BUDGET:
-        return False
+    (``PRUNE_OPEN``), its gathering at ``OPEN_AFTER`` and ``GATHER_AGAIN`` (``PRUNE_GATHER``). A search whose node
+    budget is under ``OPEN_MIN_BUDGET`` wants an answer fast or none (Classify's exact path, at 1,500 nodes): it
+    skips open blocks, which would cost it more than the states they settle (up to ``OPEN_TOTAL`` positions, ~1
+    ms on mid-game states: Classify's single p99 on decision states went from 1.34 to 1.76 ms, ``boaf
+    tune-budget``, for 95.52 -> 95.56% settled exactly), and gathers once, at ``OPEN_AFTER``, with the joins of
+    half its budget (``gather_refutes``)."""
+    if _small_budget(max_nodes):
+        return nodes == OPEN_AFTER and options & PRUNE_GATHER != 0
     if nodes == OPEN_AFTER:
         return options & (PRUNE_OPEN | PRUNE_GATHER) != 0
     return nodes == GATHER_AGAIN and options & PRUNE_GATHER != 0

@@ -55,12 +55,14 @@ from numba import njit
 
 from game.bits import lean_njit, lowest_bit
 from game.graph import U0, U1, bit, is_connected
+from search.kernel.open_blocks import OPEN_MIN_BUDGET
 from search.kernel.status import now_s
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more joins
 GATHER_WORK_PER_NODE = 128  # joins tried for each node the search has expanded (at most about a node's time)
 GATHER_BLOCKS = 8_192  # the most blocks one root's gathering may hold
+SMALL_BLOCKS = 1_024  # and under a small node budget (an unsolvable deal's root holds a few hundred)
 GATHER_TABLE = 2 * GATHER_BLOCKS  # slots of the blocks' dedup table (a power of two)
 GATHER_CHECK = 65_536  # joins between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
@@ -73,13 +75,14 @@ _HIGH = np.uint64(40)
 def gather_refutes(root, compat, line, budget, after):
     """True when no block holds every card of ``root`` (``int8[ncells]``): the state is unsolvable.
 
-    ``budget`` is the search's (``search.kernel.bundles.Budget``: its cancel
-    flag and deadline) and ``after`` the nodes it has expanded: the joins
-    allowed are ``GATHER_WORK_PER_NODE`` for each. False when a block holds
-    them all, or when the joins, the blocks, the cancel flag or the deadline
-    run out first.
+    ``budget`` is the search's (``search.kernel.bundles.Budget``) and ``after``
+    the nodes it has expanded: the joins allowed are ``GATHER_WORK_PER_NODE``
+    for each, or, under a node budget below ``OPEN_MIN_BUDGET``, for half the
+    budget's nodes. False when a block holds them all, or when the joins, the
+    blocks, the cancel flag or the deadline run out first.
     """
-    work = GATHER_WORK_PER_NODE * after
+    small = _small_budget(budget.max_nodes)
+    work = GATHER_WORK_PER_NODE * (budget.max_nodes // 2 if small else after)
     ncells = root.shape[0]
     cell = np.empty(ncells, dtype=np.int64)
     n = np.int64(0)
@@ -106,17 +109,19 @@ def gather_refutes(root, compat, line, budget, after):
         np.zeros(n + 1, dtype=np.uint64),
         np.zeros(2, dtype=np.int64),
     )
-    return _gather(n, adj, aligned, blocks, work, budget) == 0
+    return _gather(n, (adj, aligned, work, SMALL_BLOCKS if small else GATHER_BLOCKS), blocks, budget) == 0
 
 
 @lean_njit()
-def _gather(n, adj, aligned, blocks, work, budget):
+def _gather(n, graph, blocks, budget):
     """Build the blocks of the ``n`` cards by size; 0 when none holds them all, 1 when one does, -1 when out of
     ``work``, of blocks or of time. ``blocks`` is (card sets, end cells, the cells in line with an end, dedup
     table, ``first[size, top]``, ``tops[size]``, ``at``): the blocks of one size and top are ``first[size, top]``
     up to the next entry, ``tops[size]`` the mask of the tops that have some."""
     sets, ends, reaches, _, first, tops, at = blocks
+    adj, aligned, work, most = graph
     full = (U1 << np.uint64(n)) - U1 if n < 64 else ~U0
+    graph = (adj, aligned, full, work, most)
     for x in range(n):
         first[1, x] = x
         sets[x] = bit(x)
@@ -125,7 +130,6 @@ def _gather(n, adj, aligned, blocks, work, budget):
     first[1, n] = n
     tops[1] = full
     at[0] = n  # blocks held (``at[1]``: joins tried)
-    graph = (adj, aligned, full, work)
     for size in range(2, n + 1):
         for x in range(n):
             first[size, x] = at[0]
@@ -146,7 +150,7 @@ def _absorb(x, part, size, graph, blocks, budget):
     """Join each block of ``part`` cards topped by ``x`` with each block of ``size - part`` cards it may cover,
     adding the new blocks of ``size`` cards topped by ``x`` (``at[0]`` counts the blocks, ``at[1]`` the joins
     tried). False when the joins (``graph[3]``), the blocks, the cancel flag or the deadline run out."""
-    adj, _, full, work = graph
+    adj, _, full, work, most = graph
     sets, ends, reaches, table, first, tops, at = blocks
     mask = np.uint64(table.shape[0] - 1)
     other = size - part
@@ -171,7 +175,7 @@ def _absorb(x, part, size, graph, blocks, budget):
                     if ends[table[slot]] != U0:  # (a block the filter dropped stays dropped)
                         ends[table[slot]] |= e
                     continue
-                if at[0] == sets.shape[0]:
+                if at[0] == most:
                     return False
                 tried += INSERT_COST
                 table[slot] = at[0]
@@ -208,6 +212,12 @@ def _settle(start, count, blocks, aligned):
             reaches[keep] = reach
             keep += 1
     return keep
+
+
+@lean_njit(inline="always")
+def _small_budget(max_nodes):
+    """True for a node budget under ``OPEN_MIN_BUDGET`` (Classify's exact path): one gathering, of half its nodes."""
+    return max_nodes > 0 and max_nodes < OPEN_MIN_BUDGET
 
 
 @lean_njit(inline="always")
