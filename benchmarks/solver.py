@@ -304,8 +304,8 @@ def v3_table() -> list[str]:
     lines.append(
         f"| the 11 FFUD deals of 0-100,000 decided within 1,500 / 20,000 nodes | {within[0]} / {within[1]} of 11 "
         f"by the search without a budget ({nodes}); searches of 1,500 / 20,000 nodes (Classify's exact path is the "
-        f"first; open blocks and gathering need a budget of {kernel.OPEN_MIN_BUDGET:,} or none) decide "
-        f"{decided[0]} / {decided[1]} "
+        f"first: it skips open blocks, which need a budget of {kernel.OPEN_MIN_BUDGET:,} or none, and gathers once) "
+        f"decide {decided[0]} / {decided[1]} "
         "| >= 8 / 11 of 11 |"
     )
     sample = search.solve_deals(CENSUS_SAMPLE)

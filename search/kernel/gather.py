@@ -61,9 +61,8 @@ from search.kernel.status import now_s
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more joins
 GATHER_WORK_PER_NODE = 128  # joins tried for each node the search has expanded (at most about a node's time)
-GATHER_BLOCKS = 8_192  # the most blocks one root's gathering may hold
-SMALL_BLOCKS = 1_024  # and under a small node budget (an unsolvable deal's root holds a few hundred)
-GATHER_TABLE = 2 * GATHER_BLOCKS  # slots of the blocks' dedup table (a power of two)
+GATHER_BLOCKS = 4_096  # the most blocks one root's gathering may hold (the FFUD deals of 0-100,000: 2,067 at most)
+FIRST_BLOCKS = 1_024  # and at OPEN_AFTER nodes (an unsolvable deal's root holds a few hundred, a solvable one more)
 GATHER_CHECK = 65_536  # joins between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
 INSERT_COST = 6  # and a new block as this many more again: the filter's reach over G
@@ -100,16 +99,17 @@ def gather_refutes(root, compat, line, budget, after):
                 adj[i] |= bit(j)
             if line[cell[i]] & bit(cell[j]) != U0:
                 aligned[i] |= bit(j)
+    most = GATHER_BLOCKS if after >= GATHER_AGAIN else FIRST_BLOCKS
     blocks = (
-        np.empty(GATHER_BLOCKS, dtype=np.uint64),
-        np.empty(GATHER_BLOCKS, dtype=np.uint64),
-        np.empty(GATHER_BLOCKS, dtype=np.uint64),
-        np.full(GATHER_TABLE, -1, dtype=np.int64),
+        np.empty(most, dtype=np.uint64),
+        np.empty(most, dtype=np.uint64),
+        np.empty(most, dtype=np.uint64),
+        np.full(2 * most, -1, dtype=np.int64),  # the dedup table: at most half full
         np.zeros((n + 1, n + 1), dtype=np.int64),
         np.zeros(n + 1, dtype=np.uint64),
         np.zeros(2, dtype=np.int64),
     )
-    return _gather(n, (adj, aligned, work, SMALL_BLOCKS if small else GATHER_BLOCKS), blocks, budget) == 0
+    return _gather(n, (adj, aligned, work, most), blocks, budget) == 0
 
 
 @lean_njit()
@@ -175,7 +175,7 @@ def _absorb(x, part, size, graph, blocks, budget):
                     if ends[table[slot]] != U0:  # (a block the filter dropped stays dropped)
                         ends[table[slot]] |= e
                     continue
-                if at[0] == most:
+                if at[0] == most:  # (the arrays' length)
                     return False
                 tried += INSERT_COST
                 table[slot] = at[0]
