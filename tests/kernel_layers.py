@@ -12,6 +12,7 @@ SEARCH_KERNEL = (
     "generate",
     "islands",
     "open_blocks",
+    "gather",
     "dfs",
     "best_n",
 )
