@@ -38,14 +38,19 @@ refutes.
 
 Cost. The number of blocks grows with the solvable part of a state: a state
 with a win has very many, an unsolvable one with a connected G few (the FFUD
-deal 1163: 458 blocks, 37,882 joins tried, 0.3 ms, where the search expands
-34,341 nodes). So it runs on a search's root only, when the search has
-expanded ``OPEN_AFTER`` nodes and again at ``GATHER_AGAIN`` (``dfs``), unless
-its node budget is under ``OPEN_MIN_BUDGET``; each time it may try
-``GATHER_WORK_PER_NODE`` joins for each node expanded so far (a join costs
-~7 ns, a node ~0.35 µs: the check costs up to twice what the search has
-spent) and hold ``GATHER_BLOCKS`` blocks; past either it claims nothing. It
-reads the cancel flag and the clock every ``GATHER_CHECK`` joins.
+deal 1163: 458 blocks and 49,366 units of work, ~0.2 ms, where the search
+expands 34,341 nodes). Work counts joins tried, ``PROBE_COST`` more for a join
+that makes a block and ``INSERT_COST`` more for a new one: a unit is ~3-4 ns,
+whatever the state. So it runs on a search's root only, when the search has
+expanded ``OPEN_AFTER`` nodes (at most ``FIRST_BLOCKS`` blocks: a solvable
+root passes that long before its work runs out) and again at ``GATHER_AGAIN``
+(at most ``GATHER_BLOCKS``), each time with ``GATHER_WORK_PER_NODE`` units for
+each node expanded so far (a node is ~0.35 us: about the search's own time).
+A search whose node budget is under ``OPEN_MIN_BUDGET`` (Classify's exact
+path) gathers once, at ``OPEN_AFTER``, with the units of half its budget. It
+reads the cancel flag and the clock every ``GATHER_CHECK`` units; its arrays
+(~160 KB at most) are fixed by the cap, outside the memo's memory cap, like
+open blocks'.
 """
 
 from __future__ import annotations
@@ -60,10 +65,10 @@ from search.kernel.status import now_s
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more joins
-GATHER_WORK_PER_NODE = 128  # joins tried for each node the search has expanded (at most about a node's time)
+GATHER_WORK_PER_NODE = 128  # units of work for each node the search has expanded (about a node's time)
 GATHER_BLOCKS = 4_096  # the most blocks one root's gathering may hold (the FFUD deals of 0-100,000: 2,067 at most)
 FIRST_BLOCKS = 1_024  # and at OPEN_AFTER nodes (an unsolvable deal's root holds a few hundred, a solvable one more)
-GATHER_CHECK = 65_536  # joins between reads of the cancel flag and the clock
+GATHER_CHECK = 65_536  # units of work between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
 INSERT_COST = 6  # and a new block as this many more again: the filter's reach over G
 _FIB = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing of a block's card set
