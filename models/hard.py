@@ -228,10 +228,16 @@ def build_hard_set(
 
 
 def split_hard_set(hard: HardSet, seed: int) -> tuple[HardSet, HardSet, HardSet]:
-    """Train / calibration / test, 70/15/15 by group (a deal's states stay together)."""
+    """Train / calibration / test, 70/15/15 by group (a deal's states stay together), stratified: the groups that
+    hold an unsolvable state are split apart from the others, so that a hard set with few unsolvable states
+    still trains on some (a kind with a single group puts it in train)."""
     groups = np.unique(hard.group)
-    parts = split_indices(len(groups), (0.7, 0.15, 0.15), seed)
-    train, calibrate, test = (hard.take(np.flatnonzero(np.isin(hard.group, groups[p]))) for p in parts)
+    negative = np.isin(groups, hard.group[~hard.solvable])
+    chosen: list[list[np.ndarray]] = [[], [], []]
+    for kind in (groups[negative], groups[~negative]):
+        for i, part in enumerate(split_indices(len(kind), (0.7, 0.15, 0.15), seed)):
+            chosen[i].append(kind[part])
+    train, calibrate, test = (hard.take(np.flatnonzero(np.isin(hard.group, np.concatenate(c)))) for c in chosen)
     return train, calibrate, test
 
 
@@ -245,6 +251,12 @@ def train_hard_model(
     """
     out.mkdir(parents=True, exist_ok=True)
     train, calibrate, test = split_hard_set(hard, seed)
+    if train.solvable.all() or not train.solvable.any():
+        kind = "solvable" if train.solvable.any() else "unsolvable"
+        raise ModelError(
+            f"the hard set's training split holds only {kind} states ({len(train.states):,} of "
+            f"{len(hard.states):,}): a model needs both; build a larger hard set"
+        )
     inputs = {name: _inputs(part) for name, part in (("train", train), ("calibrate", calibrate), ("test", test))}
     log(f"hard set split: {len(train.states):,} train, {len(calibrate.states):,} calibrate, {len(test.states):,} test")
     train_set = Labelled(inputs["train"], train.solvable.astype(np.int8), _stacks(train))

@@ -30,6 +30,7 @@ from models.hard import (
     open_and_connected,
     reliability,
     retrain_hard,
+    split_hard_set,
     train_hard_model,
 )
 from models.registry import default_root, installed_version
@@ -130,6 +131,20 @@ def test_retrain_hard_installs_a_version_no_less_accurate_end_to_end(tmp_path: P
     assert json.loads((version / "exact_path.json").read_text())["max_nodes"] in QUICK_BUDGETS
     assert (version / "plots" / "budget_sweep.png").is_file() and (version / CALIBRATION_FILE).is_file()
     assert load_classifier(tmp_path / "out").version == version.name
+
+
+def test_the_split_puts_a_lone_unsolvable_group_in_train_and_refuses_a_train_split_of_one_kind(
+    tmp_path: Path,
+) -> None:
+    states = random_states(3, 24)
+    solvable = np.ones(24, dtype=bool)
+    solvable[23] = False  # one FFUD, say, among many solvable states: the stratified split trains on it
+    hard = HardSet(states, solvable, np.full(24, "random"), np.arange(24))
+    train, calibrate, test = split_hard_set(hard, seed=0)
+    assert not train.solvable.all() and len(train.states) + len(calibrate.states) + len(test.states) == 24
+    only_solvable = HardSet(states, np.ones(24, dtype=bool), np.full(24, "random"), np.arange(24))
+    with pytest.raises(ModelError, match=r"^the hard set's training split holds only solvable states \(17 of 24\)"):
+        train_hard_model(only_solvable, tmp_path, load_classifier(), "one-kind", log=lambda _: None)
 
 
 def test_hard_negatives_never_come_from_the_benchmarks_seed_range() -> None:
