@@ -64,7 +64,7 @@ from search.kernel.open_blocks import OPEN_MIN_BUDGET
 from search.kernel.status import now_s
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
-GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more joins
+GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more work
 GATHER_WORK_PER_NODE = 128  # units of work for each node the search has expanded (about a node's time)
 GATHER_BLOCKS = 4_096  # the most blocks one root's gathering may hold (the FFUD deals of 0-100,000: 2,067 at most)
 FIRST_BLOCKS = 1_024  # and at OPEN_AFTER nodes (an unsolvable deal's root holds a few hundred, a solvable one more)
@@ -80,10 +80,12 @@ def gather_refutes(root, compat, line, budget, after):
     """True when no block holds every card of ``root`` (``int8[ncells]``): the state is unsolvable.
 
     ``budget`` is the search's (``search.kernel.bundles.Budget``) and ``after``
-    the nodes it has expanded: the joins allowed are ``GATHER_WORK_PER_NODE``
-    for each, or, under a node budget below ``OPEN_MIN_BUDGET``, for half the
-    budget's nodes. False when a block holds them all, or when the joins, the
-    blocks, the cancel flag or the deadline run out first.
+    the nodes it has expanded: the units of work allowed are
+    ``GATHER_WORK_PER_NODE`` for each, or, under a node budget below
+    ``OPEN_MIN_BUDGET``, for half the budget's nodes; the blocks,
+    ``FIRST_BLOCKS`` before ``GATHER_AGAIN`` nodes and ``GATHER_BLOCKS`` from
+    there. False when a block holds them all, or when the work, the blocks, the
+    cancel flag or the deadline run out first.
     """
     small = _small_budget(budget.max_nodes)
     work = GATHER_WORK_PER_NODE * (budget.max_nodes // 2 if small else after)
@@ -134,7 +136,7 @@ def _gather(n, graph, blocks, budget):
         reaches[x] = aligned[x]
     first[1, n] = n
     tops[1] = full
-    at[0] = n  # blocks held (``at[1]``: joins tried)
+    at[0] = n  # blocks held (``at[1]``: units of work spent)
     for size in range(2, n + 1):
         for x in range(n):
             first[size, x] = at[0]
@@ -153,8 +155,8 @@ def _gather(n, graph, blocks, budget):
 @lean_njit()
 def _absorb(x, part, size, graph, blocks, budget):
     """Join each block of ``part`` cards topped by ``x`` with each block of ``size - part`` cards it may cover,
-    adding the new blocks of ``size`` cards topped by ``x`` (``at[0]`` counts the blocks, ``at[1]`` the joins
-    tried). False when the joins (``graph[3]``), the blocks, the cancel flag or the deadline run out."""
+    adding the new blocks of ``size`` cards topped by ``x`` (``at[0]`` counts the blocks, ``at[1]`` the work
+    spent). False when the work (``graph[3]``), the blocks (``graph[4]``), the cancel flag or the deadline run out."""
     adj, _, full, work, most = graph
     sets, ends, reaches, table, first, tops, at = blocks
     mask = np.uint64(table.shape[0] - 1)
