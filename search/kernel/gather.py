@@ -61,7 +61,7 @@ from numba import njit
 from game.bits import lean_njit, lowest_bit
 from game.graph import U0, U1, bit, is_connected
 from search.kernel.open_blocks import OPEN_MIN_BUDGET
-from search.kernel.status import now_s
+from search.kernel.status import spent
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more work
@@ -229,5 +229,6 @@ def _small_budget(max_nodes):
 
 @lean_njit(inline="always")
 def _stopped(budget):
-    """True when the search's cancel flag is raised or its deadline has passed."""
-    return budget.cancel[0] != 0 or (budget.deadline > 0 and now_s() >= budget.deadline)
+    """True when the search's cancel flag is raised or its deadline has passed (``spent``'s test, the clock read
+    now: no node count applies here)."""
+    return spent(np.int64(0), np.int64(0), budget.deadline, budget.cancel[0])
