@@ -30,7 +30,7 @@ import pyarrow.dataset as ds
 if __name__ == "__main__":
     sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from models.files import write_text_atomically
+from boaf.models.files import write_text_atomically
 
 CLASSES = ("OBUD", "SFUD", "FFUD")
 HARDEST = 20

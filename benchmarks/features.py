@@ -23,10 +23,10 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 
 import numpy as np  # noqa: E402
 
-from features import feature_matrix, state_features  # noqa: E402
-from game import random_states  # noqa: E402
-from game.arrays import states_to_array  # noqa: E402
-from game.cards import DECK_SIZE, card_text  # noqa: E402
+from boaf.features import feature_matrix, state_features  # noqa: E402
+from boaf.game import random_states  # noqa: E402
+from boaf.game.arrays import states_to_array  # noqa: E402
+from boaf.game.cards import DECK_SIZE, card_text  # noqa: E402
 
 
 def main() -> None:
@@ -56,8 +56,8 @@ def time_paths(count: int) -> None:
 
 def time_export(count: int, workers: int) -> None:
     """Wall time of exporting ``count`` random states through the runner on ``workers`` local workers."""
-    from jobs.export import export
-    from jobs.runner import Cluster
+    from boaf.jobs.export import export
+    from boaf.jobs.runner import Cluster
 
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "states.txt"

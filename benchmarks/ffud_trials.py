@@ -6,7 +6,7 @@
 The open-blocks rule (``search/kernel/open_blocks.py``) plays a set of cards B
 with the rest of the board open; its proof holds for any B, so any B may be
 tried. The kernel tries components of G minus one or two cards with the cards
-they hang from. For each deal, in plain Python (``search.reference.play_open_block``):
+they hang from. For each deal, in plain Python (``boaf.search.reference.play_open_block``):
 
 - ``cut 3``: the blocks of G minus three cards (a component of up to
   ``SIDE_MAX`` cards with the three), and whether one is stuck;
@@ -35,10 +35,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import track
 
-import search
-from game import Card, State, deal
-from game.cards import card_text
-from search.reference import compatibility_components, cut_blocks, is_connected, play_open_block
+from boaf import search
+from boaf.game import Card, State, deal
+from boaf.game.cards import card_text
+from boaf.search.reference import compatibility_components, cut_blocks, is_connected, play_open_block
 
 UNSOLVABLE_LIST = Path(__file__).resolve().parents[1] / "docs" / "data" / "unsolvable_-5000000_5000000.txt"
 SIDE_MAX = 8

@@ -55,9 +55,9 @@ import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from game import card_text, deal, random_states
-from game.cards import CARD_TEXTS
-from service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.game import card_text, deal, random_states
+from boaf.game.cards import CARD_TEXTS
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
 
 NORMAL_SHARE, MALFORMED_SHARE = 0.6, 0.3  # the rest are runaway-shaped puzzle calls
 CALL_TIMEOUT_S = 10.0  # any one call of the mix or of an HTTP client; a stuck server shows as timeouts

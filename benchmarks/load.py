@@ -70,10 +70,10 @@ import numpy as np
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from game import State, card_text, deal, random_states
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.settings import Settings
+from boaf.game import State, card_text, deal, random_states
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.settings import Settings
 
 SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000", "hint")
 # Not run unless named: the cheapest calls, boaf's (served from a cache) beside the health Check floor.

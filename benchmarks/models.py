@@ -39,13 +39,13 @@ from sklearn.metrics import brier_score_loss, roc_auc_score  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from features import feature_matrix  # noqa: E402
-from game import State, deal, parse_grid, random_states  # noqa: E402
-from game.notation import parse_seed_range  # noqa: E402
-from models import registry  # noqa: E402
-from models.classifier import CARD_FILE, Classifier, load_classifier  # noqa: E402
-from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk  # noqa: E402
-from search import SOLVABLE, solve_deals, solve_many  # noqa: E402
+from boaf.features import feature_matrix  # noqa: E402
+from boaf.game import State, deal, parse_grid, random_states  # noqa: E402
+from boaf.game.notation import parse_seed_range  # noqa: E402
+from boaf.models import registry  # noqa: E402
+from boaf.models.classifier import CARD_FILE, Classifier, load_classifier  # noqa: E402
+from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk  # noqa: E402
+from boaf.search import SOLVABLE, solve_deals, solve_many  # noqa: E402
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "neller-states-deals-0-99.csv"
 RANDOM_SEED = 2026  # no training set uses it (those seed each chunk with [seed, start])

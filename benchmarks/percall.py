@@ -93,7 +93,11 @@ def baseline_server(ref: str, stack: ExitStack) -> Server:
     that a busy machine can pass: the start is tried again once, on the kernels the first compiled.
     """
     tree = unpacked(ref)
-    cli = [sys.executable, "-c", "import sys; from service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())"]
+    cli = [
+        sys.executable,
+        "-c",
+        "import sys; from boaf.service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())",
+    ]
     for attempt in (1, 2):
         try:
             return _server(stack.enter_context(load.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)))

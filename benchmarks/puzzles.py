@@ -29,11 +29,11 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 
 import numpy as np  # noqa: E402
 
-from game import State, format_grid, parse_card, parse_grid, random_states  # noqa: E402
-from puzzles import DEFAULT_BUDGET, DepthCount, analyze, enumeration  # noqa: E402
-from puzzles.enumeration import THREADS  # noqa: E402
-from puzzles.generation import default_iterations, generate  # noqa: E402
-from search import SOLVABLE, solve  # noqa: E402
+from boaf.game import State, format_grid, parse_card, parse_grid, random_states  # noqa: E402
+from boaf.puzzles import DEFAULT_BUDGET, DepthCount, analyze, enumeration  # noqa: E402
+from boaf.puzzles.enumeration import THREADS  # noqa: E402
+from boaf.puzzles.generation import default_iterations, generate  # noqa: E402
+from boaf.search import SOLVABLE, solve  # noqa: E402
 
 
 def solvable_states(k: int, count: int, seed: int) -> list[State]:

@@ -12,7 +12,7 @@ must go on; once half are written it SIGKILLs the census client, leaving its par
 and runs the same command again, which must resume from the parts already written.
 
 Then it stops the cluster and checks the output: every seed of A:B once, in order; the same status,
-reason, class and nodes as ``jobs.census.census_chunk`` computes in this process, for eight chunks
+reason, class and nodes as ``boaf.jobs.census.census_chunk`` computes in this process, for eight chunks
 spread over the slice (every chunk with ``--verify all``); and the JSON summary agrees with the rows.
 
 It prints the wall time of each phase, the steady throughput of each (deals/s between the first and
@@ -53,11 +53,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from distributed import Client
 
-import search
-from game.notation import parse_seed_range
-from jobs.census import DEFAULT_CHUNK_SIZE, CensusChunk, census_chunk
-from jobs.runner import JOB_FILE
-from models.files import PARTIAL_WRITES
+from boaf import search
+from boaf.game.notation import parse_seed_range
+from boaf.jobs.census import DEFAULT_CHUNK_SIZE, CensusChunk, census_chunk
+from boaf.jobs.runner import JOB_FILE
+from boaf.models.files import PARTIAL_WRITES
 
 BIN = Path(sys.executable).parent  # the venv's bin: boaf and dask are installed beside its python
 BOAF = str(BIN / "boaf")

@@ -30,12 +30,12 @@ import time
 
 import numpy as np
 
-import search
-from game import State, deal, random_states
-from game.bits import shuffled_cells
-from search import kernel
-from search.algorithms import ORDERED_SUBSET_H
-from search.reference import reference_solve
+from boaf import search
+from boaf.game import State, deal, random_states
+from boaf.game.bits import shuffled_cells
+from boaf.search import kernel
+from boaf.search.algorithms import ORDERED_SUBSET_H
+from boaf.search.reference import reference_solve
 
 HARD_DEALS = (360528, 731678, 557593, 174024, -4965, -115618, 351410, -271101, 368466, 27363)  # issues', census's
 ORDERED = search.algorithm_named("ordered")
@@ -163,9 +163,9 @@ def gather_table(repeats: int) -> list[str]:
 
 def memory_figures(seed: int) -> str:
     """The transposition table of one ordered search: MiB, stored states and bytes per stored state."""
-    from search.ordering import default_ordering
-    from search.solver import NO_SHARE
-    from search.tables import grid_tables, kernel_config
+    from boaf.search.ordering import default_ordering
+    from boaf.search.solver import NO_SHARE
+    from boaf.search.tables import grid_tables, kernel_config
 
     root = shuffled_cells(np.array([seed], dtype=np.int64), 16)[0]
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)

@@ -44,9 +44,9 @@ def serve(tree: str) -> None:
     """The worker: import ``tree``'s ``search``, then answer one JSON task per input line with one JSON line."""
     sys.path.insert(0, tree)
     # the tree's own packages, imported once sys.path names it
-    import search
-    from game import deal
-    from search import kernel
+    from boaf import search
+    from boaf.game import deal
+    from boaf.search import kernel
 
     ordered = search.algorithm_named("ordered")
     search.solve(deal(1))  # load (or compile) the kernel before any timing

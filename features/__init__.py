@@ -11,22 +11,22 @@ The public API:
 
 from typing import TYPE_CHECKING, Any
 
-from features.batch import FeatureBatch, compute_features, feature_matrix, feature_table, schema_metadata
-from features.kahn import DealClass, SieveResult, classify_states, kahn_class, sieve, three_heuristic
-from features.schema import BIG_INTEGER_FEATURES, INTEGER_FEATURES, SCHEMA_VERSION, feature_names
+from boaf.features.batch import FeatureBatch, compute_features, feature_matrix, feature_table, schema_metadata
+from boaf.features.kahn import DealClass, SieveResult, classify_states, kahn_class, sieve, three_heuristic
+from boaf.features.schema import BIG_INTEGER_FEATURES, INTEGER_FEATURES, SCHEMA_VERSION, feature_names
 
 if TYPE_CHECKING:
-    from features.reference import state_feature_vector, state_features
+    from boaf.features.reference import state_feature_vector, state_features
 
 
 def __getattr__(name: str) -> Any:
     # The plain reference needs igraph (which imports matplotlib when present: ~0.6 s); for start-up time
     # it loads on first use, so `boaf solve` and the service's batch path never pay for it.
     if name in ("state_feature_vector", "state_features"):
-        from features import reference
+        from boaf.features import reference
 
         return getattr(reference, name)
-    raise AttributeError(f"module 'features' has no attribute {name!r}")
+    raise AttributeError(f"module 'boaf.features' has no attribute {name!r}")
 
 
 __all__ = [

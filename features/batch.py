@@ -1,7 +1,7 @@
 """The fast batch path: many states in, a feature matrix or Arrow table out.
 
 This is what the service, the models and the exports call. It runs the compiled
-kernel (``features.kernel``) over a batch and equals ``features.reference``
+kernel (``boaf.features.kernel``) over a batch and equals ``boaf.features.reference``
 exactly on integer features and to 1e-9 on the others.
 
 Exact integers (``spanning_trees``, ``adjacency_det``):
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from features import kernel
-from features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, SCHEMA_VERSION, feature_names, is_integer_feature
-from game.arrays import EMPTY, states_to_array
-from game.cards import DECK_SIZE
-from game.errors import InvalidState, Stopped
-from game.state import State
+from boaf.features import kernel
+from boaf.features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, SCHEMA_VERSION, feature_names, is_integer_feature
+from boaf.game.arrays import EMPTY, states_to_array
+from boaf.game.cards import DECK_SIZE
+from boaf.game.errors import InvalidState, Stopped
+from boaf.game.state import State
 
 if TYPE_CHECKING:  # Arrow is boaf[batch]'s: serving never builds tables
     import pyarrow as pa
@@ -65,7 +65,7 @@ def compute_features(
     """Every feature of a batch of states.
 
     ``states`` is a sequence of ``State`` (any mix of grid shapes) or an int8
-    array of shape (N, rows*cols) as made by ``game.arrays.states_to_array``;
+    array of shape (N, rows*cols) as made by ``boaf.game.arrays.states_to_array``;
     an array needs ``rows`` and ``cols`` unless it has 16 columns (4x4).
     ``cancel`` is an int64[1] flag another thread may set: the kernel reads it
     before each state, and once it is set the call raises ``FeaturesStopped``.

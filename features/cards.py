@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from game.cards import card_rank, card_suit, compatible
-from game.state import State
+from boaf.game.cards import card_rank, card_suit, compatible
+from boaf.game.state import State
 
 ACE, KING = 1, 13
 

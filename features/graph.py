@@ -22,8 +22,8 @@ from typing import Any
 import igraph
 import numpy as np
 
-from features.exact import adjacency_determinant, spanning_tree_count
-from game.cards import Card, compatible
+from boaf.features.exact import adjacency_determinant, spanning_tree_count
+from boaf.game.cards import Card, compatible
 
 
 def compatibility_graph(cards: list[Card]) -> igraph.Graph:

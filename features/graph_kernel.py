@@ -1,22 +1,22 @@
 # mypy: disable-error-code="no-untyped-def"
 # mypy: disallow-untyped-calls=False, warn-return-any=False, check-untyped-defs=False
-"""The compiled graph topics of the feature kernel: every feature of G, over ``game.graph``'s bitsets.
+"""The compiled graph topics of the feature kernel: every feature of G, over ``boaf.game.graph``'s bitsets.
 
-One function per graph topic of ``features.schema.Topic``, as in the reference
-(``features.graph``), each writing its columns of a state's ``out`` row;
-``graph_features`` runs them all. ``features.kernel`` calls it once per state.
+One function per graph topic of ``boaf.features.schema.Topic``, as in the reference
+(``boaf.features.graph``), each writing its columns of a state's ``out`` row;
+``graph_features`` runs them all. ``boaf.features.kernel`` calls it once per state.
 
-G is a ``game.graph`` graph: the stacks of a state are numbered 0 … n-1 in
+G is a ``boaf.game.graph`` graph: the stacks of a state are numbered 0 … n-1 in
 row-major cell order, node ``i``'s neighbours are the bits of ``adj[i]`` (a
 ``uint64``), and ``nodes`` is the mask of all n. Reach, cut vertices and vertex
-connectivity are ``game.graph``'s (``reach``, ``all_cut_vertices``,
+connectivity are ``boaf.game.graph``'s (``reach``, ``all_cut_vertices``,
 ``node_connectivity``), with their work arrays in ``scratch.graph``; what is
 here is only what the features alone need: degrees, diameter, bridges and
 islands, and the two determinants.
 
 Exact integers: the spanning-tree count and det(A) are computed modulo the
 batch's primes (``tables.primes``, below 2^31 so that every product fits int64)
-and written as Garner mixed-radix digits; ``features.batch`` turns them into
+and written as Garner mixed-radix digits; ``boaf.features.batch`` turns them into
 exact integers.
 """
 
@@ -27,9 +27,9 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from features.schema import FEATURES, feature_names
-from game.bits import lowest_bit, popcount
-from game.graph import U0, U1, all_cut_vertices, bit, node_connectivity, reach
+from boaf.features.schema import FEATURES, feature_names
+from boaf.game.bits import lowest_bit, popcount
+from boaf.game.graph import U0, U1, all_cut_vertices, bit, node_connectivity, reach
 
 #: The column of each feature, by name (``COLUMN.degree_min``). It is made from the
 #: schema, and numba folds a global tuple's fields into the code as constants.
@@ -117,7 +117,7 @@ def _det_digits(matrix, m, tables, scratch, digits):
     _garner(residues, k, primes, tables.inverses, digits)
 
 
-# ---------------------------------------------------------------- graph topics, as in features.graph
+# ---------------------------------------------------------------- graph topics, as in boaf.features.graph
 #
 # Each topic runs once per state, so it is inlined: a call would pass every scratch
 # array through (about 4% of the batch path's time).
@@ -294,7 +294,7 @@ def _matrix_features(adj, n, connected, tables, scratch, out, digits_row):
 def graph_features(adj, n, tables, scratch, out, digits_row):
     """Every feature of G into ``out``, the exact integers as Garner digits into ``digits_row``.
 
-    ``adj`` is ``uint64[n]`` (at least ``n`` long), ``tables`` and ``scratch`` are ``features.kernel``'s.
+    ``adj`` is ``uint64[n]`` (at least ``n`` long), ``tables`` and ``scratch`` are ``boaf.features.kernel``'s.
     """
     nodes = (U1 << np.uint64(n)) - U1
     _degree_features(adj, n, scratch, out)

@@ -17,11 +17,11 @@ from enum import StrEnum
 
 import numpy as np
 
-from features.batch import compute_features
-from features.schema import FEATURE_INDEX
-from game.bits import shuffled_cells
-from game.deals import check_seeds
-from game.state import State
+from boaf.features.batch import compute_features
+from boaf.features.schema import FEATURE_INDEX
+from boaf.game.bits import shuffled_cells
+from boaf.game.deals import check_seeds
+from boaf.game.state import State
 
 #: Kahn's thresholds: |det A| at most, pair count below, zeros of A·A above.
 MAX_DETERMINANT, PAIR_COUNT_BELOW, A2_ZEROS_ABOVE = 100, 46, 70
@@ -68,7 +68,7 @@ class SieveResult:
 
 
 def deal_array(seeds: Iterable[int], rows: int = 4, cols: int = 4) -> np.ndarray:
-    """Seeded deals as a ``game.arrays`` int8 batch, without building ``State`` objects (one compiled shuffle)."""
+    """Seeded deals as a ``boaf.game.arrays`` int8 batch, without building ``State`` objects (one compiled shuffle)."""
     array = np.array(list(seeds), dtype=np.int64)
     check_seeds(array.tolist())
     return shuffled_cells(array, rows * cols)

@@ -3,22 +3,22 @@
 """The compiled feature kernel: every feature of a batch of states, over bitsets.
 
 This is the one module where speed beats beauty. It computes exactly what
-``features.reference`` computes (tests hold it to that), for a batch of states
-given as ``game.arrays`` int8 rows, without one Python call per state.
+``boaf.features.reference`` computes (tests hold it to that), for a batch of states
+given as ``boaf.game.arrays`` int8 rows, without one Python call per state.
 
 Representation: the stacks of a state are numbered 0 … n-1 in row-major cell
-order, and G is a ``game.graph`` graph over them: node ``i``'s neighbours are
-the bits of ``adj[i]`` (a ``uint64``), made from ``game.graph.compat_table()``.
+order, and G is a ``boaf.game.graph`` graph over them: node ``i``'s neighbours are
+the bits of ``adj[i]`` (a ``uint64``), made from ``boaf.game.graph.compat_table()``.
 
 Layout: ``batch_kernel`` (here) runs, per state, the graph topics of
-``features.graph_kernel`` and the card and position topics here (as in the
-reference's ``features.graph`` and ``features.cards``), each writing its
+``boaf.features.graph_kernel`` and the card and position topics here (as in the
+reference's ``boaf.features.graph`` and ``boaf.features.cards``), each writing its
 columns of ``out``. What they read comes in one ``Tables`` per batch
 (``tables_for``), their work arrays in one ``Scratch`` (``scratch_for``).
 
 Exact integers: the spanning-tree count and det(A) are computed modulo a few
 primes below 2^31 (so every product fits int64) and returned as Garner
-mixed-radix digits; ``features.batch`` turns them into exact integers. Enough
+mixed-radix digits; ``boaf.features.batch`` turns them into exact integers. Enough
 primes are used to exceed Cayley's bound n^(n-2) on spanning trees and twice
 Hadamard's bound (n-1)^(n/2) on |det A| for the largest n of the batch.
 """
@@ -31,11 +31,11 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from features.graph_kernel import COLUMN, DETERMINANT, SPANNING, graph_features, sorted_stats
-from features.schema import FEATURE_INDEX, FEATURES
-from game.bits import popcount
-from game.cards import SUITS
-from game.graph import U0, GraphScratch, bit, compat_table, graph_scratch, line_table
+from boaf.features.graph_kernel import COLUMN, DETERMINANT, SPANNING, graph_features, sorted_stats
+from boaf.features.schema import FEATURE_INDEX, FEATURES
+from boaf.game.bits import popcount
+from boaf.game.cards import SUITS
+from boaf.game.graph import U0, GraphScratch, bit, compat_table, graph_scratch, line_table
 
 __all__ = [
     "COLUMN",
@@ -72,15 +72,17 @@ PRIMES = np.array(
 
 N_FEATURES = len(FEATURES)
 
-#: The ``suit_ratio_*`` columns in the order of ``game.cards.SUITS`` (a card's suit is card % 4).
+#: The ``suit_ratio_*`` columns in the order of ``boaf.game.cards.SUITS`` (a card's suit is card % 4).
 SUIT_RATIO_COLUMNS = tuple(FEATURE_INDEX[f"suit_ratio_{suit.lower()}"] for suit in SUITS)
 
 
 class Tables(NamedTuple):
     """What the kernel reads for one grid, made once per batch (``tables_for``)."""
 
-    compat: np.ndarray  # uint64[52]: game.graph.compat_table(), the cards each card may join
-    line: np.ndarray  # uint64[rows*cols]: game.graph.line_table(rows, cols), the cells in each cell's row or column
+    compat: np.ndarray  # uint64[52]: boaf.game.graph.compat_table(), the cards each card may join
+    line: (
+        np.ndarray
+    )  # uint64[rows*cols]: boaf.game.graph.line_table(rows, cols), the cells in each cell's row or column
     primes: np.ndarray  # int64[k]: the first k of PRIMES
     inverses: np.ndarray  # int64[k, k]: Garner's constants of those primes (garner_inverses)
 
@@ -93,7 +95,7 @@ class Scratch(NamedTuple):
 
     degrees: np.ndarray  # degree of each node of G
     sorted_values: np.ndarray  # the insertion sort of ``sorted_stats``
-    graph: GraphScratch  # game.graph's work arrays: cut vertices and node connectivity
+    graph: GraphScratch  # boaf.game.graph's work arrays: cut vertices and node connectivity
     bridgeless: np.ndarray  # uint64 bitsets of G without its bridges
     bridge_ends: np.ndarray  # the two end nodes of each bridge
     island_of: np.ndarray  # island of each node
@@ -157,7 +159,7 @@ def garner_inverses(k: int) -> np.ndarray:
     return inv
 
 
-# ---------------------------------------------------------------- cards and positions, as in features.cards
+# ---------------------------------------------------------------- cards and positions, as in boaf.features.cards
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

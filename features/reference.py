@@ -1,6 +1,6 @@
 """The reference feature vector of one state: plain igraph, numpy and exact integers.
 
-This is the definition the compiled batch path (``features.kernel``) is tested
+This is the definition the compiled batch path (``boaf.features.kernel``) is tested
 against. It costs about a millisecond per state; use ``features.feature_matrix``
 for batches.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from features.cards import card_features, position_features
-from features.graph import compatibility_graph, graph_features
-from features.schema import feature_names
-from game.state import State
+from boaf.features.cards import card_features, position_features
+from boaf.features.graph import compatibility_graph, graph_features
+from boaf.features.schema import feature_names
+from boaf.game.state import State
 
 
 def state_features(state: State) -> dict[str, Any]:

@@ -4,8 +4,8 @@ This package imports nothing else from boaf; everything else imports it.
 
 The seeded deals (``deal``, ``deal_cards``, ``random_state``, ``random_states``)
 load on first use (PEP 562): they need numpy and the compiled shuffle
-(``game.bits``, numba), and ``import game`` (cards, states, notation, errors)
-must stay light for clients such as ``service.client``.
+(``boaf.game.bits``, numba), and ``import game`` (cards, states, notation, errors)
+must stay light for clients such as ``boaf.service.client``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from game.cards import RANKS, SUITS, Card, card_rank, card_suit, card_text, compatible, make_card, parse_card
-from game.errors import BoafError, Failure, IllegalMove, InvalidCard, InvalidInput, InvalidSeed, InvalidState, Stopped
-from game.notation import (
+from boaf.game.cards import RANKS, SUITS, Card, card_rank, card_suit, card_text, compatible, make_card, parse_card
+from boaf.game.errors import (
+    BoafError,
+    Failure,
+    IllegalMove,
+    InvalidCard,
+    InvalidInput,
+    InvalidSeed,
+    InvalidState,
+    Stopped,
+)
+from boaf.game.notation import (
     format_grid,
     format_moves,
     parse_grid,
@@ -26,10 +35,10 @@ from game.notation import (
     state_from_json,
     state_to_json,
 )
-from game.state import Move, State, cell_name
+from boaf.game.state import Move, State, cell_name
 
 if TYPE_CHECKING:
-    from game.deals import deal, deal_cards, random_state, random_states
+    from boaf.game.deals import deal, deal_cards, random_state, random_states
 
 _DEALS = frozenset({"deal", "deal_cards", "random_state", "random_states"})
 
@@ -71,12 +80,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # start-up: the deals pull in numba (game.bits); load them only when asked for
+    # start-up: the deals pull in numba (boaf.game.bits); load them only when asked for
     if name in _DEALS:
-        value = getattr(import_module("game.deals"), name)
+        value = getattr(import_module("boaf.game.deals"), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module 'game' has no attribute {name!r}")
+    raise AttributeError(f"module 'boaf.game' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -1,7 +1,7 @@
 """States as numpy arrays, the interchange format of the compiled kernels.
 
 A batch of states on one grid shape is an ``int8`` array of shape
-``(n_states, rows * cols)``: the top card (0 … 51, see ``game.cards``) of each
+``(n_states, rows * cols)``: the top card (0 … 51, see ``boaf.game.cards``) of each
 cell in row-major order, or ``EMPTY`` (-1). Stack heights do not affect play, so
 the kernels never need them.
 """
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from game.errors import InvalidState
-from game.state import State
+from boaf.game.errors import InvalidState
+from boaf.game.state import State
 
 EMPTY = -1
 

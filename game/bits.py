@@ -4,7 +4,7 @@
 - ``lowest_bit(x)``: the index of the lowest set bit of a non-zero integer
   (LLVM ``cttz``), as an ``int64``.
 - ``shuffled_cells(seeds, ncells)``: the seeded deals (SPEC §2), one row of
-  ``ncells`` cards per seed; ``game.deals.deal_cards`` is its first row for 52.
+  ``ncells`` cards per seed; ``boaf.game.deals.deal_cards`` is its first row for 52.
 
 Both bit helpers take any integer type (``uint64`` masks in ``search``, ``int64``
 in ``features``); they are numba intrinsics, callable only from compiled code.
@@ -19,7 +19,7 @@ import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
-from game import kernel_cache
+from boaf.game import kernel_cache
 
 kernel_cache.install()  # before any kernel is defined: every boaf kernel's cache is stamped with all kernel sources
 
@@ -30,7 +30,7 @@ def lean_njit(*, inline: str = "never") -> Any:
     """``numba.njit(cache=True, nogil=True)`` for compiled code that allocates nothing: without numba's reference
     counting (``_nrt=False``).
 
-    With it, every array read out of a named tuple (``search.kernel.bundles``)
+    With it, every array read out of a named tuple (``boaf.search.kernel.bundles``)
     and every array argument costs an atomic increment and decrement: the
     search kernel on typed state ran 2.3x slower until its allocation-free
     functions were compiled this way. Such a function may create views but no
@@ -76,7 +76,7 @@ def lowest_bit(typingctx, x):  # type: ignore[no-untyped-def]
 def shuffled_cells(seeds: np.ndarray, ncells: int) -> np.ndarray:
     """``int8[len(seeds), ncells]``: the Microsoft FreeCell shuffle of each seed, in dealing order (SPEC §2).
 
-    Seeds must lie in the 32-bit signed range (``game.deals`` checks them).
+    Seeds must lie in the 32-bit signed range (``boaf.game.deals`` checks them).
     """
     out = np.empty((seeds.shape[0], ncells), dtype=np.int8)
     deck = np.empty(52, dtype=np.int64)

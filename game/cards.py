@@ -8,7 +8,7 @@ their names and text.
 
 from __future__ import annotations
 
-from game.errors import InvalidCard
+from boaf.game.errors import InvalidCard
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"

@@ -6,15 +6,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from game.bits import shuffled_cells
-from game.cards import DECK_SIZE, Card
-from game.errors import InvalidSeed, InvalidState
-from game.state import State, check_grid
-from game.validation import INT32_MAX, INT32_MIN
+from boaf.game.bits import shuffled_cells
+from boaf.game.cards import DECK_SIZE, Card
+from boaf.game.errors import InvalidSeed, InvalidState
+from boaf.game.state import State, check_grid
+from boaf.game.validation import INT32_MAX, INT32_MIN
 
 
 def deal_cards(seed: int) -> list[Card]:
-    """The Microsoft FreeCell shuffle of the deck for ``seed``, in dealing order (``game.bits.shuffled_cells``).
+    """The Microsoft FreeCell shuffle of the deck for ``seed``, in dealing order (``boaf.game.bits.shuffled_cells``).
 
     The grid takes these cards row-major from the front of the list.
     """

@@ -10,7 +10,7 @@ feature kernel numbers a state's stacks 0 … n-1 and builds its own links.
 
 What is here, written once:
 
-- the tables: ``compat_table`` (cards that may join, by ``game.cards.compatible``),
+- the tables: ``compat_table`` (cards that may join, by ``boaf.game.cards.compatible``),
   ``line_table`` (cells in one row or column) and ``cell_cut_table``;
 - reach: ``reach``, ``reach_within``, ``is_connected``;
 - ``cut_vertices`` (Tarjan, one component) and ``all_cut_vertices``;
@@ -32,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.cards import DECK_SIZE, compatible
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.cards import DECK_SIZE, compatible
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)

@@ -2,7 +2,7 @@
 
 numba stamps a function's cached machine code (``cache=True``) with its own
 file's modification time and size. A kernel is compiled with the kernels it
-calls linked in, and those live in other files (``search.kernel`` is a package
+calls linked in, and those live in other files (``boaf.search.kernel`` is a package
 of topic modules): after an edit of a callee, numba would load the caller's
 old machine code, which still runs the old callee.
 
@@ -16,8 +16,8 @@ of the files' bytes, not of their times, so a copy of the same files (the
 container image, whose cache is filled at build time) keeps its cache valid.
 
 ``install()`` puts the locator first in numba's list and registers boaf's
-kernel sources (``KERNEL_SOURCES``). ``game.bits`` calls it before any kernel
-is defined, and every compiled module of boaf imports ``game.bits``.
+kernel sources (``KERNEL_SOURCES``). ``boaf.game.bits`` calls it before any kernel
+is defined, and every compiled module of boaf imports ``boaf.game.bits``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ A line of input (a file of states, one a line) is grid text, the JSON form, or a
 JSON object whose ``grid`` field is either. A seed range is ``A:B``, the deals
 ``A <= seed < B``.
 
-Every reader returns the converted value or raises an error from ``game.errors``
+Every reader returns the converted value or raises an error from ``boaf.game.errors``
 that names the bad part of the input and where it is.
 """
 
@@ -20,10 +20,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from game.cards import Card, card_text, compatible, parse_card
-from game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState
-from game.state import MAX_CELLS, Move, State, cell_name
-from game.validation import INT32_MAX, INT32_MIN
+from boaf.game.cards import Card, card_text, compatible, parse_card
+from boaf.game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState
+from boaf.game.state import MAX_CELLS, Move, State, cell_name
+from boaf.game.validation import INT32_MAX, INT32_MIN
 
 EMPTY_CELL_TEXT = "--"
 _EMPTY_MARKS = frozenset({"--", "."})

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from game.cards import CARD_TEXTS, COMPATIBLE_MASKS, DECK_SIZE, Card, card_text, compatible
-from game.errors import IllegalMove, InvalidState
+from boaf.game.cards import CARD_TEXTS, COMPATIBLE_MASKS, DECK_SIZE, Card, card_text, compatible
+from boaf.game.errors import IllegalMove, InvalidState
 
 MAX_CELLS = DECK_SIZE
 

@@ -26,9 +26,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-import search
-from game.validation import check_positive_int
-from jobs.runner import Cluster, InvalidJob, combine_parts, run_job
+from boaf import search
+from boaf.game.validation import check_positive_int
+from boaf.jobs.runner import Cluster, InvalidJob, combine_parts, run_job
 
 DEFAULT_CHUNK_SIZE = 2_500  # 41 chunks for the 100,001-deal census
 MAX_CHUNK_SIZE = 1_000_000  # a chunk is one task: its table is built in a worker's memory (~50 bytes a deal)

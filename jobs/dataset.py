@@ -1,6 +1,6 @@
 """Dataset generation on the batch runner (SPEC §5).
 
-``models.datasets`` says what a dataset is: its spec, the rows of one chunk
+``boaf.models.datasets`` says what a dataset is: its spec, the rows of one chunk
 (``generate_chunk``) and its manifest. This job runs the chunks on Dask, keeps
 finished chunks under ``out_dir/parts`` until the dataset is complete (so an
 interrupted run resumes where it stopped), and writes ``data.parquet`` and
@@ -14,10 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import search
-from features import SCHEMA_VERSION
-from jobs.runner import Cluster, combine_parts, run_job
-from models.datasets import DATA_FILE, DatasetSpec, generate_chunk, write_manifest
+from boaf import search
+from boaf.features import SCHEMA_VERSION
+from boaf.jobs.runner import Cluster, combine_parts, run_job
+from boaf.models.datasets import DATA_FILE, DatasetSpec, generate_chunk, write_manifest
 
 
 def generate_dataset(spec: DatasetSpec, out_dir: Path, cluster: Cluster | None = None) -> dict[str, Any]:

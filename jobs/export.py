@@ -4,7 +4,7 @@ Input, chosen by the file name:
 
 - ``*.parquet``: a ``grid`` column of grid text (or state JSON text);
 - anything else: one state per line, grid text or a JSON object with a ``grid``
-  field (``game.notation.parse_state_line``, as the CLI reads); blank lines are ignored.
+  field (``boaf.game.notation.parse_state_line``, as the CLI reads); blank lines are ignored.
 
 Output: ``grid`` (the canonical grid text) and one column per feature in schema
 order, then the ``*_text`` columns of ``features.feature_table`` (exact decimal
@@ -31,13 +31,13 @@ from typing import Literal
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from features.batch import arrow_schema, feature_table, schema_metadata
-from game.errors import BoafError, InvalidState
-from game.notation import format_grid, parse_state_line
-from game.state import State
-from game.validation import check_positive_int
-from jobs.runner import Cluster, InvalidJob, combine_parts, run_job
-from models.files import atomic_write, file_sha256
+from boaf.features.batch import arrow_schema, feature_table, schema_metadata
+from boaf.game.errors import BoafError, InvalidState
+from boaf.game.notation import format_grid, parse_state_line
+from boaf.game.state import State
+from boaf.game.validation import check_positive_int
+from boaf.jobs.runner import Cluster, InvalidJob, combine_parts, run_job
+from boaf.models.files import atomic_write, file_sha256
 
 OnError = Literal["skip", "fail"]
 SKIPPED_KEY = "boaf.export.skipped"
@@ -191,7 +191,7 @@ def _parquet_chunks(path: Path, chunk_size: int, on_error: OnError) -> Iterator[
 
 
 def _read_state(text: str | None, unit: str) -> State:
-    """One input line or Parquet ``grid`` value (see ``game.notation.parse_state_line``)."""
+    """One input line or Parquet ``grid`` value (see ``boaf.game.notation.parse_state_line``)."""
     if text is None:
         raise InvalidState("grid is null")
     if not text.strip():

@@ -1,9 +1,9 @@
 """The retraining job: datasets, both training steps, and installation only when the checks pass.
 
-``retrain(config)`` generates the datasets (``jobs.dataset``), runs the steps of
-``models.retrain_steps`` in a staging directory under ``config.out`` and installs the
-version (``models.registry``) only when it is complete and its checks pass:
-ONNX/LightGBM parity (``models.onnx_export.Parity``), and held-out random
+``retrain(config)`` generates the datasets (``boaf.jobs.dataset``), runs the steps of
+``boaf.models.retrain_steps`` in a staging directory under ``config.out`` and installs the
+version (``boaf.models.registry``) only when it is complete and its checks pass:
+ONNX/LightGBM parity (``boaf.models.onnx_export.Parity``), and held-out random
 accuracy of at least ``config.min_accuracy``. An interrupted or failed run
 leaves the installed model untouched. Datasets are kept under
 ``config.out/datasets`` and reused, or resumed, by later runs.
@@ -22,16 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from jobs.dataset import generate_dataset
-from jobs.runner import Cluster
-from models import registry
-from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
-from models.errors import ModelError
-from models.inputs import DEFAULT_PROBE_NODES
-from models.onnx_export import Parity
-from models.provenance import package_version
-from models.retrain_steps import Log, new_version, train_classifier, tune_cutoff, write_card
-from models.training import TUNING_GRID, load_labelled
+from boaf.jobs.dataset import generate_dataset
+from boaf.jobs.runner import Cluster
+from boaf.models import registry
+from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
+from boaf.models.errors import ModelError
+from boaf.models.inputs import DEFAULT_PROBE_NODES
+from boaf.models.onnx_export import Parity
+from boaf.models.provenance import package_version
+from boaf.models.retrain_steps import Log, new_version, train_classifier, tune_cutoff, write_card
+from boaf.models.training import TUNING_GRID, load_labelled
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from game.errors import BoafError, Failure, InvalidInput
-from game.validation import check_positive_int
-from models.files import PARTIAL_WRITES, atomic_write, write_text_atomically
+from boaf.game.errors import BoafError, Failure, InvalidInput
+from boaf.game.validation import check_positive_int
+from boaf.models.files import PARTIAL_WRITES, atomic_write, write_text_atomically
 
 JOB_FILE = "_job.json"  # "_": a partitioned Parquet reader skips it
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from features.kahn import SieveResult
-from jobs.runner import Cluster, run_job
-from search import Status, solve_deals
+from boaf.features.kahn import SieveResult
+from boaf.jobs.runner import Cluster, run_job
+from boaf.search import Status, solve_deals
 
 DEFAULT_CHUNK_SIZE = 500
 

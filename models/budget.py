@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from game import State, parse_grid, random_states
-from models import plots
-from models.classifier import CARD_FILE, Classifier, load_classifier
-from models.datasets import DatasetSpec, exact_labels, generate_chunk
-from models.errors import ModelError
-from models.exact import ExactBudget, write_exact_budget
-from models.files import write_text_atomically
+from boaf.game import State, parse_grid, random_states
+from boaf.models import plots
+from boaf.models.classifier import CARD_FILE, Classifier, load_classifier
+from boaf.models.datasets import DatasetSpec, exact_labels, generate_chunk
+from boaf.models.errors import ModelError
+from boaf.models.exact import ExactBudget, write_exact_budget
+from boaf.models.files import write_text_atomically
 
 #: What Classify may cost: CPU ms of one core per state in 1,000-state batches, and a single state's p99.
 BATCH_MS_TARGET = 0.3

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.errors import ModelError
-from models.files import write_text_atomically
+from boaf.models.errors import ModelError
+from boaf.models.files import write_text_atomically
 
 CALIBRATION_FILE = "calibration.json"
 MIN_ROWS = 200  # fewer held-out rows of a stack count than this share the pooled fit

@@ -1,8 +1,8 @@
 """The served solvability classifier: an ONNX model run by onnxruntime.
 
 A model directory holds ``classifier.onnx``, ``model_card.json`` and, when the
-model has an exact path (``models.exact``), ``exact_path.json``; a model trained
-on the hard remainder also has ``calibration.json`` (``models.calibration``). The ONNX
+model has an exact path (``boaf.models.exact``), ``exact_path.json``; a model trained
+on the hard remainder also has ``calibration.json`` (``boaf.models.calibration``). The ONNX
 file carries the feature schema it was trained on in its metadata, and loading
 refuses a model whose schema differs from ``features.SCHEMA_VERSION``: feeding a
 model columns it was not trained on gives confident nonsense.
@@ -20,16 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from features import SCHEMA_VERSION
-from game.arrays import states_to_array
-from game.errors import Stopped
-from game.state import State
-from models import registry
-from models.calibration import Calibration, read_calibration
-from models.errors import ClassifyStopped, ModelError
-from models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
-from models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
-from models.onnx_session import OnnxSession
+from boaf.features import SCHEMA_VERSION
+from boaf.game.arrays import states_to_array
+from boaf.game.errors import Stopped
+from boaf.game.state import State
+from boaf.models import registry
+from boaf.models.calibration import Calibration, read_calibration
+from boaf.models.errors import ClassifyStopped, ModelError
+from boaf.models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
+from boaf.models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
+from boaf.models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
@@ -56,7 +56,7 @@ class Classifier:
     directory: Path | None = None  # the model version directory it was loaded from
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
-    progress_nodes: int = 0  # the budget of the search whose progress the model reads (models.progress); 0: none
+    progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.models.progress); 0: none
     # Runs around each stage of a chunk ("exact path", "features", "inference"): the service's tracing spans.
     trace: Trace = field(default=untraced, repr=False, compare=False)
 
@@ -85,7 +85,7 @@ class Classifier:
         cancel: np.ndarray | None = None,
         exact: ExactBudget | None = None,
     ) -> Predictions:
-        """``classify`` for a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``).
+        """``classify`` for a batch on one grid given as ``boaf.game.arrays`` cells (``int8``, ``(n, rows*cols)``).
 
         The batch goes through in chunks of ``CHUNK_STATES``, so that the working arrays stay
         small whatever its size. Every stage reads ``cancel``: the exact search at each node,
@@ -137,7 +137,7 @@ class Classifier:
         return self.predict_matrix(model_inputs(states, self.probe_nodes, self.progress_nodes))
 
     def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
-        """P(solvable) for rows of a model input matrix (``models.inputs``)."""
+        """P(solvable) for rows of a model input matrix (``boaf.models.inputs``)."""
         if matrix.ndim != 2 or matrix.shape[1] != self.session.n_features:
             raise ModelError(
                 f"feature matrix has shape {matrix.shape}; the model takes {self.session.n_features} columns"
@@ -153,7 +153,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
     """Load the model in ``directory`` and check its schema.
 
     ``directory`` is a model version directory or a model root whose CURRENT
-    names one (default: the committed root, see ``models.registry``). Raises
+    names one (default: the committed root, see ``boaf.models.registry``). Raises
     ``ModelError`` naming the file when a file is missing or malformed, or when
     the model was trained on a feature schema other than this build's.
     """

@@ -3,7 +3,7 @@
 A dataset is deterministic from (generator, seed, count, grid, chunk size): the
 same command writes the same bytes. This module says what each chunk holds
 (``generate_chunk``, a plain function) and what the manifest records; the job
-``jobs.dataset`` runs the chunks on Dask (so it resumes after interruption) and
+``boaf.jobs.dataset`` runs the chunks on Dask (so it resumes after interruption) and
 writes them as one Parquet file, ``data.parquet``, beside a ``manifest.json``
 recording the generator, its parameters, the row count, the file's SHA-256 and
 the solver and feature schema versions. Labels come from the exact solver, with
@@ -34,13 +34,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import search
-from features import SCHEMA_VERSION
-from game import State, deal, format_grid, random_state
-from game.validation import check_positive_int
-from models.errors import DatasetError
-from models.files import file_sha256, write_text_atomically
-from search import SOLVABLE, UNKNOWN, solve_many
+from boaf import search
+from boaf.features import SCHEMA_VERSION
+from boaf.game import State, deal, format_grid, random_state
+from boaf.game.validation import check_positive_int
+from boaf.models.errors import DatasetError
+from boaf.models.files import file_sha256, write_text_atomically
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
 GENERATORS = ("random", "decisions", "deals")
 DATA_FILE = "data.parquet"

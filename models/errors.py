@@ -1,8 +1,8 @@
-"""Errors of the learned half of boaf, each in its branch of ``game.errors``."""
+"""Errors of the learned half of boaf, each in its branch of ``boaf.game.errors``."""
 
 from __future__ import annotations
 
-from game.errors import Failure, InvalidInput, Stopped
+from boaf.game.errors import Failure, InvalidInput, Stopped
 
 
 class ModelError(Failure):

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from models.errors import ModelError
-from models.files import write_text_atomically
-from search import DEFAULT_ALGORITHM, SOLVABLE, UNKNOWN, UNSOLVABLE, solve_many
+from boaf.models.errors import ModelError
+from boaf.models.files import write_text_atomically
+from boaf.search import DEFAULT_ALGORITHM, SOLVABLE, UNKNOWN, UNSOLVABLE, solve_many
 
 EXACT_FILE = "exact_path.json"
 
@@ -77,7 +77,7 @@ def exact_search(
 ) -> Predictions:
     """The exact path alone, for a batch on one grid: settled states get p 1 or 0 and ``exact``.
 
-    ``cells`` is an ``int8`` array ``(n, rows*cols)`` (``game.arrays``). The
+    ``cells`` is an ``int8`` array ``(n, rows*cols)`` (``boaf.game.arrays``). The
     whole batch is one compiled call; open states come back with p 0.5. Once
     ``cancel[0]`` is set (``search.solve``'s flag) the searches stop and every
     state not yet settled stays open.

@@ -19,9 +19,9 @@ set deals 0-99):
   flags as possible FFUDs and the budget leaves open, both labels kept.
 
 ``train_hard_model`` fits LightGBM on the feature vector and the progress of a
-small budgeted search (``models.progress``, ``PROGRESS_NODES`` states; no probe:
+small budgeted search (``boaf.models.progress``, ``PROGRESS_NODES`` states; no probe:
 on these states it would always say "undecided"), recalibrates it per stack count on a
-held-out split (``models.calibration``), exports it to ONNX with a parity check
+held-out split (``boaf.models.calibration``), exports it to ONNX with a parity check
 on the held-out rows, and writes a complete model version directory.
 """
 
@@ -38,23 +38,23 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from features import SCHEMA_VERSION, feature_matrix, feature_names
-from features.kahn import A2_ZEROS_ABOVE, MAX_DETERMINANT, PAIR_COUNT_BELOW
-from game import State, deal, parse_grid, random_states
-from models import plots, registry
-from models.budget import CANDIDATES, tune_budget, tuning_sets
-from models.calibration import fit_calibration, write_calibration
-from models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
-from models.datasets import DatasetSpec, generate_chunk
-from models.errors import ModelError
-from models.exact import EXACT_FILE, ExactBudget, write_exact_budget
-from models.files import write_json_atomically
-from models.inputs import input_names, model_inputs
-from models.onnx_export import export_onnx, parity
-from models.ordering import ORDERING_FILE
-from models.retrain_steps import new_version
-from models.training import Labelled, fit, metrics, split_indices
-from search import SOLVABLE, UNKNOWN, solve_deals, solve_many
+from boaf.features import SCHEMA_VERSION, feature_matrix, feature_names
+from boaf.features.kahn import A2_ZEROS_ABOVE, MAX_DETERMINANT, PAIR_COUNT_BELOW
+from boaf.game import State, deal, parse_grid, random_states
+from boaf.models import plots, registry
+from boaf.models.budget import CANDIDATES, tune_budget, tuning_sets
+from boaf.models.calibration import fit_calibration, write_calibration
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
+from boaf.models.datasets import DatasetSpec, generate_chunk
+from boaf.models.errors import ModelError
+from boaf.models.exact import EXACT_FILE, ExactBudget, write_exact_budget
+from boaf.models.files import write_json_atomically
+from boaf.models.inputs import input_names, model_inputs
+from boaf.models.onnx_export import export_onnx, parity
+from boaf.models.ordering import ORDERING_FILE
+from boaf.models.retrain_steps import new_version
+from boaf.models.training import Labelled, fit, metrics, split_indices
+from boaf.search import SOLVABLE, UNKNOWN, solve_deals, solve_many
 
 HARD_STACKS = range(9, 17)
 RANDOM_SEED = 70_000

@@ -9,7 +9,7 @@ service probes exactly as training did. A budget of 0 turns the probe off, which
 gives the papers' pure-feature classifier.
 
 A model trained on the hard remainder may also take the columns of a budgeted
-search's progress (``models.progress``, ``progress_nodes`` states per search, 0: none).
+search's progress (``boaf.models.progress``, ``progress_nodes`` states per search, 0: none).
 
 Every column is rounded to float32, the precision the ONNX model compares in.
 """
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from features import feature_matrix, feature_names
-from game.arrays import states_to_array
-from game.state import State
-from models.progress import PROGRESS_COLUMNS, search_progress
+from boaf.features import feature_matrix, feature_names
+from boaf.game.arrays import states_to_array
+from boaf.game.state import State
+from boaf.models.progress import PROGRESS_COLUMNS, search_progress
 
 PROBE_COLUMNS = ("probe_outcome", "probe_nodes")
 DEFAULT_PROBE_NODES = 256
@@ -55,16 +55,16 @@ def cell_inputs(
     progress_nodes: int = 0,
     cancel: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``model_inputs`` of a batch on one grid given as ``game.arrays`` cells (``int8``, ``(n, rows*cols)``).
+    """``model_inputs`` of a batch on one grid given as ``boaf.game.arrays`` cells (``int8``, ``(n, rows*cols)``).
 
     Each extra block (probe, progress) is one compiled call for the whole batch. ``cancel``
     (an int64[1] flag) stops the features and the progress search between states:
-    they raise ``FeaturesStopped`` or ``ProgressStopped`` (both ``game.errors.Stopped``).
+    they raise ``FeaturesStopped`` or ``ProgressStopped`` (both ``boaf.game.errors.Stopped``).
     """
     matrix = feature_matrix(cells, rows, cols, cancel=cancel)
     if probe_nodes:
         # Local for start-up time, as in probe_columns.
-        from search.probe import probe
+        from boaf.search.probe import probe
 
         outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
         matrix = np.column_stack([matrix, outcome, nodes])
@@ -79,7 +79,7 @@ def probe_columns(states: Sequence[State], probe_nodes: int) -> np.ndarray:
     States of several grid shapes are probed shape by shape, in input order.
     """
     # Local for start-up time: loading a classifier (or a model without a probe) skips the solver's kernel.
-    from search.probe import probe
+    from boaf.search.probe import probe
 
     out = np.empty((len(states), 2), dtype=np.float64)
     for shape, index in states_by_shape(states).items():

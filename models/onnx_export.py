@@ -2,7 +2,7 @@
 
 The served model is always the ONNX file run by onnxruntime; LightGBM only trains.
 ONNX tree ensembles compare in float32, so models are trained on float32-rounded
-features (see ``models.training``) and every export is checked for parity.
+features (see ``boaf.models.training``) and every export is checked for parity.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # importing lightgbm costs seconds; the served classifier nev
     import lightgbm as lgb
     import onnx
 
-from models.errors import ModelError
-from models.onnx_session import INPUT_NAME, LABEL_OUTPUT, OnnxSession
+from boaf.models.errors import ModelError
+from boaf.models.onnx_session import INPUT_NAME, LABEL_OUTPUT, OnnxSession
 
 
 def export_onnx(model: lgb.LGBMClassifier, path: Path, metadata: Mapping[str, str]) -> Path:

@@ -1,7 +1,7 @@
 """The ONNX classifier graph's names, and an onnxruntime session on it.
 
-Both the served classifier (``models.classifier``) and the export's parity check
-(``models.onnx_export``) run a classifier file through this session.
+Both the served classifier (``boaf.models.classifier``) and the export's parity check
+(``boaf.models.onnx_export``) run a classifier file through this session.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.errors import ModelError
+from boaf.models.errors import ModelError
 
 INPUT_NAME = "features"
 LABEL_OUTPUT = "label"

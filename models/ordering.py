@@ -23,12 +23,12 @@ import numpy as np
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold
 
-from features import feature_names
-from game.state import State
-from models.files import write_text_atomically
-from models.training import Labelled
-from search import SUBSET_H, Algorithm, OrderingModel, solve_many
-from search.algorithms import ORDERED_SUBSET_H
+from boaf.features import feature_names
+from boaf.game.state import State
+from boaf.models.files import write_text_atomically
+from boaf.models.training import Labelled
+from boaf.search import SUBSET_H, Algorithm, OrderingModel, solve_many
+from boaf.search.algorithms import ORDERED_SUBSET_H
 
 ORDERING_FILE = "ordering.json"
 CUTOFFS = tuple(range(2, 17))
@@ -46,7 +46,7 @@ class OrderingFit:
 def subset_h_columns(matrix: np.ndarray) -> np.ndarray:
     """The subset-H columns (``SUBSET_H``) of a feature matrix, one row a state.
 
-    ``search.ordering.subset_h`` is the same three numbers for one state's cards.
+    ``boaf.search.ordering.subset_h`` is the same three numbers for one state's cards.
     """
     names = feature_names()
     return matrix[:, [names.index(name) for name in SUBSET_H]]

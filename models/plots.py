@@ -66,7 +66,7 @@ def cutoff_sweep_plot(
 def budget_sweep_plot(costs: Sequence[Any], chosen: int, path: Path) -> Path:
     """Classify's accuracy and batch ms/state against the exact path's node budget, one line per set.
 
-    ``costs`` are ``models.budget.BudgetCost`` rows (``max_nodes``, ``name``, ``accuracy``, ``batch_ms``).
+    ``costs`` are ``boaf.models.budget.BudgetCost`` rows (``max_nodes``, ``name``, ``accuracy``, ``batch_ms``).
     """
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
     for name in dict.fromkeys(c.name for c in costs):

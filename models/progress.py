@@ -19,7 +19,7 @@ of dead states (wide keys, a stamp per state of the batch).
 - ``progress_outcome``: 1 solved, 0 proved unsolvable, 0.5 budget spent.
 
 These are features, never answers: Classify's exact answers come from
-``search`` alone (``models.exact``). This is compiled code where speed beats
+``search`` alone (``boaf.models.exact``). This is compiled code where speed beats
 beauty; ``progress_reference`` is the plain-Python search it is tested against.
 """
 
@@ -30,15 +30,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.errors import Stopped
-from game.graph import is_connected
-from search.kernel import PRUNE_GRAPH, Config, Scratch, board_of, new_scratch
-from search.kernel.dfs import MemoPlan, Stack, children_width, new_stack
-from search.kernel.generate import generate, play, unplay
-from search.kernel.keys import _plain_key, key_words
-from search.kernel.memo import _memo_add, _memo_find
-from search.kernel.order import _sort_by_target
-from search.tables import compat_table, grid_tables
+from boaf.game.errors import Stopped
+from boaf.game.graph import is_connected
+from boaf.search.kernel import PRUNE_GRAPH, Config, Scratch, board_of, new_scratch
+from boaf.search.kernel.dfs import MemoPlan, Stack, children_width, new_stack
+from boaf.search.kernel.generate import generate, play, unplay
+from boaf.search.kernel.keys import _plain_key, key_words
+from boaf.search.kernel.memo import _memo_add, _memo_find
+from boaf.search.kernel.order import _sort_by_target
+from boaf.search.tables import compat_table, grid_tables
 
 PROGRESS_COLUMNS = (
     "progress_nodes",
@@ -64,7 +64,7 @@ def search_progress(
 ) -> np.ndarray:
     """``(n, len(PROGRESS_COLUMNS))`` float64: each state's search progress within ``max_nodes`` expanded states.
 
-    ``cells`` is ``int8`` ``(n, rows*cols)`` (``game.arrays``); one compiled call for the batch.
+    ``cells`` is ``int8`` ``(n, rows*cols)`` (``boaf.game.arrays``); one compiled call for the batch.
     ``cancel`` is an int64[1] flag another thread may set: the search reads it before each
     state and once it is set the call raises ``ProgressStopped``.
     """
@@ -84,7 +84,7 @@ def warm_up_progress() -> None:
 
 
 class _Frame(NamedTuple):
-    """The progress search's stack (``search.kernel.dfs``'s: wide keys, no move ever asleep) and its scratch."""
+    """The progress search's stack (``boaf.search.kernel.dfs``'s: wide keys, no move ever asleep) and its scratch."""
 
     stack: Stack
     tally: np.ndarray  # int64[ncells + 1]: ``_sort_by_target``'s counts

@@ -1,6 +1,6 @@
 """Where a model or a server came from: the installed versions of the packages behind it.
 
-A model card lists the versions of the packages that built it (``jobs.retrain``),
+A model card lists the versions of the packages that built it (``boaf.jobs.retrain``),
 and the service reports boaf's own version (GetServerInfo, the OpenAPI document).
 """
 

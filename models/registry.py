@@ -11,7 +11,7 @@ A version is built in a hidden staging directory and renamed into place only
 when complete; CURRENT is then replaced atomically. An interrupted retrain
 therefore never changes what is installed. ``publish`` copies a version into
 another root the same way (the volume serving pods read: deploy/k8s), and a
-server watching that root reloads it (``service.reload``).
+server watching that root reloads it (``boaf.service.reload``).
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ import uuid
 from importlib import resources
 from pathlib import Path
 
-from models.errors import ModelError
-from models.files import write_text_atomically
+from boaf.models.errors import ModelError
+from boaf.models.files import write_text_atomically
 
 CURRENT_FILE = "CURRENT"
 
 
 def default_root() -> Path:
     """The committed model root inside the package."""
-    return Path(str(resources.files("models") / "artifacts"))
+    return Path(str(resources.files("boaf.models") / "artifacts"))
 
 
 def resolve(path: Path | None = None) -> Path:

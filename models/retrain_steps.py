@@ -7,7 +7,7 @@
   writes ``ordering.json`` and the sweep plot into ``out``.
 
 The whole job (generate the datasets on Dask, run both steps in a staging
-directory, install the version when its checks pass) is ``jobs.retrain``.
+directory, install the version when its checks pass) is ``boaf.jobs.retrain``.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from features import SCHEMA_VERSION, feature_names
-from game import State, format_grid, random_states
-from models import plots
-from models.classifier import CARD_FILE, CLASSIFIER_FILE
-from models.datasets import exact_labels
-from models.files import write_json_atomically
-from models.inputs import DEFAULT_PROBE_NODES, input_names
-from models.onnx_export import export_onnx, parity
-from models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
-from models.training import (
+from boaf.features import SCHEMA_VERSION, feature_names
+from boaf.game import State, format_grid, random_states
+from boaf.models import plots
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE
+from boaf.models.datasets import exact_labels
+from boaf.models.files import write_json_atomically
+from boaf.models.inputs import DEFAULT_PROBE_NODES, input_names
+from boaf.models.onnx_export import export_onnx, parity
+from boaf.models.ordering import ORDERING_FILE, fit_ordering, sweep_cutoff, write_ordering
+from boaf.models.training import (
     PAPER_PARAMS,
     TUNING_GRID,
     Labelled,

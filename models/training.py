@@ -1,9 +1,9 @@
 """Training and evaluating the LightGBM solvability classifier.
 
-Inputs (``models.inputs``) are rounded to float32 before training because the
+Inputs (``boaf.models.inputs``) are rounded to float32 before training because the
 served ONNX model compares in float32; trained on float32 values, LightGBM's
 split thresholds fall between representable values and the export agrees with
-it (checked by ``models.onnx_export.parity``).
+it (checked by ``boaf.models.onnx_export.parity``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
-from game import parse_grid
-from models.inputs import model_inputs
+from boaf.game import parse_grid
+from boaf.models.inputs import model_inputs
 
 #: Araki et al. 2019's tuned point: 94.479% 10-fold CV accuracy on 500,000 random states.
 PAPER_PARAMS: dict[str, Any] = {"learning_rate": 0.2, "n_estimators": 50, "num_leaves": 90}
@@ -52,7 +52,7 @@ class Labelled:
 
 
 def inputs_of_grids(grids: Iterable[str], probe_nodes: int) -> np.ndarray:
-    """Model input matrix (``models.inputs``) of grid texts."""
+    """Model input matrix (``boaf.models.inputs``) of grid texts."""
     return model_inputs([parse_grid(g) for g in grids], probe_nodes)
 
 

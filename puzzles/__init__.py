@@ -9,9 +9,9 @@
 Imports ``search``, ``features`` and ``game``; nothing below imports it.
 """
 
-from puzzles.analysis import DEFAULT_BUDGET, analyze
-from puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest, PuzzleError
-from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
+from boaf.puzzles.analysis import DEFAULT_BUDGET, analyze
+from boaf.puzzles.errors import AnalysisStopped, GenerationFailed, InvalidPuzzleRequest, PuzzleError
+from boaf.puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -8,7 +8,7 @@ T = 1 − winning moves ÷ legal moves.
 
 ``analyze`` is exact (one full enumeration, labelled bottom-up) when the states
 fit the budget, and otherwise an estimate (``exact`` false) from sampled states
-with 95% intervals, see ``puzzles.estimate``. It never keeps more states than the
+with 95% intervals, see ``boaf.puzzles.estimate``. It never keeps more states than the
 budget: its ``states_enumerated`` is at most the budget, which is what a server
 reports against its cap (generation's wider walk, ``walk_for_analysis``, reports no count).
 """
@@ -20,11 +20,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from game import State
-from puzzles.enumeration import Enumeration, Labels, enumerate_states, label_states
-from puzzles.estimate import check_samples, estimate_from
-from puzzles.limits import deadline_after, seconds_left
-from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
+from boaf.game import State
+from boaf.puzzles.enumeration import Enumeration, Labels, enumerate_states, label_states
+from boaf.puzzles.estimate import check_samples, estimate_from
+from boaf.puzzles.limits import deadline_after, seconds_left
+from boaf.puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
 
 DEFAULT_BUDGET = 10_000_000  # states an exact analysis may keep (~60 bytes each at peak); every 12-card state fits
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from game import State
-from puzzles.analysis import exact_analysis
-from puzzles.enumeration import Enumeration
-from puzzles.errors import InvalidPuzzleRequest
-from puzzles.estimate import estimate_depth, walk_for_analysis
-from puzzles.limits import SearchLimits
-from puzzles.results import PuzzleAnalysis
-from search import SOLVABLE, UNKNOWN, SolveResult, solve
+from boaf.game import State
+from boaf.puzzles.analysis import exact_analysis
+from boaf.puzzles.enumeration import Enumeration
+from boaf.puzzles.errors import InvalidPuzzleRequest
+from boaf.puzzles.estimate import estimate_depth, walk_for_analysis
+from boaf.puzzles.limits import SearchLimits
+from boaf.puzzles.results import PuzzleAnalysis
+from boaf.search import SOLVABLE, UNKNOWN, SolveResult, solve
 
 UNSOLVABLE_ENERGY = 1000.0
 
@@ -36,7 +36,7 @@ class PuzzleProbe:
     ``limits`` (a deadline, that flag and a node budget per search) stop every
     walk and search. A candidate its search cannot decide within the node
     budget counts as unsolvable. ``ranking_depth`` is the depth whose ratio ranks candidates (default: the
-    halfway depth; see ``puzzles.generation.ranking_depth``).
+    halfway depth; see ``boaf.puzzles.generation.ranking_depth``).
     """
 
     def __init__(
@@ -79,7 +79,7 @@ class PuzzleProbe:
     @cached_property
     def features(self) -> dict[str, Any]:
         """The cheap feature vector (``features.state_features``)."""
-        from features import state_features  # the igraph reference loads on first use, for start-up time
+        from boaf.features import state_features  # the igraph reference loads on first use, for start-up time
 
         return state_features(self.state)
 
@@ -172,7 +172,7 @@ def halfway_energy(probe: PuzzleProbe) -> float:
     the largest puzzles, see ``PuzzleProbe``).
     A solvable puzzle's base reaches 1000 × k, so the descent may wander through
     unsolvable puzzles whose energy is lower than a poor solvable one's; the
-    answer is still the best solvable puzzle seen (see ``puzzles.generation``).
+    answer is still the best solvable puzzle seen (see ``boaf.puzzles.generation``).
     """
     return _halfway_base(probe) if probe.solvable else UNSOLVABLE_ENERGY
 

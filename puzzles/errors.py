@@ -1,4 +1,4 @@
-"""Errors of the puzzles package, each in its branch of ``game.errors``.
+"""Errors of the puzzles package, each in its branch of ``boaf.game.errors``.
 
 A request out of range is bad input; an analysis or a generation that runs out
 of time, iterations or is cancelled has stopped (``Stopped``).
@@ -6,11 +6,11 @@ of time, iterations or is cancelled has stopped (``Stopped``).
 
 from __future__ import annotations
 
-from game.errors import BoafError, InvalidInput, Stopped
+from boaf.game.errors import BoafError, InvalidInput, Stopped
 
 
 class PuzzleError(BoafError):
-    """Base of the puzzles package's errors; each subclass is also in one branch of ``game.errors``."""
+    """Base of the puzzles package's errors; each subclass is also in one branch of ``boaf.game.errors``."""
 
 
 class InvalidPuzzleRequest(PuzzleError, InvalidInput):

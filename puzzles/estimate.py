@@ -26,14 +26,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from game import State, play
-from game.arrays import array_to_state, states_to_array
-from game.validation import check_positive_int
-from puzzles.enumeration import Enumeration, enumerate_states
-from puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
-from puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
-from puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
-from search import UNKNOWN, solve
+from boaf.game import State, play
+from boaf.game.arrays import array_to_state, states_to_array
+from boaf.game.validation import check_positive_int
+from boaf.puzzles.enumeration import Enumeration, enumerate_states
+from boaf.puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
+from boaf.puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
+from boaf.puzzles.results import DepthCount, PuzzleAnalysis, browne_tension
+from boaf.search import UNKNOWN, solve
 
 Z95 = 1.959963984540054
 WALK_ATTEMPTS = 20  # walks tried per wanted sample before a level counts as unreachable by play

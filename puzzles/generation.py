@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from game import Card, State, format_grid, random_state
-from game.cards import DECK_SIZE
-from puzzles.analysis import DEFAULT_BUDGET, analyze
-from puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
-from puzzles.errors import GenerationFailed, InvalidPuzzleRequest
-from puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
+from boaf.game import Card, State, format_grid, random_state
+from boaf.game.cards import DECK_SIZE
+from boaf.puzzles.analysis import DEFAULT_BUDGET, analyze
+from boaf.puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
+from boaf.puzzles.errors import GenerationFailed, InvalidPuzzleRequest
+from boaf.puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
 
 CARD_SWAP_SHARE = 0.3
 UPHILL_ACCEPT = 0.005

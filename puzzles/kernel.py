@@ -1,7 +1,7 @@
 # mypy: disable-error-code="no-untyped-def"
 """The compiled enumeration: every distinct state reachable from a root, grouped by occupied cells.
 
-This is the module where speed beats beauty; ``puzzles.reference`` is the plain
+This is the module where speed beats beauty; ``boaf.puzzles.reference`` is the plain
 Python it is tested against.
 
 A move empties one cell, so the cells still occupied are always a subset of the
@@ -48,8 +48,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import popcount
-from search import now_s
+from boaf.game.bits import popcount
+from boaf.search import now_s
 
 COMPLETE, OVER_BUDGET, OUT_OF_TIME, CANCELLED, INCONSISTENT, TOO_WIDE, PAUSED = range(7)
 MAX_STACKS = 16  # 4 bits per slot in a uint64 key

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from puzzles.errors import AnalysisStopped
-from search import SOLVABLE, UNKNOWN, solve_many
+from boaf.puzzles.errors import AnalysisStopped
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
 MIN_TIME_LIMIT_S = 1e-3
 

@@ -10,8 +10,8 @@ matplotlib.use("Agg")  # files only: no display on servers and in CI
 
 import matplotlib.pyplot as plt
 
-from puzzles.errors import InvalidPuzzleRequest
-from puzzles.results import PuzzleAnalysis
+from boaf.puzzles.errors import InvalidPuzzleRequest
+from boaf.puzzles.results import PuzzleAnalysis
 
 
 def plot_depths(analysis: PuzzleAnalysis, path: Path, title: str | None = None) -> Path:

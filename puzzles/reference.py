@@ -1,11 +1,11 @@
 """Plain-Python enumeration of reachable states: small, slow and obviously correct.
 
-The oracle ``puzzles.kernel`` is tested against, never the product path.
+The oracle ``boaf.puzzles.kernel`` is tested against, never the product path.
 """
 
 from __future__ import annotations
 
-from game import Card, State
+from boaf.game import Card, State
 
 Cells = tuple[Card | None, ...]
 

@@ -1,6 +1,6 @@
 """What a puzzle analysis reports: ``DepthCount`` per depth, ``PuzzleAnalysis`` overall, and Browne's tension.
 
-Exact analyses (``puzzles.analysis``) and estimates (``puzzles.estimate``) both
+Exact analyses (``boaf.puzzles.analysis``) and estimates (``boaf.puzzles.estimate``) both
 build these, so they live apart from either.
 """
 

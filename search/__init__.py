@@ -3,15 +3,15 @@
 ``solve(state, algorithm="ordered", max_nodes=None, time_limit=None,
 max_memory_mb=None, threads=1)`` answers one state; ``solve_many`` and
 ``solve_deals`` answer many in one compiled call; every answer's status is a
-``Status``. The compiled kernel lives in ``search.kernel`` (its tables and clock,
+``Status``. The compiled kernel lives in ``boaf.search.kernel`` (its tables and clock,
 which other compiled code shares, are public as ``compat_table``, ``line_table``
-and ``now_s``); ``search.reference`` is the plain-Python oracle it is tested against.
+and ``now_s``); ``boaf.search.reference`` is the plain-Python oracle it is tested against.
 """
 
-from search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
-from search.errors import InvalidBudget, InvalidOrderingModel, SearchError, SolutionCheckFailed, UnknownAlgorithm
-from search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
-from search.solver import (
+from boaf.search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
+from boaf.search.errors import InvalidBudget, InvalidOrderingModel, SearchError, SolutionCheckFailed, UnknownAlgorithm
+from boaf.search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
+from boaf.search.solver import (
     EXHAUSTED,
     MEMORY,
     ODD_BIRD,
@@ -29,7 +29,7 @@ from search.solver import (
     solve_many,
     unsolvable_reason,
 )
-from search.tables import compat_table, line_table, now_s
+from boaf.search.tables import compat_table, line_table, now_s
 
 SOLVER_VERSION = "2026.11.4"
 """The version of the exact answers, bumped with every change to the answers' path

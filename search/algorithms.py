@@ -44,8 +44,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from search import kernel
-from search.errors import UnknownAlgorithm
+from boaf.search import kernel
+from boaf.search.errors import UnknownAlgorithm
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Errors of the search package, each in its branch of ``game.errors``.
+"""Errors of the search package, each in its branch of ``boaf.game.errors``.
 
 An unknown algorithm or a budget that is not positive is bad input
 (``InvalidInput``). A broken ordering artifact or a solution that does not
@@ -7,11 +7,11 @@ replay is boaf's failure (``Failure``), never the caller's input.
 
 from __future__ import annotations
 
-from game.errors import BoafError, Failure, InvalidInput
+from boaf.game.errors import BoafError, Failure, InvalidInput
 
 
 class SearchError(BoafError):
-    """Base of the search package's errors; each subclass is also in one branch of ``game.errors``."""
+    """Base of the search package's errors; each subclass is also in one branch of ``boaf.game.errors``."""
 
 
 class UnknownAlgorithm(SearchError, InvalidInput):

@@ -2,7 +2,7 @@
 
 Subset H (Araki 2019) is ``degree_min``, ``degree_max`` and ``node_connectivity``
 of a child's compatibility graph. Children are sorted by the estimate only when
-their parent has more than ``cutoff`` stacks. ``models.ordering`` fits the model
+their parent has more than ``cutoff`` stacks. ``boaf.models.ordering`` fits the model
 and writes it as a JSON artifact beside the classifier; the caller that holds a
 model (the service, with the classifier it serves) passes it to the solver, and
 ``read_ordering`` reads such a file. Without one, the solver uses
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from game.graph import compat_table, degree_range, graph_scratch, node_connectivity
-from search.errors import InvalidOrderingModel
+from boaf.game.graph import compat_table, degree_range, graph_scratch, node_connectivity
+from boaf.search.errors import InvalidOrderingModel
 
 SUBSET_H = ("degree_min", "degree_max", "node_connectivity")
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from game.validation import check_positive_int
-from search import kernel
-from search.algorithms import algorithm_named
-from search.errors import InvalidBudget
-from search.ordering import default_ordering
-from search.tables import grid_tables, kernel_config
+from boaf.game.validation import check_positive_int
+from boaf.search import kernel
+from boaf.search.algorithms import algorithm_named
+from boaf.search.errors import InvalidBudget
+from boaf.search.ordering import default_ordering
+from boaf.search.tables import grid_tables, kernel_config
 
 _OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5, kernel.OUT_OF_MEMORY: 0.5}
 
@@ -24,7 +24,7 @@ def probe(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(outcome, nodes)`` of ``algorithm`` capped at ``max_nodes`` for each row of ``cells``.
 
-    ``cells`` is an ``int8`` array ``(n, rows*cols)`` as made by ``game.arrays.states_to_array``.
+    ``cells`` is an ``int8`` array ``(n, rows*cols)`` as made by ``boaf.game.arrays.states_to_array``.
     Compatible DFS is the default: per node it is several times cheaper than
     Ordered DFS, which pays for a vertex-connectivity estimate of every child.
     """

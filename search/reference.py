@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from game import Card, Move, State, compatible
+from boaf.game import Card, Move, State, compatible
 
 
 def compatibility_components(cards: Sequence[Card]) -> list[list[Card]]:

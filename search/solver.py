@@ -18,17 +18,17 @@ from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
-from game import State
-from game.arrays import state_to_array, states_to_array
-from game.bits import shuffled_cells
-from game.errors import IllegalMove
-from game.validation import check_positive_int
-from search import kernel
-from search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
-from search.errors import InvalidBudget, SolutionCheckFailed
-from search.ordering import OrderingModel, default_ordering
-from search.tables import compat_table, grid_tables, kernel_config, line_table
-from search.threads import solve_split
+from boaf.game import State
+from boaf.game.arrays import state_to_array, states_to_array
+from boaf.game.bits import shuffled_cells
+from boaf.game.errors import IllegalMove
+from boaf.game.validation import check_positive_int
+from boaf.search import kernel
+from boaf.search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
+from boaf.search.errors import InvalidBudget, SolutionCheckFailed
+from boaf.search.ordering import OrderingModel, default_ordering
+from boaf.search.tables import compat_table, grid_tables, kernel_config, line_table
+from boaf.search.threads import solve_split
 
 
 class Status(StrEnum):
@@ -125,7 +125,7 @@ def solve(
     best-n's n. ``cancel`` is an ``int64`` array of one element: setting
     ``cancel[0] = 1`` from another thread stops the search (``unknown``) at its
     next node. ``threads > 1`` searches the root's children side by side
-    (``search.threads``): the status does not depend on it, the solution and
+    (``boaf.search.threads``): the status does not depend on it, the solution and
     node count may, and ``max_nodes`` then applies to each child. A solvable
     answer is replayed before it is returned.
     """

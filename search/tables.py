@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from game.graph import compat_table, is_connected, line_table
-from search import kernel
-from search.kernel import now_s
+from boaf.game.graph import compat_table, is_connected, line_table
+from boaf.search import kernel
+from boaf.search.kernel import now_s
 
 if TYPE_CHECKING:
-    from search.algorithms import Algorithm
-    from search.ordering import OrderingModel
+    from boaf.search.algorithms import Algorithm
+    from boaf.search.ordering import OrderingModel
 
 __all__ = ["cell_cut_table", "compat_table", "grid_tables", "is_connected", "kernel_config", "line_table", "now_s"]
 
@@ -58,9 +58,9 @@ def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> ker
 
     Only an algorithm that orders by subset H (``ORDER`` without ``ORDER_SQUARES``)
     gets the model's coefficients; the others get ``None``, and so the copy of
-    the search without subset H's flows (``search.kernel.generate._subset_h_scores``).
+    the search without subset H's flows (``boaf.search.kernel.generate._subset_h_scores``).
     Likewise only Island Merge (``ISLANDS``) gets ``islands=True``; the others get
-    ``None``, and a copy of ``dfs`` without Island Merge's code (``search.kernel.islands``).
+    ``None``, and a copy of ``dfs`` without Island Merge's code (``boaf.search.kernel.islands``).
     """
     options, memo_min = int(algo.options), int(algo.memo_min)
     subset_h = options & kernel.ORDER != 0 and options & kernel.ORDER_SQUARES == 0

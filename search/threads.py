@@ -31,11 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from game import State
-from game.arrays import state_to_array
-from game.state import Move
-from search import kernel
-from search.algorithms import Algorithm
+from boaf.game import State
+from boaf.game.arrays import state_to_array
+from boaf.game.state import Move
+from boaf.search import kernel
+from boaf.search.algorithms import Algorithm
 
 RUNNING, FOUND, REGROW, CANCELLED = 0, 2, 3, 1  # values of the halt flag every task's kernel reads
 TASKS_PER_THREAD = 8  # the root is expanded one more move while it has fewer tasks than this per thread

@@ -22,7 +22,7 @@ It also owns the other edge rules: each call's arrival time (``mark_arrival``,
 ``arrival_time``: time limits count from it), the message size limit (``check_size``, OUT_OF_RANGE
 on both edges), how much of the client's input a message may quote
 (``cut_quotes``), and bearer tokens (``authenticate``). Host and origin checks
-apply to HTTP only and live in ``service.http``, reading the sets from the settings.
+apply to HTTP only and live in ``boaf.service.http``, reading the sets from the settings.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from service.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
-from service.settings import Settings
+from boaf.service.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
+from boaf.service.settings import Settings
 
 QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)

@@ -1,7 +1,7 @@
 """A small Python client of a boaf server: ``Client(address)``, one method per RPC, boaf's own types in and out.
 
-    from game import parse_grid
-    from service.client import Client
+    from boaf.game import parse_grid
+    from boaf.service.client import Client
 
     with Client("127.0.0.1:50051") as boaf:
         answer = boaf.solve(parse_grid("5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"))
@@ -22,7 +22,7 @@ calling a server with it, loads grpcio, protobuf, the generated stubs and
   call raises at once. Every other code raises at once.
 - **Errors** are ``ClientError``s, one class per status code (``.code``,
   ``.message`` (the server's words), ``.attempts``, ``.retry_after_s``), each also
-  in its branch of ``game.errors``: bad input (INVALID_ARGUMENT, OUT_OF_RANGE,
+  in its branch of ``boaf.game.errors``: bad input (INVALID_ARGUMENT, OUT_OF_RANGE,
   UNAUTHENTICATED) is an ``InvalidInput``, a budget, a deadline or a busy server
   (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, CANCELLED, NOT_FOUND) is ``Stopped``,
   anything else (UNAVAILABLE, INTERNAL) is a ``Failure``.
@@ -44,11 +44,11 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf import json_format
 
-from game.cards import CARD_TEXTS, Card, parse_card
-from game.errors import BoafError, Failure, InvalidInput, Stopped
-from game.state import State
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.game.cards import CARD_TEXTS, Card, parse_card
+from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
+from boaf.game.state import State
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 __all__ = [
     "DEFAULT_ADDRESS",

@@ -1,6 +1,6 @@
 """Protobuf messages to domain values and back: the only module that touches both.
 
-Readers validate as they convert and raise ``game.errors.InvalidState`` (and
+Readers validate as they convert and raise ``boaf.game.errors.InvalidState`` (and
 friends) whose message starts with where the bad value is in the request, e.g.
 ``states[3]: duplicate card 5S at row 2, column 2 (first at row 1, column 1)``.
 No protobuf type goes past this module into ``game``, ``search``, ``features``
@@ -15,19 +15,18 @@ from typing import Any, TypedDict
 import numpy as np
 from google.protobuf import struct_pb2
 
-import puzzles
-import search
-from game.arrays import EMPTY
-from game.cards import DECK_SIZE, Card, card_text
-from game.errors import BoafError, InvalidState
-from game.notation import check_rows_and_cols, state_from_json
-from game.state import MAX_CELLS, State
-from puzzles.generation import GeneratedPuzzle
-from service import dataplane
-from service.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
-from service.errors import Cancelled
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import game_pb2
+from boaf import puzzles, search
+from boaf.game.arrays import EMPTY
+from boaf.game.cards import DECK_SIZE, Card, card_text
+from boaf.game.errors import BoafError, InvalidState
+from boaf.game.notation import check_rows_and_cols, state_from_json
+from boaf.game.state import MAX_CELLS, State
+from boaf.puzzles.generation import GeneratedPuzzle
+from boaf.service import dataplane
+from boaf.service.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
+from boaf.service.errors import Cancelled
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import game_pb2
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
     pb.ORDERED: "ordered",
@@ -248,7 +247,7 @@ def _depth_count(depth: puzzles.DepthCount) -> pb.DepthCount:
 
 
 def generate_puzzle_response(puzzle: GeneratedPuzzle) -> pb.GeneratePuzzleResponse:
-    """A ``GeneratePuzzleResponse`` from a ``puzzles.generation.GeneratedPuzzle``."""
+    """A ``GeneratePuzzleResponse`` from a ``boaf.puzzles.generation.GeneratedPuzzle``."""
     return pb.GeneratePuzzleResponse(
         state=state_to_proto(puzzle.state),
         energy=puzzle.energy,

@@ -21,23 +21,29 @@ from typing import Any, Protocol
 
 import numpy as np
 
-import features
-import puzzles
-import search
-from game.arrays import states_to_array
-from game.deals import deal
-from game.errors import Stopped
-from game.state import MAX_CELLS, State
-from models.errors import ModelError
-from models.exact import ExactBudget, Predictions
-from models.provenance import package_version
-from puzzles.generation import GeneratedPuzzle, generate
-from service.admission import arrival_time
-from service.compile_log import COMPILING
-from service.errors import Busy, Cancelled, Compiling, DeadlineExceeded, LimitExceeded, ModelUnavailable, ServiceError
-from service.kernels import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
-from service.memory import give_memory_back_soon
-from service.settings import Settings
+from boaf import features, puzzles, search
+from boaf.game.arrays import states_to_array
+from boaf.game.deals import deal
+from boaf.game.errors import Stopped
+from boaf.game.state import MAX_CELLS, State
+from boaf.models.errors import ModelError
+from boaf.models.exact import ExactBudget, Predictions
+from boaf.models.provenance import package_version
+from boaf.puzzles.generation import GeneratedPuzzle, generate
+from boaf.service.admission import arrival_time
+from boaf.service.compile_log import COMPILING
+from boaf.service.errors import (
+    Busy,
+    Cancelled,
+    Compiling,
+    DeadlineExceeded,
+    LimitExceeded,
+    ModelUnavailable,
+    ServiceError,
+)
+from boaf.service.kernels import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
+from boaf.service.memory import give_memory_back_soon
+from boaf.service.settings import Settings
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
@@ -63,12 +69,12 @@ LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its me
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
 
-The kernels are compiled (``service.kernels``) before it starts, so the checks
+The kernels are compiled (``boaf.service.kernels``) before it starts, so the checks
 take well under a second; the limit only stops a broken build from hanging."""
 
 
 class ServedModel(Protocol):
-    """The model a DataPlane serves: the part of ``models.classifier.Classifier`` the service uses."""
+    """The model a DataPlane serves: the part of ``boaf.models.classifier.Classifier`` the service uses."""
 
     version: str
     schema_version: str
@@ -95,7 +101,7 @@ class ServedModel(Protocol):
 
 @dataclass(frozen=True)
 class StateArray:
-    """A validated batch of states on one grid, as ``game.arrays`` cells (int8, -1 empty), row-major.
+    """A validated batch of states on one grid, as ``boaf.game.arrays`` cells (int8, -1 empty), row-major.
 
     The fast form of a batch: the kernels take it as is, with no ``State`` objects.
     """
@@ -332,7 +338,7 @@ class DataPlane:
         stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
         when the server's limit ran out), or ``Cancelled`` when something else set it (the
         client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
-        states asks for its memory to be given back once it ends (``service.memory``).
+        states asks for its memory to be given back once it ends (``boaf.service.memory``).
         """
         try:
             with self._alarm.armed(cancel, budget.deadline):
@@ -359,7 +365,7 @@ class DataPlane:
     def classify(self, states: Batch, cancel: CancelFlag) -> Classification:
         """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it.
 
-        Every stage reads ``cancel`` and stops with ``game.errors.Stopped`` once it is set
+        Every stage reads ``cancel`` and stops with ``boaf.game.errors.Stopped`` once it is set
         (run it inside ``batch_call``, which sets it at the call's deadline).
         """
         model = self.classifier
@@ -463,7 +469,7 @@ class DataPlane:
     def check_generation(self, cards: int, rows: int, cols: int, iterations: int | None) -> None:
         """Raise ``LimitExceeded`` for a grid past 52 cells or iterations past ``BOAF_PUZZLE_MAX_ITERATIONS``.
 
-        And ``InvalidPuzzleRequest`` for a card count the grid cannot hold, as ``puzzles.generation`` would,
+        And ``InvalidPuzzleRequest`` for a card count the grid cannot hold, as ``boaf.puzzles.generation`` would,
         but before the call waits for a slot.
         """
         if rows * cols > MAX_CELLS:
@@ -576,7 +582,7 @@ class DataPlane:
         energy: str | None,
         cancel: CancelFlag,
     ) -> GeneratedPuzzle:
-        """``puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
+        """``boaf.puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
         self.check_generation(cards, rows, cols, iterations)
         self._require_kernels("puzzles")
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
@@ -632,7 +638,7 @@ class DataPlane:
         """Classify, featurize and solve a few deals, and check the answers; returns the seconds taken.
 
         Raises when any answer is wrong, so a broken build never reports SERVING.
-        The kernels are compiled before (``service.kernels``); the checks have their
+        The kernels are compiled before (``boaf.service.kernels``); the checks have their
         own time limit (``WARM_UP_TIME_LIMIT_S``), started here, not a request's.
         The puzzle checks run only once the puzzle kernels are loaded.
         """

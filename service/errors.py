@@ -1,6 +1,6 @@
 """Errors the service raises itself, and the one table from errors to gRPC status codes.
 
-Every package raises errors in the three branches of ``game.errors``: the
+Every package raises errors in the three branches of ``boaf.game.errors``: the
 caller's input is wrong (``InvalidInput``), a budget ran out or the call was
 stopped (``Stopped``), or boaf failed (``Failure``). ``status_of`` is the only
 place that decides which gRPC code a failure becomes: the first row of
@@ -26,12 +26,12 @@ from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from game.errors import BoafError, Failure, InvalidInput, Stopped
-from puzzles import GenerationFailed
+from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
+from boaf.puzzles import GenerationFailed
 
 
 class ServiceError(BoafError):
-    """Base of the errors raised by the service layer itself; each is also in one branch of ``game.errors``."""
+    """Base of the errors raised by the service layer itself; each is also in one branch of ``boaf.game.errors``."""
 
 
 class LimitExceeded(ServiceError, InvalidInput):

@@ -19,7 +19,7 @@ compiled by running a little real work through the public API of its package:
   retry hint. No compile ever runs inside a request.
 
 When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
-child processes (``python -m service.kernels UNIT``; each fills the shared cache),
+child processes (``python -m boaf.service.kernels UNIT``; each fills the shared cache),
 and loads each unit in this process from the cache as soon as its child ends
 (the puzzle RPCs need not wait for Island Merge's compile). The children report
 each kernel they compiled and its time, which this process logs, once per kernel.
@@ -46,17 +46,15 @@ from importlib import import_module
 import numba
 import numpy as np
 
-import features
-import puzzles
-import search
-from game.arrays import state_to_array
-from game.deals import deal
-from game.state import State
-from models.progress import warm_up_progress
-from puzzles.generation import generate
-from search import kernel
-from search.tables import compat_table, kernel_config, line_table
-from service.compile_log import COMPILING, Compiled, CompileRecorder
+from boaf import features, puzzles, search
+from boaf.game.arrays import state_to_array
+from boaf.game.deals import deal
+from boaf.game.state import State
+from boaf.models.progress import warm_up_progress
+from boaf.puzzles.generation import generate
+from boaf.search import kernel
+from boaf.search.tables import compat_table, kernel_config, line_table
+from boaf.service.compile_log import COMPILING, Compiled, CompileRecorder
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +90,7 @@ def _run_game() -> None:
 
 def _run_search() -> None:
     # First a grid past 16 cells, which has no cell cut table: the search compiles at once, while the progress
-    # unit's process compiles that table's kernel (``game.graph.cell_cut_table``, ~1 s) beside it.
+    # unit's process compiles that table's kernel (``boaf.game.graph.cell_cut_table``, ~1 s) beside it.
     search.solve(deal(3, rows=4, cols=13), max_nodes=200)  # wide grids size their tables from Python
     state = deal(367297990)
     for algorithm in search.ALGORITHMS:  # every served DFS algorithm's options run through the same kernels
@@ -158,23 +156,33 @@ def _run_puzzles() -> None:
     generate(cards=4, seed=1)
 
 
-SEARCH_ENTRIES = ("search.kernel.batch:solve_batch", "search.kernel.dfs:dfs")
+SEARCH_ENTRIES = ("boaf.search.kernel.batch:solve_batch", "boaf.search.kernel.dfs:dfs")
 SEARCH_LATE_ENTRIES = (
-    "search.kernel.bundles:new_scratch",
-    "search.kernel.bundles:grown_scratch",
-    "search.kernel.memo:grown_memo",
-    "search.kernel.open_blocks:open_block_stuck",
-    "search.kernel.gather:gather_refutes",
+    "boaf.search.kernel.bundles:new_scratch",
+    "boaf.search.kernel.bundles:grown_scratch",
+    "boaf.search.kernel.memo:grown_memo",
+    "boaf.search.kernel.open_blocks:open_block_stuck",
+    "boaf.search.kernel.gather:gather_refutes",
 )
 UNITS: tuple[Unit, ...] = (
     # First: the Game RPCs answer while the rest compiles, and dealing is the one kernel they use.
-    Unit("game", ("game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
+    Unit("game", ("boaf.game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
     Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
     Unit("search_late", SEARCH_LATE_ENTRIES, _run_search_late, at_start=True),
-    Unit("features", ("features.kernel:batch_kernel",), _run_features, at_start=True),
-    Unit("progress", ("models.progress:_progress_batch",), _run_progress, at_start=True),
-    Unit("best_n", ("search.kernel.best_n:best_n", "search.kernel.batch:best_n_batch"), _run_best_n, at_start=False),
-    Unit("puzzles", ("puzzles.kernel:enumerate_groups", "puzzles.kernel:label_groups"), _run_puzzles, at_start=False),
+    Unit("features", ("boaf.features.kernel:batch_kernel",), _run_features, at_start=True),
+    Unit("progress", ("boaf.models.progress:_progress_batch",), _run_progress, at_start=True),
+    Unit(
+        "best_n",
+        ("boaf.search.kernel.best_n:best_n", "boaf.search.kernel.batch:best_n_batch"),
+        _run_best_n,
+        at_start=False,
+    ),
+    Unit(
+        "puzzles",
+        ("boaf.puzzles.kernel:enumerate_groups", "boaf.puzzles.kernel:label_groups"),
+        _run_puzzles,
+        at_start=False,
+    ),
     # Last: Island Merge is the rarest call, and its copy of the search takes a core for as long as ``search``.
     Unit("islands", SEARCH_ENTRIES, _run_islands, at_start=False, signature=_config_type(ISLAND_MERGE)),
 )
@@ -326,12 +334,12 @@ atexit.register(_terminate, _children)  # a child must not go on compiling for a
 def _compile_in_child(
     name: str, on_compiled: Callable[[Compiled], None], running: set[subprocess.Popen[str]] | None = None
 ) -> bool:
-    """Run ``python -m service.kernels NAME``, hearing each kernel it compiled as it goes; False when it failed.
+    """Run ``python -m boaf.service.kernels NAME``, hearing each kernel it compiled as it goes; False when it failed.
 
     A child that fails (no cache directory it can write, say) costs nothing but
     its time: the parent then compiles what is missing itself, and logs it.
     """
-    command = [sys.executable, "-m", "service.kernels", name]
+    command = [sys.executable, "-m", "boaf.service.kernels", name]
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty child cannot block on it
         with _children_lock:
             try:
@@ -364,7 +372,7 @@ def _compile_in_child(
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m service.kernels UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
+    """``python -m boaf.service.kernels UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
     recorder = CompileRecorder(
         lambda c: print(json.dumps({"kernel": c.kernel, "seconds": round(c.seconds, 3)}), flush=True)
     )

@@ -1,6 +1,6 @@
 """Model reload without downtime: a thread that watches the model root's ``CURRENT``.
 
-When ``BOAF_MODEL_DIR`` is a model root (``models.registry``: versioned directories
+When ``BOAF_MODEL_DIR`` is a model root (``boaf.models.registry``: versioned directories
 and a ``CURRENT`` naming one), the server starts a ``ModelWatcher`` once it serves.
 At once (``CURRENT`` may have changed while the model loaded), then every
 ``BOAF_MODEL_POLL_S`` seconds (0: never by itself), and whenever asked (``check_now``:
@@ -8,7 +8,7 @@ At once (``CURRENT`` may have changed while the model loaded), then every
 other than the served one is handed to the server's reload (``BoafServer``), which:
 
 1. refuses it when two models would not fit the memory limit
-   (``service.memory.check_reload_fits``), since the old one serves meanwhile;
+   (``boaf.service.memory.check_reload_fits``), since the old one serves meanwhile;
 2. loads it and warms it up beside the served model, with the checks and time
    limit of the start's warm-up (``DataPlane.warm_up``);
 3. swaps the servicers' data plane only when the warm-up passed. Calls in flight
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from models import registry
+from boaf.models import registry
 
 log = logging.getLogger(__name__)
 

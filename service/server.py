@@ -5,7 +5,7 @@ Lifecycle of a ``BoafServer``:
 1. ``start()`` binds the ports and serves at once, with health NOT_SERVING and
    every Boaf RPC UNAVAILABLE, then, in a background thread, compiles the
    kernels Classify, Solve and Features need if numba's cache lacks them
-   (``service.kernels``; ``stage`` says "compiling kernels (first start
+   (``boaf.service.kernels``; ``stage`` says "compiling kernels (first start
    only)"), loads the classifier and warms up (a classify, a features batch and
    a solve, checked, on the warm-up's own time limit).
 2. When the warm-up has passed, the servicer gets its ``DataPlane`` and health
@@ -13,7 +13,7 @@ Lifecycle of a ``BoafServer``:
    health stays NOT_SERVING and ``load_error`` says why. The puzzle kernels
    then compile in the background; until they are loaded, the puzzle RPCs
    answer UNAVAILABLE with a retry hint.
-3. When ``BOAF_MODEL_DIR`` is a model root, a ``service.reload.ModelWatcher``
+3. When ``BOAF_MODEL_DIR`` is a model root, a ``boaf.service.reload.ModelWatcher``
    watches its ``CURRENT``: a new version is loaded and warmed up beside the
    served one and swapped in (``_reload``), with no call failing; ``reload_now()``
    (SIGHUP) looks at once.
@@ -22,7 +22,7 @@ Lifecycle of a ``BoafServer``:
    and gives the calls in flight ``grace`` seconds; those still running then end
    UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``, and their searches stop.
 
-Threads (``service.admission`` has the whole model): the gRPC pool has a thread
+Threads (``boaf.service.admission`` has the whole model): the gRPC pool has a thread
 for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
 and gRPC's own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
 Connections: one idle for ``BOAF_IDLE_TIMEOUT_S`` is closed; every connection is
@@ -44,20 +44,20 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from models import registry
-from service import reflection as reflection_v1
-from service import reload, tracing
-from service.admission import Admission
-from service.compile_log import COMPILING
-from service.dataplane import DataPlane, ServedModel, warm_up_puzzles
-from service.game_servicer import GameServicer
-from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
-from service.kernels import UNITS, Kernels
-from service.memory import ReloadRefused, check_reload_fits, settle_heap
-from service.metrics import Metrics
-from service.servicer import BoafServicer
-from service.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.models import registry
+from boaf.service import reflection as reflection_v1
+from boaf.service import reload, tracing
+from boaf.service.admission import Admission
+from boaf.service.compile_log import COMPILING
+from boaf.service.dataplane import DataPlane, ServedModel, warm_up_puzzles
+from boaf.service.game_servicer import GameServicer
+from boaf.service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
+from boaf.service.kernels import UNITS, Kernels
+from boaf.service.memory import ReloadRefused, check_reload_fits, settle_heap
+from boaf.service.metrics import Metrics
+from boaf.service.servicer import BoafServicer
+from boaf.service.settings import InvalidSettings, Settings, env_name, unbindable
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,9 @@ STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE t
 
 
 def load_default_classifier(directory: Path | None) -> ServedModel:
-    """``models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
+    """``boaf.models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
     # Imported here for start-up time: the model stack loads on the loading thread, after the port is bound.
-    from models.classifier import load_classifier
+    from boaf.models.classifier import load_classifier
 
     classifier = load_classifier(directory)
     classifier.trace = tracing.span  # its stages' spans, while tracing is on
@@ -104,7 +104,7 @@ class BoafServer:
     def __init__(self, settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> None:
         self.settings = settings
         self.metrics = Metrics()
-        self.admission = _admission(settings)  # shared with the HTTP edge (service.http.server)
+        self.admission = _admission(settings)  # shared with the HTTP edge (boaf.service.http.server)
         self.servicer = BoafServicer(self.metrics)
         self.game = GameServicer(self.metrics, self.servicer)  # Hint uses the Boaf servicer's data plane
         # Each Watch stream holds a thread of its own (counted against BOAF_MAX_STREAMS): grpc's
@@ -270,7 +270,7 @@ class BoafServer:
         return True
 
     def _reload(self, version: str) -> str:
-        """Load, warm up and swap in ``version`` of the model root; returns the outcome (``service.reload``)."""
+        """Load, warm up and swap in ``version`` of the model root; returns the outcome (``boaf.service.reload``)."""
         assert self.watcher is not None
         directory, started = self.watcher.root / version, time.perf_counter()
         served = self.servicer.plane.classifier.version if self.servicer.plane is not None else None

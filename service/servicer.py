@@ -1,7 +1,7 @@
 """The ``boaf.v1.Boaf`` servicer: each RPC converts, calls one ``DataPlane`` method, converts back.
 
 ``rpc`` is the one decorator every method wears. It maps any exception to a
-status code through ``service.errors.status_of`` (anything unexpected becomes
+status code through ``boaf.service.errors.status_of`` (anything unexpected becomes
 INTERNAL and is logged with its traceback), and it records the metrics.
 """
 
@@ -16,16 +16,16 @@ from typing import TypeVar
 
 import grpc
 
-import search
-from puzzles import AnalysisStopped
-from service import converters, tracing
-from service.admission import cut_quotes
-from service.dataplane import CancelFlag, DataPlane
-from service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.kernels import RETRY_AFTER_S
-from service.metrics import Metrics
+from boaf import search
+from boaf.puzzles import AnalysisStopped
+from boaf.service import converters, tracing
+from boaf.service.admission import cut_quotes
+from boaf.service.dataplane import CancelFlag, DataPlane
+from boaf.service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.kernels import RETRY_AFTER_S
+from boaf.service.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
     """Map errors to status codes, and keep the in-flight gauge of one RPC method.
 
     The edges count each call (``boaf_requests_total``) once, with the code its client gets: the gRPC
-    gate (``service.interceptors``) and the HTTP edge (``service.http.app``), which may still turn an
+    gate (``boaf.service.interceptors``) and the HTTP edge (``boaf.service.http.app``), which may still turn an
     answer into UNAVAILABLE (the server stopped) or DEADLINE_EXCEEDED after this returns.
     """
     name = method.__name__

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from game.errors import InvalidInput
-from game.state import MAX_CELLS
+from boaf.game.errors import InvalidInput
+from boaf.game.state import MAX_CELLS
 
 ENV_PREFIX = "BOAF_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -27,7 +27,7 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 MIB = 1024 * 1024
 # The memory arithmetic (worst_case_memory_mb; deploy/README.md shows the sums).
 BASE_MEMORY_MB = 512  # a warmed-up server: 317 MiB RSS measured, with room for Python's heap to grow
-PUZZLE_BYTES_PER_STATE = 60  # an enumerated state at its peak (puzzles.analysis.DEFAULT_BUDGET)
+PUZZLE_BYTES_PER_STATE = 60  # an enumerated state at its peak (boaf.puzzles.analysis.DEFAULT_BUDGET)
 BATCH_BYTES_PER_MESSAGE_BYTE = 8  # a 16 MiB Classify request raised the peak RSS by 129 MiB (parsed cells)
 SEARCH_MEMO_GROWTH = 6  # memo rows per entry at worst: a full table at half load, growing into one twice its size
 SEARCH_RECORD_BYTES = 72  # best-n's per-node record, 24 bytes, in an array that grows by doubling (3x at worst)
@@ -38,7 +38,7 @@ def search_bytes_per_node(cells: int) -> int:
 
     Each node adds at most one memo entry: its exact key in 64-bit words (6
     bits a cell) plus a stamp word. On grids of up to 16 cells most algorithms
-    store one word instead (``search.kernel``'s one-word keys: 13 bytes a state
+    store one word instead (``boaf.search.kernel``'s one-word keys: 13 bytes a state
     measured), but Island Merge keeps wide keys there, so the wide entry is
     counted everywhere: an upper bound for every algorithm.
     """
@@ -284,7 +284,7 @@ class Settings:
         puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
         at its cap. ``batches``: every admitted call holding a request of the largest
         size while it waits (``max_concurrent_rpcs``, both edges together), and every
-        work slot (``max_workers``, shared by both edges: ``service.admission``) parsing
+        work slot (``max_workers``, shared by both edges: ``boaf.service.admission``) parsing
         and processing one (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte; batches
         are processed in chunks, so their working arrays stay within this). ``base``:
         the process with the model and the compiled kernels (``BASE_MEMORY_MB``).

@@ -7,7 +7,7 @@ never imported. On (``enable``, which the server calls when ``BOAF_OTEL`` is set
   servicers' ``rpc`` decorator wears, so gRPC and HTTP/JSON calls alike);
 - Classify and Hint have a child span per stage of each chunk of up to 256 states:
   ``exact path``, ``features`` (the model's inputs) and ``inference``
-  (``models.classifier`` calls them through its ``trace`` hook: models/ imports
+  (``boaf.models.classifier`` calls them through its ``trace`` hook: models/ imports
   nothing of service/).
 
 Spans go to the exporter ``enable`` is given (the tests' in-memory one), else to OTLP
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from service.settings import InvalidSettings
+from boaf.service.settings import InvalidSettings
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 

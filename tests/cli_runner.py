@@ -9,7 +9,7 @@ import sys
 def boaf(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """``boaf ARGS…`` in a fresh interpreter; never raises on a non-zero exit status."""
     return subprocess.run(
-        [sys.executable, "-c", "from service.cli import main; main()", *args],
+        [sys.executable, "-c", "from boaf.service.cli import main; main()", *args],
         capture_output=True,
         text=True,
         check=False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.kernels import UNITS, Kernels
+from boaf.service.kernels import UNITS, Kernels
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -20,10 +20,10 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer, ClassifierLoader, load_default_classifier
-from service.settings import Settings
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.server import BoafServer, ClassifierLoader, load_default_classifier
+from boaf.service.settings import Settings
 
 READY_TIMEOUT_S = 120  # a cold numba cache compiles the kernels during warm-up
 TEST_LIMITS: dict[str, Any] = {
@@ -119,7 +119,7 @@ def serve_process(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     """
     port = free_port()
     settings = {"BOAF_METRICS_ENABLED": "false", "BOAF_HTTP_ENABLED": "false", **env, "BOAF_PORT": str(port)}
-    command = [sys.executable, "-c", "from service.cli import main; main()", "serve"]
+    command = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve"]
     process = subprocess.Popen(command, env={**os.environ, **settings}, stderr=subprocess.DEVNULL, text=True)
     address = f"127.0.0.1:{port}"
     give_up = time.monotonic() + READY_TIMEOUT_S

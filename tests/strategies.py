@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from game import State
-from game.cards import DECK_SIZE
+from boaf.game import State
+from boaf.game.cards import DECK_SIZE
 
 MAX_CELLS = 52
 

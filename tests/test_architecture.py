@@ -42,7 +42,7 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = ("boaf", *path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -101,13 +101,13 @@ ALL_IMPORTS = [imp for module, path in MODULES.items() for imp in imports_of(mod
 
 
 def package_of(module: str) -> str:
-    return module.split(".")[0]
+    return module.split(".")[1]
 
 
 def test_the_walk_sees_local_imports() -> None:
-    tree = ast.parse("import game\ndef f():\n    from search import solver\n")
+    tree = ast.parse("from boaf import game\ndef f():\n    from boaf.search import solver\n")
     found = [(type(node).__name__, local) for node, local in _walk(tree, local=False)]
-    assert found == [("Import", False), ("ImportFrom", True)]
+    assert found == [("ImportFrom", False), ("ImportFrom", True)]
 
 
 def test_arrows_point_one_way() -> None:
@@ -122,12 +122,12 @@ def test_arrows_point_one_way() -> None:
 
 # Inside ``search/``: the compiled kernel's modules in layers, lowest first; each imports only lower ones. The
 # package's ``__init__`` re-exports them, and search's other modules (solver, threads, ...) sit above the kernel.
-SEARCH_KERNEL_LAYERS = {f"search.kernel.{name}": i for i, name in enumerate((*SEARCH_KERNEL, "batch"))}
-SEARCH_KERNEL_LAYERS["search.kernel"] = len(SEARCH_KERNEL_LAYERS)
+SEARCH_KERNEL_LAYERS = {f"boaf.search.kernel.{name}": i for i, name in enumerate((*SEARCH_KERNEL, "batch"))}
+SEARCH_KERNEL_LAYERS["boaf.search.kernel"] = len(SEARCH_KERNEL_LAYERS)
 
 
 def test_every_search_kernel_module_has_a_layer() -> None:
-    assert {module for module in MODULES if module.startswith("search.kernel")} == set(SEARCH_KERNEL_LAYERS)
+    assert {module for module in MODULES if module.startswith("boaf.search.kernel")} == set(SEARCH_KERNEL_LAYERS)
 
 
 def test_search_reads_as_layers() -> None:
@@ -154,10 +154,10 @@ def test_no_module_of_search_features_or_puzzles_is_over_600_lines() -> None:
 
 
 # Every compiled function (``@njit`` / ``@numba.njit``) in these modules: what travels together travels as a
-# named tuple (``search.kernel.bundles``), so none takes more than 8 parameters; and none is over 80 lines
+# named tuple (``boaf.search.kernel.bundles``), so none takes more than 8 parameters; and none is over 80 lines
 # outside its docstring.
 KERNEL_PACKAGES = ("game", "search", "features", "puzzles")
-KERNEL_MODULES = ("models.progress",)
+KERNEL_MODULES = ("boaf.models.progress",)
 
 
 def _compiled_functions() -> Iterator[tuple[str, ast.FunctionDef]]:
@@ -267,10 +267,10 @@ def test_local_imports_say_they_are_for_start_up() -> None:
 EXTRA_ONLY = ("sklearn", "lightgbm", "onnx", "onnxmltools", "skl2onnx", "pyarrow", "pandas", "dask", "distributed")
 SERVING_PATH = """
 import sys
-from service.http import HttpServer
-from service.server import BoafServer, check_model
-from service.settings import Settings
-from service.cli import main
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer, check_model
+from boaf.service.settings import Settings
+from boaf.service.cli import main
 check_model(Settings())
 print(" ".join(sorted({name.split(".")[0] for name in sys.modules})))
 """

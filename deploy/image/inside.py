@@ -26,21 +26,21 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-SERVING_PACKAGES = ("game", "features", "search", "models", "puzzles", "service")
-BATCH_PACKAGES = ("jobs",)
+SERVING_PACKAGES = ("boaf.game", "boaf.features", "boaf.search", "boaf.models", "boaf.puzzles", "boaf.service")
+BATCH_PACKAGES = ("boaf.jobs",)
 
 # The modules of the serving packages that need the batch/train extras (found by importing each one in
 # the serving image): training, datasets, budget tuning and plots. The service never imports them.
 BATCH_ONLY = frozenset(
     {
-        "models.budget",  # matplotlib
-        "models.datasets",  # pyarrow
-        "models.hard",  # scikit-learn
-        "models.ordering",  # scikit-learn (fitting the ordering model; search reads its JSON)
-        "models.plots",  # matplotlib
-        "models.retrain_steps",  # matplotlib, lightgbm
-        "models.training",  # lightgbm
-        "puzzles.plot",  # matplotlib
+        "boaf.models.budget",  # matplotlib
+        "boaf.models.datasets",  # pyarrow
+        "boaf.models.hard",  # scikit-learn
+        "boaf.models.ordering",  # scikit-learn (fitting the ordering model; search reads its JSON)
+        "boaf.models.plots",  # matplotlib
+        "boaf.models.retrain_steps",  # matplotlib, lightgbm
+        "boaf.models.training",  # lightgbm
+        "boaf.puzzles.plot",  # matplotlib
     }
 )
 
@@ -115,16 +115,16 @@ def check_cache_target() -> None:
 def check_rpcs() -> None:
     import grpc
 
-    from game.notation import parse_state
-    from service.converters import state_to_proto
-    from service.generated.boaf.v1 import boaf_pb2 as pb
-    from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
-    from service.logs import configure_logging
-    from service.server import BoafServer
-    from service.settings import Settings
+    from boaf.game.notation import parse_state
+    from boaf.service.converters import state_to_proto
+    from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+    from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+    from boaf.service.logs import configure_logging
+    from boaf.service.server import BoafServer
+    from boaf.service.settings import Settings
 
     configure_logging("INFO")
-    logging.getLogger("service").setLevel(logging.INFO)
+    logging.getLogger("boaf.service").setLevel(logging.INFO)
     deal_1 = state_to_proto(parse_state("5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"))  # the README's Classify
     three = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])
 

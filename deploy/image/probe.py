@@ -26,10 +26,10 @@ if CHECKOUT is not None and (CHECKOUT / "service" / "generated").is_dir():
 import grpc  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from game.notation import parse_state  # noqa: E402
-from service.converters import state_to_proto  # noqa: E402
-from service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
-from service.generated.boaf.v1 import boaf_pb2_grpc  # noqa: E402
+from boaf.game.notation import parse_state  # noqa: E402
+from boaf.service.converters import state_to_proto  # noqa: E402
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc  # noqa: E402
 
 README_GRID = "5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"
 

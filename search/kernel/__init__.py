@@ -20,7 +20,7 @@ importing only the ones above it in this list:
 - ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
 
 The bitset graph (connectivity, cut vertices, flows, degrees) and the tables
-(``compat_table``, ``line_table``, ``cell_cut_table``) are ``game.graph``'s, shared
+(``compat_table``, ``line_table``, ``cell_cut_table``) are ``boaf.game.graph``'s, shared
 with the feature kernel and the progress search.
 
 Representation (any grid with ``rows * cols <= 52``):
@@ -49,7 +49,7 @@ kernel`` then ``kernel.dfs`` reads as before the split.
 
 from __future__ import annotations
 
-from game.graph import (
+from boaf.game.graph import (
     cell_cut_table,
     compat_table,
     cut_vertices,
@@ -59,13 +59,23 @@ from game.graph import (
     line_table,
     node_connectivity,
 )
-from search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
-from search.kernel.best_n import best_n
-from search.kernel.bundles import Board, Budget, Config, Scratch, Share, Tables, board_of, grown_scratch, new_scratch
-from search.kernel.dfs import dfs
-from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
-from search.kernel.islands import _island_split
-from search.kernel.keys import (
+from boaf.search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
+from boaf.search.kernel.best_n import best_n
+from boaf.search.kernel.bundles import (
+    Board,
+    Budget,
+    Config,
+    Scratch,
+    Share,
+    Tables,
+    board_of,
+    grown_scratch,
+    new_scratch,
+)
+from boaf.search.kernel.dfs import dfs
+from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
+from boaf.search.kernel.islands import _island_split
+from boaf.search.kernel.keys import (
     NARROW_CELLS,
     _narrow_key,
     _packed_child,
@@ -74,10 +84,10 @@ from search.kernel.keys import (
     narrow_max_stacks,
     root_labels,
 )
-from search.kernel.memo import grown_memo, narrow_grow, new_memo
-from search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
-from search.kernel.order import _child_connectivity, _pair_flows, _sort_children
-from search.kernel.prune import (
+from boaf.search.kernel.memo import grown_memo, narrow_grow, new_memo
+from boaf.search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
+from boaf.search.kernel.order import _child_connectivity, _pair_flows, _sort_children
+from boaf.search.kernel.prune import (
     ISLANDS,
     ORDER,
     ORDER_SQUARES,
@@ -101,7 +111,7 @@ from search.kernel.prune import (
 # ``Literal[int](0)`` and compiles a copy of the callee, and of all it calls, for that literal, then
 # another for ``int64``: a first start compiled ``generate`` and nine more twice.
 # ``tests/service/test_kernels.py`` fails on any literal signature.
-from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
+from boaf.search.kernel.status import OUT_OF_MEMORY, SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, now_s
 
 __all__ = [
     "BATCHES",

@@ -9,12 +9,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
-from game.graph import U0
-from search.kernel.best_n import best_n
-from search.kernel.bundles import Budget, Share
-from search.kernel.dfs import dfs
-from search.kernel.memo import NARROW_ROWS
-from search.kernel.status import now_s
+from boaf.game.graph import U0
+from boaf.search.kernel.best_n import best_n
+from boaf.search.kernel.bundles import Budget, Share
+from boaf.search.kernel.dfs import dfs
+from boaf.search.kernel.memo import NARROW_ROWS
+from boaf.search.kernel.status import now_s
 
 CONSTRAINED, COMPATIBLE, ORDERED, BEST_N = 0, 1, 2, 3
 

@@ -8,14 +8,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit, popcount
-from game.graph import edge_count
-from search.kernel.bundles import CUT_CACHE, Config, board_of, new_scratch
-from search.kernel.generate import generate, play
-from search.kernel.keys import _copy_words, _plain_key, key_words
-from search.kernel.memo import GROW, _fit_memo, _memo_find, _wide_store, grown_memo
-from search.kernel.prune import PRUNE_CELLS, PRUNE_GRAPH, root_prunable
-from search.kernel.status import OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, spent
+from boaf.game.bits import lean_njit, popcount
+from boaf.game.graph import edge_count
+from boaf.search.kernel.bundles import CUT_CACHE, Config, board_of, new_scratch
+from boaf.search.kernel.generate import generate, play
+from boaf.search.kernel.keys import _copy_words, _plain_key, key_words
+from boaf.search.kernel.memo import GROW, _fit_memo, _memo_find, _wide_store, grown_memo
+from boaf.search.kernel.prune import PRUNE_CELLS, PRUNE_GRAPH, root_prunable
+from boaf.search.kernel.status import OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, spent
 
 PARENT, SOURCE, TARGET, VALUE = 0, 1, 2, 3  # the columns of a node's ``info``: its parent record, move, heuristic
 

@@ -1,7 +1,7 @@
 # mypy: disable-error-code="no-untyped-def"
 """What travels together through the search, as typed named tuples (numba compiles them as structs).
 
-- ``Tables``: the read-only tables of a grid (``game.graph``).
+- ``Tables``: the read-only tables of a grid (``boaf.game.graph``).
 - ``Config``: what the algorithm asks for: option bits, ordering coefficients and cutoff, memo floor, cohort,
   Island Merge.
 - ``Budget``: nodes, deadline, cancel flag and memory cap.
@@ -20,12 +20,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit
-from game.graph import U0, GraphScratch, bit, graph_scratch
+from boaf.game.bits import lean_njit
+from boaf.game.graph import U0, GraphScratch, bit, graph_scratch
 
 
 class Tables(NamedTuple):
-    """The read-only tables of a ``rows`` x ``cols`` grid (``game.graph``)."""
+    """The read-only tables of a ``rows`` x ``cols`` grid (``boaf.game.graph``)."""
 
     rows: int
     cols: int
@@ -37,7 +37,7 @@ class Tables(NamedTuple):
 class Config(NamedTuple):
     """What an algorithm asks of the search."""
 
-    options: int  # the option bits (``search.kernel.prune``)
+    options: int  # the option bits (``boaf.search.kernel.prune``)
     coefs: np.ndarray | None  # float64[4]: the ordering model's subset-H coefficients; None: no subset H (its own copy)
     cutoff: int  # children are ordered above this many stacks
     memo_min: int  # the fewest stacks a state needs to be looked up in or added to the memo
@@ -91,13 +91,13 @@ def locate(cells, where):
             where[cells[i]] = i
 
 
-# ``pairs`` rows (``search.kernel.order._pair_flows``): one column per vertex pair
+# ``pairs`` rows (``boaf.search.kernel.order._pair_flows``): one column per vertex pair
 PAIR_S, PAIR_T, PAIR_FLOW, PAIR_THROUGH, PAIR_T_PREDS, PAIR_PRED = 0, 1, 2, 3, 4, 5  # PAIR_PRED + card
 PAIR_COLUMNS = 128
 
-# ``facts`` rows (``search.kernel.generate._graph_facts``): per card set of G
+# ``facts`` rows (``boaf.search.kernel.generate._graph_facts``): per card set of G
 FACT_SET, FACT_CUTS, FACT_ONES, FACT_TWOS, FACT_HANGING = 0, 1, 2, 3, 4
-# ``cell_facts`` rows (``search.kernel.generate._cell_cuts``): per set of occupied cells
+# ``cell_facts`` rows (``boaf.search.kernel.generate._cell_cuts``): per set of occupied cells
 CELL_SET, CELL_CUTS = 0, 1
 
 KINDS = 4 + 13 + 2  # ``Scratch.kinds``: 4 suits, then 13 ranks between two empty masks
@@ -111,7 +111,7 @@ BIG_CACHE = 16384  # (-4965: 555 -> 511 ns a node)
 class Scratch(NamedTuple):
     """The work arrays of one search; each has one use."""
 
-    graph: GraphScratch  # flows and Tarjan's search (``game.graph``)
+    graph: GraphScratch  # flows and Tarjan's search (``boaf.game.graph``)
     pairs: np.ndarray  # int64[PAIR_PRED + 52, PAIR_COLUMNS]: the parent's vertex pairs and their paths
     scores: np.ndarray  # float64[53]: each target card's ordering score; at BEST_SCORE the highest (ORDER_LATER)
     score_masks: np.ndarray  # uint64[slots]: the card set of each score-cache slot (``_child_scores``)

@@ -14,13 +14,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit
-from game.graph import U0, bit
-from search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
-from search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, _small_budget, gather_refutes
-from search.kernel.generate import generate, ordered, play, unplay
-from search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
-from search.kernel.keys import (
+from boaf.game.bits import lean_njit
+from boaf.game.graph import U0, bit
+from boaf.search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
+from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, _small_budget, gather_refutes
+from boaf.search.kernel.generate import generate, ordered, play, unplay
+from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
+from boaf.search.kernel.keys import (
     NARROW_CELLS,
     _copy_words,
     _key_children,
@@ -33,7 +33,7 @@ from search.kernel.keys import (
     narrow_max_stacks,
     root_labels,
 )
-from search.kernel.memo import (
+from boaf.search.kernel.memo import (
     GROW,
     STORED,
     _fit_memo,
@@ -44,10 +44,10 @@ from search.kernel.memo import (
     _wide_store,
     grown_memo,
 )
-from search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
-from search.kernel.order import _sort_children
-from search.kernel.prune import ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
-from search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
+from boaf.search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
+from boaf.search.kernel.order import _sort_children
+from boaf.search.kernel.prune import ORDER_LATER, PRUNE_BLOCKS, SLEEP, _fall_asleep, _stuck_block, root_prunable
+from boaf.search.kernel.status import SOLVABLE, TABLE_FULL, UNKNOWN, UNSOLVABLE, spent
 
 
 class MemoPlan(NamedTuple):
@@ -118,7 +118,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
 def dfs(root, tables, config, budget, memo, stamp, path, share):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo)``.
 
-    ``tables``, ``config``, ``budget`` and ``share`` are ``search.kernel.bundles``'
+    ``tables``, ``config``, ``budget`` and ``share`` are ``boaf.search.kernel.bundles``'
     named tuples. On ``SOLVABLE`` the moves are ``path[:length]`` as ``(source,
     target)`` cells. The memo may be grown or replaced (a table of the wrong
     width) and is returned for reuse: a wide table with a fresh ``stamp``, a

@@ -58,10 +58,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit, lowest_bit
-from game.graph import U0, U1, bit, is_connected
-from search.kernel.open_blocks import OPEN_MIN_BUDGET
-from search.kernel.status import spent
+from boaf.game.bits import lean_njit, lowest_bit
+from boaf.game.graph import U0, U1, bit, is_connected
+from boaf.search.kernel.open_blocks import OPEN_MIN_BUDGET
+from boaf.search.kernel.status import spent
 
 PRUNE_GATHER = 4096  # the root, at OPEN_AFTER and GATHER_AGAIN nodes: some block must hold every card
 GATHER_AGAIN = 8_192  # nodes a search expands before its root's gathering is tried again, with more work
@@ -79,7 +79,7 @@ _HIGH = np.uint64(40)
 def gather_refutes(root, compat, line, budget, after):
     """True when no block holds every card of ``root`` (``int8[ncells]``): the state is unsolvable.
 
-    ``budget`` is the search's (``search.kernel.bundles.Budget``) and ``after``
+    ``budget`` is the search's (``boaf.search.kernel.bundles.Budget``) and ``after``
     the nodes it has expanded: the units of work allowed are
     ``GATHER_WORK_PER_NODE`` for each, or, under a node budget below
     ``OPEN_MIN_BUDGET``, for half the budget's nodes; the blocks,

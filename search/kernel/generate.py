@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, bit, cut_cells, cut_vertices
-from search.kernel import prune
-from search.kernel.bundles import (
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.graph import U0, U1, bit, cut_cells, cut_vertices
+from boaf.search.kernel import prune
+from boaf.search.kernel.bundles import (
     BEST_SCORE,
     CELL_CUTS,
     CELL_SET,
@@ -27,9 +27,9 @@ from search.kernel.bundles import (
     cache_slot,
     locate,
 )
-from search.kernel.keys import CELLS_PER_WORD
-from search.kernel.order import _child_scores, _sort_children, _square_scores
-from search.kernel.prune import _frozen_block, _hanging, _leaf_stranded
+from boaf.search.kernel.keys import CELLS_PER_WORD
+from boaf.search.kernel.order import _child_scores, _sort_children, _square_scores
+from boaf.search.kernel.prune import _frozen_block, _hanging, _leaf_stranded
 
 ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by their graph's squared degrees (``_order``)
 SQUARES_CUTOFF = 6  # ``ORDER_SQUARES`` orders the children of nodes of more stacks than this (4-10 are alike)
@@ -186,7 +186,7 @@ def _sort_into_kinds(cells, occupied, bad, kinds):
     (``kinds[4]`` and ``kinds[18]`` stay empty); returns the cells of the cards ``bad``.
 
     Two cards may join when they share a suit or their ranks differ by at most one
-    (``game.cards.compatible``, the rule ``compat_table`` holds), so the cells
+    (``boaf.game.cards.compatible``, the rule ``compat_table`` holds), so the cells
     whose cards join card ``a`` are four of these masks (``_compatible_cells``):
     ``generate`` then walks only the moves there are, not every pair of cells in
     line (on a full 6x6 grid, some 160 moves among 360 pairs).
@@ -261,7 +261,7 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
 def _subset_h_scores(coefs, present, targets, compat, scratch):
     """``_child_scores`` into ``scratch.scores``; returns the highest score of ``targets``.
 
-    ``coefs`` is ``None`` for every served algorithm (``search.tables.kernel_config``):
+    ``coefs`` is ``None`` for every served algorithm (``boaf.search.tables.kernel_config``):
     numba then drops this body before typing it (its branch pruning on a ``None``
     argument), and ``_order``'s test ``config.coefs is None`` is a constant, so
     the search's compiled copy holds no connectivity flows: they were a third of

@@ -15,8 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, U6, U63, bit, cut_vertices, reach
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.graph import U0, U1, U6, U63, bit, cut_vertices, reach
 
 
 class Islands(NamedTuple):

@@ -8,7 +8,7 @@ cells it is one ``uint64`` (``_narrow_key``): the occupied-cell mask, then a
 has the rank of its labels instead, ``_ranked_key``). Elsewhere (and for
 best-n and Island Merge) the key is 6 bits per cell (card + 1, 0 for empty),
 10 cells per ``uint64`` word, ``ceil(ncells / 10)`` words (one more with
-``ISLANDS``: the island under way, see ``search.kernel.islands``).
+``ISLANDS``: the island under way, see ``boaf.search.kernel.islands``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from numba import njit
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from game.bits import lean_njit, popcount
-from game.graph import U0, U1, bit
+from boaf.game.bits import lean_njit, popcount
+from boaf.game.graph import U0, U1, bit
 
 CELLS_PER_WORD = 10
 

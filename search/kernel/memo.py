@@ -1,5 +1,5 @@
 # mypy: disable-error-code="no-untyped-def"
-"""The memo tables: states known unsolvable, stored under their exact keys (``search.kernel.keys``).
+"""The memo tables: states known unsolvable, stored under their exact keys (``boaf.search.kernel.keys``).
 
 A one-word table (grids of at most 16 cells) is open addressing over those
 words, 0 marking a free slot, at most three quarters full: 8 bytes a slot,
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit
-from game.graph import U0, U1
-from search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
-from search.kernel.status import OUT_OF_MEMORY
+from boaf.game.bits import lean_njit
+from boaf.game.graph import U0, U1
+from boaf.search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
+from boaf.search.kernel.status import OUT_OF_MEMORY
 
 NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)
 WIDE_ROWS = 1 << 8  # first capacity of a wide table (a tiny 6x6 search clears 10 KiB, not 40; big ones grow it)

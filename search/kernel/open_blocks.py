@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, bit, reach
-from search.kernel.bundles import cache_slot
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.graph import U0, U1, bit, reach
+from boaf.search.kernel.bundles import cache_slot
 
 PRUNE_OPEN = 2048  # the root, once the search has OPEN_AFTER nodes: no block of G may fail to come down, R open
 OPEN_AFTER = 1_024  # nodes a search expands before its root's open blocks are searched

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import (
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.graph import (
     U0,
     U1,
     augment,
@@ -21,7 +21,7 @@ from game.graph import (
     local_connectivity,
     node_connectivity,
 )
-from search.kernel.bundles import (
+from boaf.search.kernel.bundles import (
     PAIR_FLOW,
     PAIR_PRED,
     PAIR_S,
@@ -343,7 +343,7 @@ def _sort_by_target(src, dst, count, tally, moves):
     ``moves`` an ``int64`` buffer of at least ``count``).
 
     Children come from ``generate`` by source, then target; this puts them by
-    target, then source (the order of ``models.progress``'s search).
+    target, then source (the order of ``boaf.models.progress``'s search).
     """
     for c in range(tally.shape[0]):
         tally[c] = 0

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from game.bits import lean_njit, lowest_bit, popcount
-from game.graph import U0, U1, bit, cut_vertices, is_connected, reach_within
-from search.kernel.bundles import board_of, cache_slot, locate
+from boaf.game.bits import lean_njit, lowest_bit, popcount
+from boaf.game.graph import U0, U1, bit, cut_vertices, is_connected, reach_within
+from boaf.search.kernel.bundles import board_of, cache_slot, locate
 
 # option bits of ``dfs`` and ``best_n``
 PRUNE_GRAPH = 1  # skip children whose compatibility graph is disconnected
@@ -205,7 +205,7 @@ def _block_comes_down(block, n, tables, scratch):
     ``n`` cards, their cells and the grid's ``compat`` and ``line`` tables. The
     key holds the first two exactly (distinct blocks give distinct keys), and a
     ``Scratch`` only ever serves one grid's tables (``dfs`` and ``best_n`` make one
-    per search, ``models.progress`` one per batch of one grid; ``grown_scratch``
+    per search, ``boaf.models.progress`` one per batch of one grid; ``grown_scratch``
     starts the cache empty). Tested against
     ``_tiny_solvable`` through evicting and hitting caches, and, with every
     rule, the whole search against the reference (``tests/search``).

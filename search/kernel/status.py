@@ -22,7 +22,7 @@ warnings.filterwarnings("ignore", message=".*object mode.*", category=NumbaWarni
 
 SOLVABLE, UNSOLVABLE, UNKNOWN = 1, 0, 2
 OUT_OF_MEMORY = 3  # the status of a search stopped by its memory budget (reported as unknown)
-TABLE_FULL = 4  # a search sharing a fixed table stopped to let it grow (``dfs``, ``search.threads``)
+TABLE_FULL = 4  # a search sharing a fixed table stopped to let it grow (``dfs``, ``boaf.search.threads``)
 CHECK_EVERY = 1024  # nodes between clock checks (the cancel flag, a plain load, is read at every node)
 
 

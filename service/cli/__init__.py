@@ -1,7 +1,7 @@
 """The ``boaf`` command line.
 
 Each group of commands lives in its own module and registers itself on ``app``
-(``service.cli.app``).
+(``boaf.service.cli.app``).
 Any ``game.BoafError`` ends the command with a one-line message on stderr, never
 a traceback, and the exit status of its branch in ``EXIT_CODES``. A command that
 needs an optional extra that is not installed says which one (exit status 1).
@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import sys
 
-from game.errors import BoafError, Failure, InvalidInput, Stopped
+from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
 
-# Each command module adds its commands to ``service.cli.app.app`` when imported.
-from service.cli import (  # noqa: F401
+# Each command module adds its commands to ``boaf.service.cli.app.app`` when imported.
+from boaf.service.cli import (  # noqa: F401
     feature_commands,
     game_commands,
     model_commands,
@@ -31,9 +31,9 @@ from service.cli import (  # noqa: F401
     search_commands,
     serve_commands,
 )
-from service.cli.app import app
-from service.cli.compiling import COMPILING_NOTICE, say_compiling
-from service.compile_log import CompileRecorder
+from boaf.service.cli.app import app
+from boaf.service.cli.compiling import COMPILING_NOTICE, say_compiling
+from boaf.service.compile_log import CompileRecorder
 
 __all__ = ["COMPILING_NOTICE", "EXIT_CODES", "QUICK_EXIT", "app", "exit_code", "main", "missing_extra"]
 
@@ -42,7 +42,7 @@ EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
     (Stopped, 3),
     (Failure, 1),
 )
-"""The exit status of each branch of ``game.errors``; the first row that matches wins, and 1 for any other."""
+"""The exit status of each branch of ``boaf.game.errors``; the first row that matches wins, and 1 for any other."""
 
 
 def shield_grid_argument(arg: str) -> str:

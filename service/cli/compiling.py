@@ -1,7 +1,7 @@
 """The CLI's word on compiling: said once, on stderr, when a command compiles numba kernels.
 
 In-process compiles are heard by a ``CompileRecorder`` around the command
-(``service.cli.main``). Commands that run on Dask call ``compile_for_workers``
+(``boaf.service.cli.main``). Commands that run on Dask call ``compile_for_workers``
 first: their workers would each compile in silence, so the kernels are compiled
 once here (in a child process, into numba's cache), said once, and every worker
 then loads them.
@@ -22,6 +22,6 @@ def say_compiling(_stage: str = "") -> None:
 def compile_for_workers(*units: str) -> None:
     """Compile (once, here) the kernel units a Dask job's workers will run, saying so when they were not cached."""
     # Imported here for start-up time: the unit list imports every kernel module.
-    from service.kernels import Kernels, unit_named
+    from boaf.service.kernels import Kernels, unit_named
 
     Kernels().prepare([unit_named(name) for name in units], on_stage=say_compiling)

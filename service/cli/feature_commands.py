@@ -16,11 +16,11 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from game.errors import InvalidState
-from game.notation import parse_seed_range
-from service.cli.app import app
-from service.cli.compiling import compile_for_workers
-from service.cli.options import Scheduler, Workers
+from boaf.game.errors import InvalidState
+from boaf.game.notation import parse_seed_range
+from boaf.service.cli.app import app
+from boaf.service.cli.compiling import compile_for_workers
+from boaf.service.cli.options import Scheduler, Workers
 
 SHOW_FLAGS = ("--json", "--help")
 
@@ -56,8 +56,8 @@ def show_command(
 ) -> None:
     """Print every feature of one state (also: 'boaf features GRID')."""
     # Imported here for start-up time: only this command pays for numba's compiled kernels, game.
-    from features import SCHEMA_VERSION, state_features
-    from game import parse_state
+    from boaf.features import SCHEMA_VERSION, state_features
+    from boaf.game import parse_state
 
     values = state_features(parse_state(grid))
     if as_json:
@@ -81,8 +81,8 @@ def export_command(
 ) -> None:
     """Write the features of every state of a file to Parquet, on Dask; rerun to resume."""
     # Imported here for start-up time: only this command pays for Dask.
-    from jobs.export import export
-    from jobs.runner import Cluster
+    from boaf.jobs.export import export
+    from boaf.jobs.runner import Cluster
 
     compile_for_workers("features")
     if on_error not in ("skip", "fail"):
@@ -117,7 +117,7 @@ def sieve_command(
 ) -> None:
     """Kahn's sieve over seeded 4x4 deals: OBUDs, SFUDs and 3-heuristic flags."""
     # Imported here for start-up time: only this command pays for numba's compiled kernels.
-    from features import sieve
+    from boaf.features import sieve
 
     span = parse_seed_range(seeds)
     result = sieve(span)
@@ -140,8 +140,8 @@ def _verify(
     result: Any, parts_dir: Path | None, workers: int | None, scheduler: str | None, max_nodes: int | None
 ) -> dict[str, Any]:
     # Imported here for start-up time: only this command pays for Dask.
-    from jobs.runner import Cluster
-    from jobs.sieve import verify
+    from boaf.jobs.runner import Cluster
+    from boaf.jobs.sieve import verify
 
     where = parts_dir or Path(f"boaf-sieve-{result.seeds.start}-{result.seeds.stop}")
     with _progress_on_stderr():

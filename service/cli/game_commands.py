@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from game import deal, format_grid, parse_state, play, random_states, state_to_json
-from service.cli.app import app
-from service.cli.options import Cols, Rows
+from boaf.game import deal, format_grid, parse_state, play, random_states, state_to_json
+from boaf.service.cli.app import app
+from boaf.service.cli.options import Cols, Rows
 
 
 @app.command("deal")

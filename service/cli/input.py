@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from game import BoafError, InvalidState, State, deal, parse_state
-from game.notation import parse_state_line
+from boaf.game import BoafError, InvalidState, State, deal, parse_state
+from boaf.game.notation import parse_state_line
 
 
 def state_argument(grid: str | None, seed: int | None, rows: int, cols: int) -> State:

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from game import InvalidState, parse_state
-from service.cli.app import app
-from service.cli.input import read_state_file
-from service.cli.options import Scheduler, Workers
+from boaf.game import InvalidState, parse_state
+from boaf.service.cli.app import app
+from boaf.service.cli.input import read_state_file
+from boaf.service.cli.options import Scheduler, Workers
 
 ModelDir = Annotated[
     Path | None,
@@ -36,7 +36,7 @@ def classify_command(
     otherwise the ONNX classifier's estimate. "nodes" is what that search expanded.
     """
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.classifier import load_classifier
+    from boaf.models.classifier import load_classifier
 
     if (grid is None) == (input_file is None):
         raise InvalidState("give exactly one of GRID or --input FILE")
@@ -77,9 +77,9 @@ def dataset_generate_command(
 ) -> None:
     """Generate a labelled dataset on Dask (resumable) and print its manifest."""
     # Imported here for start-up time: only this command pays for Dask, onnxruntime, LightGBM and matplotlib.
-    from jobs.dataset import generate_dataset
-    from jobs.runner import Cluster
-    from models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
+    from boaf.jobs.dataset import generate_dataset
+    from boaf.jobs.runner import Cluster
+    from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec
 
     if seed is None:
         seed = DECISIONS_FIRST_SEED if generator == "decisions" else 0
@@ -97,7 +97,7 @@ def train_command(
 ) -> None:
     """Train, evaluate on a held-out 10%, export ONNX with a parity check, and write a model card."""
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.retrain_steps import train_classifier
+    from boaf.models.retrain_steps import train_classifier
 
     card = train_classifier(data, out, tuned=not paper, seed=seed, log=lambda line: typer.echo(line, err=True))
     typer.echo(json.dumps({"model": str(out), "evaluation": card["evaluation"], "parity": card["parity"]}, indent=2))
@@ -111,7 +111,7 @@ def tune_cutoff_command(
 ) -> None:
     """Fit the subset-H ordering model and sweep the ordering cutoff 2…16; write ordering.json and the plot."""
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.retrain_steps import labelled_random_states, tune_cutoff
+    from boaf.models.retrain_steps import labelled_random_states, tune_cutoff
 
     fit_rows = labelled_random_states(states, seed)
     result = tune_cutoff(
@@ -131,7 +131,7 @@ def tune_budget_command(
 ) -> None:
     """Choose Classify's exact-path node budget by measuring it against the latency targets; save it with the model."""
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.budget import CANDIDATES, tune_budget, tuning_sets
+    from boaf.models.budget import CANDIDATES, tune_budget, tuning_sets
 
     candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
     sets = tuning_sets(random_count, decision_deals, seed)
@@ -156,7 +156,7 @@ def train_hard_command(
     Every FFUD of deals -1,000,000..-1 and past the --deals range up to 999,999 joins as a hard negative.
     """
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from models.hard import retrain_hard
+    from boaf.models.hard import retrain_hard
 
     installed = retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log, ffud_like=ffud_like)
     typer.echo(str(installed))
@@ -189,11 +189,11 @@ def retrain_command(
     model trained on the hard remainder (boaf train-hard) replaces it when it is no less accurate.
     """
     # Imported here for start-up time: only this command pays for Dask, onnxruntime, LightGBM and matplotlib.
-    from jobs.retrain import RetrainConfig, retrain
-    from jobs.runner import Cluster
-    from models.budget import tune_budget, tuning_sets
-    from models.errors import ModelError
-    from models.hard import retrain_hard
+    from boaf.jobs.retrain import RetrainConfig, retrain
+    from boaf.jobs.runner import Cluster
+    from boaf.models.budget import tune_budget, tuning_sets
+    from boaf.models.errors import ModelError
+    from boaf.models.hard import retrain_hard
 
     config = RetrainConfig(
         out=out,

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from game import format_grid, parse_state
-from puzzles import DEFAULT_BUDGET, PuzzleAnalysis, analyze
-from puzzles.energy import DEFAULT_ENERGY, ENERGIES
-from puzzles.generation import GeneratedPuzzle, generate
-from service.cli.app import app
-from service.cli.options import AsJson, Cols, Rows
+from boaf.game import format_grid, parse_state
+from boaf.puzzles import DEFAULT_BUDGET, PuzzleAnalysis, analyze
+from boaf.puzzles.energy import DEFAULT_ENERGY, ENERGIES
+from boaf.puzzles.generation import GeneratedPuzzle, generate
+from boaf.service.cli.app import app
+from boaf.service.cli.options import AsJson, Cols, Rows
 
 puzzle_app = typer.Typer(
     help="Puzzle difficulty by depth (Neller & Ziegler) and puzzle generation.", no_args_is_help=True
@@ -38,7 +38,7 @@ def analyze_command(
     analysis = analyze(parse_state(grid), budget, samples=samples, seed=seed)
     if plot is not None:
         # Imported here for start-up time: only this command pays for matplotlib.
-        from puzzles.plot import plot_depths
+        from boaf.puzzles.plot import plot_depths
 
         plot_depths(analysis, plot)
     typer.echo(json.dumps(analysis.to_json()) if as_json else _analysis_text(analysis))

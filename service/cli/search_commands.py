@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from game import InvalidState
-from game.notation import parse_seed_range
-from service.cli.app import app
-from service.cli.compiling import compile_for_workers
-from service.cli.input import read_state_file, state_argument
-from service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
+from boaf.game import InvalidState
+from boaf.game.notation import parse_seed_range
+from boaf.service.cli.app import app
+from boaf.service.cli.compiling import compile_for_workers
+from boaf.service.cli.input import read_state_file, state_argument
+from boaf.service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
 
 
 @app.command("solve")
@@ -37,7 +37,7 @@ def solve_command(
 ) -> None:
     """Decide whether a state is solvable and print a solution (or why not)."""
     # Imported here for start-up time: only this command pays for numba's compiled kernels.
-    from search import algorithm_named, solve
+    from boaf.search import algorithm_named, solve
 
     algorithm_named(algorithm)
     if input_file is not None:
@@ -71,7 +71,7 @@ def _solve_file(
     threads: int = 1,
 ) -> None:
     # Imported here for start-up time: only this command pays for numba's compiled kernels.
-    from search import solve
+    from boaf.search import solve
 
     if not input_file.is_file():
         raise InvalidState(f"input file {input_file} does not exist")
@@ -116,8 +116,8 @@ def census_command(
 ) -> None:
     """Solve every seeded deal of a range on Dask and list the unsolvable ones."""
     # Imported here for start-up time: only this command pays for Dask.
-    from jobs.census import census
-    from jobs.runner import Cluster
+    from boaf.jobs.census import census
+    from boaf.jobs.runner import Cluster
 
     compile_for_workers("search")
     summary = census(

@@ -1,7 +1,7 @@
 """``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C; SIGHUP reloads the model.
 
 SIGHUP makes a server whose ``BOAF_MODEL_DIR`` is a model root look at its ``CURRENT``
-at once, and load a new version without a restart (``service.reload``).
+at once, and load a new version without a restart (``boaf.service.reload``).
 
 Start-up errors are one line on stderr, never a traceback: a setting that cannot
 be used (a value that does not parse, a port that is taken, a TLS file that is
@@ -9,7 +9,7 @@ missing or does not match its pair, an unreadable tokens file, a model directory
 without a model that loads) names the
 ``BOAF_*`` variable and its value, exit status 2; anything else is an internal
 failure, exit status 1 (its traceback goes to the JSON log). Every other line the
-process writes is JSON (``service.logs``), but for the one that says where it serves.
+process writes is JSON (``boaf.service.logs``), but for the one that says where it serves.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from service.cli.app import app
+from boaf.service.cli.app import app
 
 if TYPE_CHECKING:
-    from service.http import HttpServer
-    from service.server import BoafServer
-    from service.settings import Settings
+    from boaf.service.http import HttpServer
+    from boaf.service.server import BoafServer
+    from boaf.service.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,9 @@ def serve_command(
     # is set (ERROR or DEBUG, to debug gRPC itself). Set before grpc is first imported, which reads it.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
-    from service.logs import configure_logging
-    from service.server import check_model
-    from service.settings import Settings, env_name
+    from boaf.service.logs import configure_logging
+    from boaf.service.server import check_model
+    from boaf.service.settings import Settings, env_name
 
     settings = Settings.from_env(
         host=host,
@@ -92,7 +92,7 @@ def serve_command(
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
     server, web = _start(settings)
-    # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (service.reload).
+    # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (boaf.service.reload).
     signal.signal(signal.SIGHUP, lambda *_: _reload_now(server))
     # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
     while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
@@ -132,9 +132,9 @@ def _reload_now(server: BoafServer) -> None:
 def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
     """Both edges, started; a failure stops what had started, and ends the command (see the module notes)."""
     # Imported here for start-up time, as in serve: only this command loads the servers.
-    from service.http import HttpServer
-    from service.server import BoafServer
-    from service.settings import InvalidSettings
+    from boaf.service.http import HttpServer
+    from boaf.service.server import BoafServer
+    from boaf.service.settings import InvalidSettings
 
     server: BoafServer | None = None
     web: HttpServer | None = None
@@ -147,7 +147,7 @@ def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
         return server, web
     except InvalidSettings:
         _stop_quietly(server, web)
-        raise  # one line and exit status 2 (service.cli.main)
+        raise  # one line and exit status 2 (boaf.service.cli.main)
     except Exception as exc:  # an internal failure: one line here, the traceback in the log
         log.exception("the service could not start")
         _stop_quietly(server, web)
@@ -156,7 +156,7 @@ def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
 
 
 def _start_http(web: HttpServer, settings: Settings) -> None:
-    from service.settings import unbindable  # imported here for start-up time, as in serve
+    from boaf.service.settings import unbindable  # imported here for start-up time, as in serve
 
     try:
         web.start()

@@ -14,7 +14,7 @@ is Starlette under uvicorn over the existing servicers, and speaks the same wire
 format for unary JSON calls.
 """
 
-from service.http.app import build_app
-from service.http.server import HttpServer
+from boaf.service.http.app import build_app
+from boaf.service.http.server import HttpServer
 
 __all__ = ["HttpServer", "build_app"]

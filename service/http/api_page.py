@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from service.http.openapi import INPUT, JSON, SCHEMAS, status_rows
+from boaf.service.http.openapi import INPUT, JSON, SCHEMAS, status_rows
 
 EXAMPLE = (
     "curl -s http://127.0.0.1:8080/boaf.v1.Boaf/Classify -H 'content-type: application/json' "

@@ -63,14 +63,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
-from service.admission import Admission, mark_arrival, quoted
-from service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
-from service.http.api_page import api_page
-from service.http.context import CallAborted, CallContext
-from service.http.guards import EdgeGuard
-from service.http.openapi import openapi_document
-from service.http.statuses import error_response
-from service.http.wire import (
+from boaf.service.admission import Admission, mark_arrival, quoted
+from boaf.service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from boaf.service.http.api_page import api_page
+from boaf.service.http.context import CallAborted, CallContext
+from boaf.service.http.guards import EdgeGuard
+from boaf.service.http.openapi import openapi_document
+from boaf.service.http.statuses import error_response
+from boaf.service.http.wire import (
     GET_MAX_URL_BYTES,
     GZIP_MIN_BYTES,
     Codec,
@@ -81,11 +81,11 @@ from service.http.wire import (
     gzipped,
     request_compression,
 )
-from service.interceptors import UNKNOWN_METHOD
-from service.kernels import RETRY_AFTER_S
-from service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
-from service.metrics import Metrics
-from service.settings import Settings
+from boaf.service.interceptors import UNKNOWN_METHOD
+from boaf.service.kernels import RETRY_AFTER_S
+from boaf.service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
+from boaf.service.metrics import Metrics
+from boaf.service.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -38,11 +38,11 @@ import grpc
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
-from game.state import MAX_CELLS
-from models.provenance import package_version
-from service.http.statuses import HTTP_STATUS, connect_code
-from service.http.wire import GET_MAX_URL_BYTES
-from service.settings import Settings, env_name
+from boaf.game.state import MAX_CELLS
+from boaf.models.provenance import package_version
+from boaf.service.http.statuses import HTTP_STATUS, connect_code
+from boaf.service.http.wire import GET_MAX_URL_BYTES
+from boaf.service.settings import Settings, env_name
 
 OPENAPI_VERSION = "3.1.0"
 JSON = "application/json"

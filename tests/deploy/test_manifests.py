@@ -26,11 +26,11 @@ import pytest
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError, all_versions
 
-from models import registry
-from models.classifier import load_classifier
-from service.memory import reload_memory_mb
-from service.server import HEALTH_SERVICES, SERVICE_NAME
-from service.settings import MIB, Settings, env_name, env_names
+from boaf.models import registry
+from boaf.models.classifier import load_classifier
+from boaf.service.memory import reload_memory_mb
+from boaf.service.server import HEALTH_SERVICES, SERVICE_NAME
+from boaf.service.settings import MIB, Settings, env_name, env_names
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from strategies import states
 
-from features import SCHEMA_VERSION, compute_features, feature_matrix, feature_names, feature_table, state_features
-from features.batch import CHUNK_STATES, FeatureBatch, FeaturesStopped, arrow_schema
-from features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, INTEGER_FEATURES, is_integer_feature
-from game import InvalidState, State, deal, parse_grid, random_states
-from game.arrays import states_to_array
+from boaf.features import SCHEMA_VERSION, compute_features, feature_matrix, feature_names, feature_table, state_features
+from boaf.features.batch import CHUNK_STATES, FeatureBatch, FeaturesStopped, arrow_schema
+from boaf.features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, INTEGER_FEATURES, is_integer_feature
+from boaf.game import InvalidState, State, deal, parse_grid, random_states
+from boaf.game.arrays import states_to_array
 
 
 def assert_matches_reference(batch: FeatureBatch, batch_states: list[State]) -> None:

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_runner import boaf
 
-from features import SCHEMA_VERSION, feature_names, state_features
-from game import deal, format_grid
+from boaf.features import SCHEMA_VERSION, feature_names, state_features
+from boaf.game import deal, format_grid
 
 DEAL_1163 = format_grid(deal(1163))
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import states
 
-from features import compute_features, feature_names, state_features
-from features.schema import FEATURE_INDEX, Topic, names_of
-from game import State
+from boaf.features import compute_features, feature_names, state_features
+from boaf.features.schema import FEATURE_INDEX, Topic, names_of
+from boaf.game import State
 
 POSITIONAL = set(names_of(Topic.POSITIONS))
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features import kernel
-from features.batch import from_digits
-from features.exact import adjacency_determinant, integer_determinant, spanning_tree_count
-from features.graph import graph_features
-from features.schema import FEATURE_INDEX, GRAPH_TOPICS, names_of
+from boaf.features import kernel
+from boaf.features.batch import from_digits
+from boaf.features.exact import adjacency_determinant, integer_determinant, spanning_tree_count
+from boaf.features.graph import graph_features
+from boaf.features.schema import FEATURE_INDEX, GRAPH_TOPICS, names_of
 
 GRAPHS: dict[str, tuple[int, list[tuple[int, int]]]] = {
     "single node": (1, []),
@@ -114,7 +114,7 @@ def test_kernel_equals_reference_on_any_graph(g: igraph.Graph) -> None:
 
 @pytest.mark.parametrize("density", [0.03, 0.08, 0.3, 0.9])
 def test_kernel_equals_reference_on_graphs_of_up_to_52_nodes(density: float) -> None:
-    # A whole deck's stacks: nodes up to bit 51 of game.graph's uint64 masks; the sparse graphs are disconnected,
+    # A whole deck's stacks: nodes up to bit 51 of boaf.game.graph's uint64 masks; the sparse graphs are disconnected,
     # with cut vertices in several components (articulation points count them all).
     rng = np.random.default_rng(round(density * 100))
     for n in (33, 52):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from features import DealClass, classify_states, kahn_class, sieve, state_features, three_heuristic
-from features.kahn import deal_array
-from game import InvalidSeed, deal, parse_grid
-from game.arrays import states_to_array
+from boaf.features import DealClass, classify_states, kahn_class, sieve, state_features, three_heuristic
+from boaf.features.kahn import deal_array
+from boaf.game import InvalidSeed, deal, parse_grid
+from boaf.game.arrays import states_to_array
 
 # Kahn's Table 3 and the four later FFUDs: every FFUD below 100,000.
 KAHN_FFUDS = [1163, 6727, 12226, 24555, 25482, 38711, 45088, 59481, 93196]

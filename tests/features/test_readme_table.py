@@ -1,4 +1,4 @@
-"""The feature table of the docs (docs/features.md) says what ``features.schema.FEATURES`` declares, row by row.
+"""The feature table of the docs (docs/features.md) says what ``boaf.features.schema.FEATURES`` declares, row by row.
 
 The table is looked for in README.md and every docs/*.md page; each page that holds
 it is checked.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from features.schema import FEATURES, SCHEMA_VERSION
+from boaf.features.schema import FEATURES, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

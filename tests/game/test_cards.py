@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from game import InvalidCard, card_rank, card_suit, card_text, compatible, parse_card
-from game.cards import CARD_TEXTS, COMPATIBLE_MASKS
+from boaf.game import InvalidCard, card_rank, card_suit, card_text, compatible, parse_card
+from boaf.game.cards import CARD_TEXTS, COMPATIBLE_MASKS
 
 
 @pytest.mark.parametrize(

@@ -93,16 +93,16 @@ def test_a_grid_may_start_with_an_empty_cell() -> None:
 
 
 def test_a_one_shot_command_hands_over_all_its_output_before_its_quick_exit() -> None:
-    """``deal``, ``random``, ``solve`` … end with ``os._exit`` (``service.cli.QUICK_EXIT``): what they print
+    """``deal``, ``random``, ``solve`` … end with ``os._exit`` (``boaf.service.cli.QUICK_EXIT``): what they print
     through a pipe is whole, and a reader that closes the pipe early ends the command with status 1, no traceback."""
-    from service.cli import QUICK_EXIT
+    from boaf.service.cli import QUICK_EXIT
 
     assert "random" in QUICK_EXIT
     many = boaf("random", "--seed", "7", "--count", "5000")
     assert many.returncode == 0
     assert len(many.stdout.splitlines()) == 5000 and many.stdout.endswith("\n")
     closed = subprocess.run(
-        f'set -o pipefail; "{sys.executable}" -c "from service.cli import main; main()" '
+        f'set -o pipefail; "{sys.executable}" -c "from boaf.service.cli import main; main()" '
         "random --seed 7 --count 5000 | head -c 10",
         shell=True,
         capture_output=True,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import grid_shapes
 
-from game import InvalidSeed, InvalidState, deal, deal_cards, format_grid, random_state, random_states
+from boaf.game import InvalidSeed, InvalidState, deal, deal_cards, format_grid, random_state, random_states
 
 SPEC_VECTORS = {
     367297990: "5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C",
@@ -54,7 +54,7 @@ def test_negative_seeds_wrap_like_a_32_bit_int() -> None:
 @given(seeds=st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=5))
 @settings(deadline=None)  # the first call may load the compiled shuffle
 def test_the_compiled_shuffle_deals_every_seed_of_a_batch_as_c_does(seeds: list[int]) -> None:
-    from game.bits import shuffled_cells
+    from boaf.game.bits import shuffled_cells
 
     dealt = shuffled_cells(np.array(seeds, dtype=np.int64), 52)
     assert [row.tolist() for row in dealt] == [c_style(s) for s in seeds]

@@ -1,4 +1,4 @@
-"""numba's cache goes stale across files: an edit of a callee recompiles its callers (``game.kernel_cache``)."""
+"""numba's cache goes stale across files: an edit of a callee recompiles its callers (``boaf.game.kernel_cache``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import game.bits
-from game import kernel_cache
-from search.kernel import dfs
+import boaf.game.bits
+from boaf.game import kernel_cache
+from boaf.search.kernel import dfs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,11 +34,11 @@ def ask():
     return answer()
 """
 
-# The toy package registers its own folder, as ``game.kernel_cache.install`` registers boaf's kernel sources.
+# The toy package registers its own folder, as ``boaf.game.kernel_cache.install`` registers boaf's kernel sources.
 REGISTERED = """
 from pathlib import Path
 
-from game import kernel_cache
+from boaf.game import kernel_cache
 
 kernel_cache.install()
 kernel_cache.register([Path(__file__).parent])
@@ -108,7 +108,7 @@ def copy_kernel_sources(target: Path) -> None:
 
 
 def test_boaf_kernels_share_one_stamp_that_any_kernel_source_changes(tmp_path: Path) -> None:
-    assert game.bits.__name__ == "game.bits"  # imported: it installs the locator before its kernels
+    assert boaf.game.bits.__name__ == "boaf.game.bits"  # imported: it installs the locator before its kernels
     locator = dfs._cache._impl.locator
     assert isinstance(locator, kernel_cache.KernelSourcesLocator)
     copy_kernel_sources(tmp_path)

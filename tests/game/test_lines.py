@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from game import InvalidSeed, InvalidState, format_grid, state_to_json
-from game.errors import BoafError
-from game.notation import parse_grid, parse_seed_range, parse_state_line
+from boaf.game import InvalidSeed, InvalidState, format_grid, state_to_json
+from boaf.game.errors import BoafError
+from boaf.game.notation import parse_grid, parse_seed_range, parse_state_line
 
 GRID = "5S 7D QS 2C/4C AD 8D 5C/QH 7C TC 3C/8C 2D 9C 3D"
 

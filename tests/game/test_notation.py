@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from strategies import states
 
-from game import (
+from boaf.game import (
     IllegalMove,
     InvalidState,
     State,

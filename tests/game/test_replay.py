@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import IllegalMove, deal
-from game.state import Move
+from boaf.game import IllegalMove, deal
+from boaf.game.state import Move
 
 
 @given(seed=st.integers(-(2**31), 2**31 - 1), data=st.data())

@@ -1,4 +1,4 @@
-"""The shared argument checks of ``game.validation``."""
+"""The shared argument checks of ``boaf.game.validation``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from game.errors import InvalidState
-from game.validation import check_positive_int
+from boaf.game.errors import InvalidState
+from boaf.game.validation import check_positive_int
 
 
 @pytest.mark.parametrize("value", [1, 7, 10**12])

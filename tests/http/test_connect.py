@@ -23,14 +23,14 @@ from grpc_status import rpc_status
 from http_client import Answer, Client
 from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server
 
-from game import deal
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
-from service.http import HttpServer
-from service.http.app import has_no_side_effects
-from service.http.wire import GET_MAX_URL_BYTES
-from service.server import BoafServer
+from boaf.game import deal
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
+from boaf.service.http import HttpServer
+from boaf.service.http.app import has_no_side_effects
+from boaf.service.http.wire import GET_MAX_URL_BYTES
+from boaf.service.server import BoafServer
 
 DEAL_1 = state_to_proto(deal(1))
 HARD = grid_state("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD")  # seconds of Compatible DFS

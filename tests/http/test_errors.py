@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS
 
-from game import deal
-from service.converters import state_to_proto
-from service.http.statuses import HTTP_STATUS, connect_code
+from boaf.game import deal
+from boaf.service.converters import state_to_proto
+from boaf.service.http.statuses import HTTP_STATUS, connect_code
 
 
 def grpc_table() -> ModuleType:

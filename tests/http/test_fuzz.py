@@ -23,13 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS, channel_to, grid_state
 
-from models.errors import ModelError
-from service.errors import ModelUnavailable
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import game_pb2
-from service.http import HttpServer
-from service.http.statuses import HTTP_STATUS, connect_code
-from service.server import BoafServer
+from boaf.models.errors import ModelError
+from boaf.service.errors import ModelUnavailable
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import game_pb2
+from boaf.service.http import HttpServer
+from boaf.service.http.statuses import HTTP_STATUS, connect_code
+from boaf.service.server import BoafServer
 
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]
 METHODS = [(f"/{service.full_name}/{m.name}", m.input_type) for service in SERVICES for m in service.methods]

@@ -36,11 +36,11 @@ from schemathesis.specs.openapi.checks import (
 )
 from servers import TEST_LIMITS, grid_state
 
-from game import deal
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import game_pb2
-from service.http.openapi import COMMENTS_FILE, JSON, PROTO
+from boaf.game import deal
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import game_pb2
+from boaf.service.http.openapi import COMMENTS_FILE, JSON, PROTO
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from http_client import Client, boaf_serve
 
-import search
-from game import deal
+from boaf import search
+from boaf.game import deal
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "browser"

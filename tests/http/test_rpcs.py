@@ -14,12 +14,12 @@ from google.protobuf.message import Message
 from http_client import Client
 from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server, wait_for
 
-from game import deal, play
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.http import HttpServer
-from service.server import BoafServer
+from boaf.game import deal, play
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer
 
 DEAL_1 = state_to_proto(deal(1))
 THREE = grid_state("AC 2C 3C")

@@ -4,7 +4,7 @@ The client shrinks its receive buffer and never reads. An answer larger than the
 kernel's socket buffers (``tcp_wmem``'s maximum) then stays partly in the server's
 memory; the call keeps its place among the calls in flight while it does (the
 memory model counts it), holds no work slot, and once the idle timeout has passed
-the connection is cut (``service.http.protocol``), its answer's bytes dropped and its
+the connection is cut (``boaf.service.http.protocol``), its answer's bytes dropped and its
 place given back.
 """
 
@@ -22,11 +22,11 @@ from google.protobuf import json_format
 from http_client import Client, read_until_closed
 from servers import loopback_settings, ready_server, wait_for
 
-from game.deals import random_states
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.http import HttpServer
-from service.server import BoafServer
+from boaf.game.deals import random_states
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer
 
 IDLE_TIMEOUT_S = 2.0
 CLIENT_BUFFER = 4096  # bytes: the client's receive buffer (the kernel doubles it)

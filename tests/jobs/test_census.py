@@ -8,10 +8,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import search
-from game import deal
-from jobs.census import CensusChunk, census, census_chunk
-from jobs.runner import Cluster, InvalidJob, part_path, run_job
+from boaf import search
+from boaf.game import deal
+from boaf.jobs.census import CensusChunk, census, census_chunk
+from boaf.jobs.runner import Cluster, InvalidJob, part_path, run_job
 
 
 def expected_unsolvable(seeds: range) -> dict[int, str]:

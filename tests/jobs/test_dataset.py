@@ -7,11 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-import search
-from jobs.dataset import generate_dataset
-from jobs.runner import Cluster, JobError
-from models.datasets import DatasetSpec, read_manifest
-from models.errors import DatasetError
+from boaf import search
+from boaf.jobs.dataset import generate_dataset
+from boaf.jobs.runner import Cluster, JobError
+from boaf.models.datasets import DatasetSpec, read_manifest
+from boaf.models.errors import DatasetError
 
 
 def test_same_spec_gives_the_same_bytes_and_another_seed_does_not(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_a_new_solver_version_refuses_to_resume_onto_old_parts(tmp_path: Path, m
     parts = tmp_path / "parts"
     monkeypatch.setattr(search, "SOLVER_VERSION", "old-solver")
     with monkeypatch.context() as interrupted:
-        interrupted.setattr("jobs.dataset.combine_parts", _interrupt)
+        interrupted.setattr("boaf.jobs.dataset.combine_parts", _interrupt)
         with pytest.raises(KeyboardInterrupt):
             generate_dataset(spec, tmp_path, Cluster(workers=1))
     assert sorted(p.name for p in parts.glob("part-*.parquet")) == ["part-00000.parquet", "part-00001.parquet"]

@@ -16,10 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from features import SCHEMA_VERSION, feature_names, feature_table
-from game import format_grid, random_states, state_to_json
-from jobs.export import export
-from jobs.runner import Cluster, JobError
+from boaf.features import SCHEMA_VERSION, feature_names, feature_table
+from boaf.game import format_grid, random_states, state_to_json
+from boaf.jobs.export import export
+from boaf.jobs.runner import Cluster, JobError
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def write_lines(path: Path, lines: list[str]) -> Path:
 
 def assert_features_of(table: pa.Table, grids: list[str]) -> None:
     assert table.column("grid").to_pylist() == grids
-    from game import parse_grid
+    from boaf.game import parse_grid
 
     expected = feature_table([parse_grid(g) for g in grids])
     for name in feature_names():
@@ -110,7 +110,7 @@ def test_missing_input_and_missing_grid_column(tmp_path: Path) -> None:
 
 
 def run_export_cli(source: Path, output: Path) -> subprocess.Popen[bytes]:
-    command = "from service.cli import main; main()"
+    command = "from boaf.service.cli import main; main()"
     args = ["features", "export", "--input", str(source), "--output", str(output), "--workers", "2"]
     return subprocess.Popen(
         [sys.executable, "-c", command, *args, "--chunk-size", "300"],

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import jobs.retrain as retrain_module
-from game import random_states
-from jobs.retrain import RetrainConfig, retrain
-from jobs.runner import Cluster
-from models import registry
-from models.classifier import load_classifier
+import boaf.jobs.retrain as retrain_module
+from boaf.game import random_states
+from boaf.jobs.retrain import RetrainConfig, retrain
+from boaf.jobs.runner import Cluster
+from boaf.models import registry
+from boaf.models.classifier import load_classifier
 
 
 def _tiny(out: Path) -> RetrainConfig:

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.runner import Cluster, JobError, combine_parts, part_path, run_job
+from boaf.jobs.runner import Cluster, JobError, combine_parts, part_path, run_job
 
 
 def squares(chunk: tuple[int, int]) -> pa.Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from jobs.sieve import SolveChunk, score, solve_chunk
+from boaf.jobs.sieve import SolveChunk, score, solve_chunk
 
 
 def test_recall_and_precision() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.census import census
-from jobs.runner import Cluster
+from boaf.jobs.census import census
+from boaf.jobs.runner import Cluster
 
 LIST = Path(__file__).resolve().parents[2] / "docs" / "data" / "unsolvable_-5000000_5000000.txt"
 SANG_YOON = Path(__file__).resolve().parents[3] / "shared" / "data" / "external" / "sang-yoon-unsolvable-seeds.txt"

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from features import SCHEMA_VERSION, feature_names
-from game import random_states
-from models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
-from models.errors import ModelError
-from models.inputs import model_inputs
-from models.onnx_export import Parity, export_onnx, parity
-from models.training import PAPER_PARAMS, Labelled, fit
+from boaf.features import SCHEMA_VERSION, feature_names
+from boaf.game import random_states
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
+from boaf.models.errors import ModelError
+from boaf.models.inputs import model_inputs
+from boaf.models.onnx_export import Parity, export_onnx, parity
+from boaf.models.training import PAPER_PARAMS, Labelled, fit
 
 
 def _model_dir(

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from game import parse_grid
-from models.datasets import DatasetSpec, generate_chunk
-from models.errors import DatasetError
-from search.reference import reference_solve
+from boaf.game import parse_grid
+from boaf.models.datasets import DatasetSpec, generate_chunk
+from boaf.models.errors import DatasetError
+from boaf.search.reference import reference_solve
 
 
 def test_labels_agree_with_the_reference_search() -> None:

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import State, deal, random_states
-from models.calibration import CALIBRATION_FILE
-from models.classifier import CHUNK_STATES, load_classifier
-from models.errors import ClassifyStopped, ModelError
-from models.exact import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
-from models.registry import default_root
-from search import SOLVABLE, UNKNOWN, solve_many
+from boaf.game import State, deal, random_states
+from boaf.models.calibration import CALIBRATION_FILE
+from boaf.models.classifier import CHUNK_STATES, load_classifier
+from boaf.models.errors import ClassifyStopped, ModelError
+from boaf.models.exact import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
+from boaf.models.registry import default_root
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
 BUDGET = 300  # small, so that many random states stay open
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.files import atomic_write, file_sha256, write_json_atomically, write_text_atomically
+from boaf.models.files import atomic_write, file_sha256, write_json_atomically, write_text_atomically
 
 
 def test_a_finished_write_replaces_the_file(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from features import feature_matrix, feature_names
-from game import random_states
-from models.calibration import (
+from boaf.features import feature_matrix, feature_names
+from boaf.game import random_states
+from boaf.models.calibration import (
     CALIBRATION_FILE,
     Calibration,
     Curve,
@@ -19,10 +19,10 @@ from models.calibration import (
     read_calibration,
     write_calibration,
 )
-from models.classifier import load_classifier
-from models.errors import ModelError
-from models.exact import ExactBudget, write_exact_budget
-from models.hard import (
+from boaf.models.classifier import load_classifier
+from boaf.models.errors import ModelError
+from boaf.models.exact import ExactBudget, write_exact_budget
+from boaf.models.hard import (
     FFUD_RANGES,
     HardSet,
     hard_ffud_like,
@@ -33,8 +33,8 @@ from models.hard import (
     split_hard_set,
     train_hard_model,
 )
-from models.registry import default_root, installed_version
-from search import SOLVABLE, UNKNOWN, solve_many
+from boaf.models.registry import default_root, installed_version
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
 BUDGET = ExactBudget(300)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from cli_runner import boaf
 
-from game import parse_grid
-from models.classifier import load_classifier
+from boaf.game import parse_grid
+from boaf.models.classifier import load_classifier
 
 GRIDS = ["5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C", "2S 3S/-- 4S", "AS KD/-- --"]
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-import search
-from features import feature_matrix
-from game import random_states
-from models import registry
-from models.ordering import ORDERING_FILE, OrderingFit, subset_h_columns, write_ordering
-from search.ordering import subset_h
+from boaf import search
+from boaf.features import feature_matrix
+from boaf.game import random_states
+from boaf.models import registry
+from boaf.models.ordering import ORDERING_FILE, OrderingFit, subset_h_columns, write_ordering
+from boaf.search.ordering import subset_h
 
 
 def test_the_committed_artifact_is_the_search_default() -> None:

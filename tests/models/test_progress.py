@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import deal, random_states
-from game.arrays import states_to_array
-from models.inputs import input_names, model_inputs
-from models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, ProgressStopped, progress_reference, search_progress
-from search import SOLVABLE, solve_many
-from search.probe import probe
+from boaf.game import deal, random_states
+from boaf.game.arrays import states_to_array
+from boaf.models.inputs import input_names, model_inputs
+from boaf.models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, ProgressStopped, progress_reference, search_progress
+from boaf.search import SOLVABLE, solve_many
+from boaf.search.probe import probe
 
 
 @settings(max_examples=25, deadline=None)

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import numpy as np
 
-from models.provenance import package_version
+from boaf.models.provenance import package_version
 
 
 def test_an_installed_package_has_its_installed_version() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from models import registry
-from models.errors import ModelError
+from boaf.models import registry
+from boaf.models.errors import ModelError
 
 
 def test_install_moves_the_stage_into_place_and_points_current_at_it(tmp_path: Path) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from game import State, parse_grid, play, random_states
-from puzzles import AnalysisStopped, InvalidPuzzleRequest, analyze, browne_tension
-from puzzles.reference import reference_levels
+from boaf.game import State, parse_grid, play, random_states
+from boaf.puzzles import AnalysisStopped, InvalidPuzzleRequest, analyze, browne_tension
+from boaf.puzzles.reference import reference_levels
 
 
 def brute_force_by_depth(state: State) -> list[tuple[int, int]]:

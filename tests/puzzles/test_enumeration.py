@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from game import State, parse_grid, random_states
-from puzzles import analyze, enumeration
-from puzzles.enumeration import enumerate_states, label_states
-from puzzles.reference import reference_levels
+from boaf.game import State, parse_grid, random_states
+from boaf.puzzles import analyze, enumeration
+from boaf.puzzles.enumeration import enumerate_states, label_states
+from boaf.puzzles.reference import reference_levels
 
 
 def exact_counts(state: State) -> list[tuple[int, int]]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from game import State, random_states
-from puzzles import analyze
-from puzzles.enumeration import enumerate_states
-from puzzles.estimate import WIDEN, walk_for_analysis, wilson_interval
+from boaf.game import State, random_states
+from boaf.puzzles import analyze
+from boaf.puzzles.enumeration import enumerate_states
+from boaf.puzzles.estimate import WIDEN, walk_for_analysis, wilson_interval
 
 
 @pytest.fixture(scope="module")

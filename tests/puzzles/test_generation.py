@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from game import play, random_states
-from puzzles import GenerationFailed, InvalidPuzzleRequest
-from puzzles.energy import (
+from boaf.game import play, random_states
+from boaf.puzzles import GenerationFailed, InvalidPuzzleRequest
+from boaf.puzzles.energy import (
     DEFAULT_ENERGY,
     ENERGIES,
     UNSOLVABLE_ENERGY,
@@ -15,8 +15,8 @@ from puzzles.energy import (
     halfway_energy,
     halfway_energy_strict,
 )
-from puzzles.generation import GENERATION_BUDGET, default_iterations, generate, local_step, ranking_depth
-from search import SOLVABLE, solve
+from boaf.puzzles.generation import GENERATION_BUDGET, default_iterations, generate, local_step, ranking_depth
+from boaf.search import SOLVABLE, solve
 
 
 @pytest.mark.parametrize(("cards", "seed"), [(2, 0), (3, 1), (5, 2), (6, 3), (8, 4), (10, 5)])

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from puzzles import AnalysisStopped
-from puzzles.limits import MIN_TIME_LIMIT_S, check_stop, deadline_after, seconds_left
+from boaf.puzzles import AnalysisStopped
+from boaf.puzzles.limits import MIN_TIME_LIMIT_S, check_stop, deadline_after, seconds_left
 
 RAISED, CLEAR = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
 

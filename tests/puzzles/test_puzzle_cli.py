@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from cli_runner import boaf
 
-# Importing the command module registers it, whether or not service.cli lists it yet.
-ENTRY = "from service.cli import main; main()"
+# Importing the command module registers it, whether or not boaf.service.cli lists it yet.
+ENTRY = "from boaf.service.cli import main; main()"
 
 
 def test_analyze_json_has_the_documented_fields(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from game import State, random_states
+from boaf.game import State, random_states
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "search" / "reference_random_4x4.txt"
 GOLDEN_SEED, GOLDEN_COUNT = 2026, 5_000  # golden.py writes the answers for these states

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from conftest import GOLDEN, GOLDEN_COUNT, GOLDEN_SEED  # run as a script, this folder is on the path
 
-from game import random_states
-from search.reference import reference_solve
+from boaf.game import random_states
+from boaf.search.reference import reference_solve
 
 
 def main() -> None:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from strategies import states
 
-import search
-from game import State, format_moves, random_states
-from search.reference import reference_solve
+from boaf import search
+from boaf.game import State, format_moves, random_states
+from boaf.search.reference import reference_solve
 
 EXACT_ORDER = {"constrained": False, "compatible": True}  # algorithm -> the reference's prune_disconnected
 

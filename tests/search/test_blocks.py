@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import search
-from game import State, deal, random_states
-from game.arrays import state_to_array
-from game.cards import compatible
-from search import kernel
-from search.reference import compatibility_components, is_connected, reference_solve
+from boaf import search
+from boaf.game import State, deal, random_states
+from boaf.game.arrays import state_to_array
+from boaf.game.cards import compatible
+from boaf.search import kernel
+from boaf.search.reference import compatibility_components, is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(
@@ -56,7 +56,7 @@ def test_the_rule_changes_no_answer_on_deals() -> None:
 
 
 def components(cards: set[int]) -> list[set[int]]:
-    """The components of the compatibility graph on ``cards``, as sets (``search.reference``'s)."""
+    """The components of the compatibility graph on ``cards``, as sets (``boaf.search.reference``'s)."""
     return [set(part) for part in compatibility_components(list(cards))]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_runner import boaf
 
-from game import deal, play
+from boaf.game import deal, play
 
 
 def test_solve_a_seed_as_json() -> None:

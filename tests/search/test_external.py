@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-import search
-from game.cards import parse_card
+from boaf import search
+from boaf.game.cards import parse_card
 
 CSV = Path(__file__).resolve().parents[3] / "shared" / "data" / "external" / "neller-states-deals-0-99.csv"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import ffud_trials
 
-from game import State, deal, random_states
-from game.cards import parse_card
-from search.reference import play_open_block
+from boaf.game import State, deal, random_states
+from boaf.game.cards import parse_card
+from boaf.search.reference import play_open_block
 
 STUCK_25482 = frozenset(parse_card(text) for text in ("2D", "3D", "6H", "AS", "JC", "KD", "KS", "QD", "QS", "TC"))
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import search
-from game import deal, random_states
-from game.arrays import state_to_array
-from search import kernel
-from search.reference import is_connected, reference_solve
+from boaf import search
+from boaf.game import deal, random_states
+from boaf.game.arrays import state_to_array
+from boaf.search import kernel
+from boaf.search.reference import is_connected, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_GATHER, "ordered-no-gather")

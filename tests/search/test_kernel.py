@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import search
-from game import compatible
-from game.graph import graph_scratch
-from search import kernel
-from search.ordering import read_ordering, subset_h
+from boaf import search
+from boaf.game import compatible
+from boaf.game.graph import graph_scratch
+from boaf.search import kernel
+from boaf.search.ordering import read_ordering, subset_h
 
 card_sets = st.lists(st.integers(0, 51), min_size=0, max_size=20, unique=True)
 
@@ -103,7 +103,7 @@ def test_the_committed_ordering_model_reads(tmp_path: Path) -> None:
 
 def _walk_states(seed: int, rows: int, cols: int, walks: int) -> list[tuple[np.ndarray, np.uint64]]:
     """States met on random walks from deal ``seed``, each with its packed labels kept up move by move."""
-    from game import deal
+    from boaf.game import deal
 
     rng = np.random.default_rng(seed)
     root = np.array([-1 if c is None else c for c in deal(seed, rows=rows, cols=cols).cells], dtype=np.int8)
@@ -161,7 +161,7 @@ def test_one_word_memo_keys_are_exact(rows: int, cols: int) -> None:
 
 @pytest.mark.parametrize(("rows", "cols"), [(4, 4), (3, 5), (2, 2)])
 def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, cols: int) -> None:
-    from search.tables import cell_cut_table, line_table
+    from boaf.search.tables import cell_cut_table, line_table
 
     table, line = cell_cut_table(rows, cols), line_table(rows, cols)
     assert table.shape == (1 << (rows * cols),)
@@ -176,8 +176,8 @@ def test_the_cell_cut_table_holds_the_cut_vertices_of_every_cell_set(rows: int, 
 def test_cut_cells_are_the_articulation_points_of_the_cells(rows: int, cols: int) -> None:
     """``cut_cells`` (bridges of the rows-and-columns graph) against igraph on the cells' own graph, every
     component; and against ``all_cut_vertices``, on every cell set of grids up to 16 cells."""
-    from game.graph import all_cut_vertices, cut_cells
-    from search.tables import line_table
+    from boaf.game.graph import all_cut_vertices, cut_cells
+    from boaf.search.tables import line_table
 
     ncells, line, scratch = rows * cols, line_table(rows, cols), graph_scratch()
     rng = np.random.default_rng(ncells)
@@ -212,8 +212,8 @@ def test_children_sort_stably_by_descending_target_score(count: int, values: int
 def test_the_kinds_masks_give_the_cells_whose_cards_join() -> None:
     """``generate`` walks ``_compatible_cells`` of the suit and rank masks instead of testing every pair in line
     against ``compat_table``: they agree on every card of random boards, and the bad cards' cells are found."""
-    from search.kernel.bundles import KINDS
-    from search.kernel.generate import _compatible_cells, _sort_into_kinds
+    from boaf.search.kernel.bundles import KINDS
+    from boaf.search.kernel.generate import _compatible_cells, _sort_into_kinds
 
     rng = np.random.default_rng(7)
     kinds = np.zeros(KINDS, dtype=np.uint64)
@@ -240,8 +240,8 @@ def test_the_kinds_masks_give_the_cells_whose_cards_join() -> None:
 def test_children_placed_one_at_a_time_come_in_the_stable_sorted_order(values: int) -> None:
     """``dfs._place_next`` (``ORDER_LATER``): selection for the first children, one sort for the rest, gives the
     order of the stable sort by descending target score that ``generate`` would have made."""
-    from search.kernel.bundles import BEST_SCORE
-    from search.kernel.dfs import MemoPlan, _place_next, new_stack
+    from boaf.search.kernel.bundles import BEST_SCORE
+    from boaf.search.kernel.dfs import MemoPlan, _place_next, new_stack
 
     rng = np.random.default_rng(values)
     plan = MemoPlan(False, False, 0, np.empty(0, np.int64), np.empty(0, np.int64), 0, 1)
@@ -272,13 +272,13 @@ def test_children_left_for_placement_sort_to_generates_own_order() -> None:
     """With ``ORDER_LATER`` (set by ``dfs`` past 16 cells), ``generate`` leaves the children in generation order,
     their targets' scores in ``scratch.scores`` and the highest at ``BEST_SCORE``: sorted stably by those scores
     they are the children ``generate`` sorts itself without it, on 5x5, 6x6 and 4x13 states deep in play."""
-    from game import deal
-    from game.arrays import state_to_array
-    from search.algorithms import ALGORITHMS
-    from search.kernel.bundles import BEST_SCORE, Board, board_of
-    from search.kernel.generate import SQUARES_CUTOFF, generate
-    from search.kernel.prune import ORDER_LATER
-    from search.tables import grid_tables
+    from boaf.game import deal
+    from boaf.game.arrays import state_to_array
+    from boaf.search.algorithms import ALGORITHMS
+    from boaf.search.kernel.bundles import BEST_SCORE, Board, board_of
+    from boaf.search.kernel.generate import SQUARES_CUTOFF, generate
+    from boaf.search.kernel.prune import ORDER_LATER
+    from boaf.search.tables import grid_tables
 
     rng = np.random.default_rng(7)
     options = ALGORITHMS["ordered"].options

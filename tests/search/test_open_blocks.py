@@ -2,8 +2,8 @@
 down.
 
 The kernel's rule against the rule as its proof states it, written plainly
-(``search.reference.play_open_block``: sets and dictionaries, no budget); every state the kernel calls stuck against
-the reference search; the hard deals and the FFUD deal it decides at the
+(``boaf.search.reference.play_open_block``: sets and dictionaries, no budget); every state the kernel calls
+stuck against the reference search; the hard deals and the FFUD deal it decides at the
 search's ``OPEN_AFTER``-th node; ``ordered`` without it against ``ordered`` on deals.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-import search
-from game import State, deal, random_states
-from game.arrays import state_to_array
-from search import kernel
-from search.reference import cut_blocks, is_connected, play_open_block, reference_solve
+from boaf import search
+from boaf.game import State, deal, random_states
+from boaf.game.arrays import state_to_array
+from boaf.search import kernel
+from boaf.search.reference import cut_blocks, is_connected, play_open_block, reference_solve
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(

@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import search
-from game import State, format_grid, parse_grid, random_states
-from game.arrays import state_to_array
-from search import kernel
-from search.algorithms import ORDERED_SUBSET_H
-from search.reference import is_connected, reference_solve
+from boaf import search
+from boaf.game import State, format_grid, parse_grid, random_states
+from boaf.game.arrays import state_to_array
+from boaf.search import kernel
+from boaf.search.algorithms import ORDERED_SUBSET_H
+from boaf.search.reference import is_connected, reference_solve
 
 DEALS = Path(__file__).resolve().parent.parent / "data" / "search" / "unsolvable_deals_0_20000.txt"
 ORDERED = search.algorithm_named("ordered")
@@ -161,7 +161,7 @@ def test_frozen_blocks_through_one_small_cache_answer_as_through_fresh_ones() ->
 
 
 def test_the_block_cache_answers_as_the_small_search_does() -> None:
-    from search.kernel.prune import _block_comes_down, _tiny_solvable
+    from boaf.search.kernel.prune import _block_comes_down, _tiny_solvable
 
     rng = np.random.default_rng(3)
     answers = set()

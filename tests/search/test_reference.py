@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from game import format_moves, parse_grid, play
-from search.reference import compatibility_components, is_connected, reference_solve
+from boaf.game import format_moves, parse_grid, play
+from boaf.search.reference import compatibility_components, is_connected, reference_solve
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import search
-from game import BoafError, deal, parse_grid, play
+from boaf import search
+from boaf.game import BoafError, deal, parse_grid, play
 
 
 def test_result_json_has_exactly_the_documented_fields() -> None:
@@ -127,10 +127,10 @@ def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> Non
 
 
 def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
-    from game.bits import shuffled_cells
-    from search import kernel
-    from search.solver import NO_SHARE, default_ordering
-    from search.tables import grid_tables, kernel_config
+    from boaf.game.bits import shuffled_cells
+    from boaf.search import kernel
+    from boaf.search.solver import NO_SHARE, default_ordering
+    from boaf.search.tables import grid_tables, kernel_config
 
     root = shuffled_cells(np.array([HARD], dtype=np.int64), 16)[0]
     algo, model = search.algorithm_named("ordered"), default_ordering()
@@ -165,7 +165,7 @@ def test_batches_report_memory_as_an_unknown_reason() -> None:
 @pytest.mark.parametrize("algorithm", ["ordered"])
 def test_threads_do_not_change_the_answer(algorithm: str, golden: list[tuple[bool, int]]) -> None:
     # (the split is the same for every algorithm; compatible and best-n lose their shared table there and are slow)
-    from game import random_states
+    from boaf.game import random_states
 
     sample = random_states(2026, 100)
     for i, (state, (label, _)) in enumerate(zip(sample, golden[:100], strict=True)):
@@ -177,7 +177,7 @@ def test_threads_do_not_change_the_answer(algorithm: str, golden: list[tuple[boo
 
 def test_threads_share_one_table_that_grows_between_restarts(monkeypatch: pytest.MonkeyPatch) -> None:
     # A tiny shared table fills at once: the threads are halted, it is doubled and they search again.
-    from search import threads
+    from boaf.search import threads
 
     monkeypatch.setattr(threads, "SHARED_ROWS", 64)
     grows = []
@@ -202,7 +202,7 @@ def test_a_shared_table_keeps_to_the_memory_budget() -> None:
 
 
 def test_a_solution_that_does_not_replay_is_a_bug_not_an_answer() -> None:
-    from search.solver import checked_solution
+    from boaf.search.solver import checked_solution
 
     state = deal(1)
     with pytest.raises(search.SolutionCheckFailed, match="does not replay"):
@@ -213,12 +213,12 @@ def test_a_solution_that_does_not_replay_is_a_bug_not_an_answer() -> None:
 
 SPECIALIZATIONS = """
 import numpy as np
-import search
-from game import deal
-from search import kernel
-from search.ordering import OrderingModel, DEFAULT_ORDERING
-from search.probe import probe
-from game.arrays import states_to_array
+from boaf import search
+from boaf.game import deal
+from boaf.search import kernel
+from boaf.search.ordering import OrderingModel, DEFAULT_ORDERING
+from boaf.search.probe import probe
+from boaf.game.arrays import states_to_array
 states = [deal(1), deal(2)]
 numpy_model = OrderingModel(
     DEFAULT_ORDERING.intercept, DEFAULT_ORDERING.coefficients, np.int32(DEFAULT_ORDERING.cutoff)

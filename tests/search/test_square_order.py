@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import search
-from game.graph import compat_table
-from search.kernel.order import TIE_BREAK, _square_scores
+from boaf import search
+from boaf.game.graph import compat_table
+from boaf.search.kernel.order import TIE_BREAK, _square_scores
 
 
 def squared_degrees(cards: list[int], compat: np.ndarray) -> int:

@@ -8,8 +8,8 @@ import grpc
 import pytest
 from servers import channel_to, loopback_settings, ready_server
 
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.server import BoafServer
 
 
 @pytest.fixture(scope="session")

@@ -11,13 +11,13 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from servers import channel_to, loopback_settings, ready_server
 
-from game import random_states
-from models.exact import ExactBudget, write_exact_budget
-from models.registry import default_root
-from search import SOLVABLE, UNKNOWN, solve_many
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.game import random_states
+from boaf.models.exact import ExactBudget, write_exact_budget
+from boaf.models.registry import default_root
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 
 BUDGET = 777  # not the committed model's
 

@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import states
 
-from game import InvalidState, State, deal
-from game.arrays import states_to_array
-from puzzles import DepthCount
-from service.converters import (
+from boaf.game import InvalidState, State, deal
+from boaf.game.arrays import states_to_array
+from boaf.puzzles import DepthCount
+from boaf.service.converters import (
     algorithm_from_proto,
     analysis_options,
     generation_options,
@@ -19,8 +19,8 @@ from service.converters import (
     state_to_proto,
     states_from_proto,
 )
-from service.dataplane import StateArray
-from service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.dataplane import StateArray
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
 
 
 @given(states(tall_stacks=True))

@@ -22,12 +22,12 @@ import pytest
 from http_client import Client
 from servers import free_port, serve_process
 
-from game import deal
-from game.cards import card_text
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.settings import Settings
+from boaf.game import deal
+from boaf.game.cards import card_text
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.settings import Settings
 
 LARGEST_BATCH = Settings().max_batch_size  # the default limit: 10,000 states of 52 cards fit 4 MiB
 DEADLINE_S = 0.5

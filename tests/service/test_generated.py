@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.game_servicer import GameServicer
-from service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.servicer import BoafServicer
+from boaf.service.game_servicer import GameServicer
+from boaf.service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.servicer import BoafServicer
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "service" / "generated"

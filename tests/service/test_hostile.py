@@ -35,13 +35,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process, wait_for
 
-from game import deal, random_state
-from service.converters import state_to_proto
-from service.dataplane import SolveBudget
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
-from service.interceptors import PROBE_CALLS
-from service.server import BoafServer
+from boaf.game import deal, random_state
+from boaf.service.converters import state_to_proto
+from boaf.service.dataplane import SolveBudget
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
+from boaf.service.interceptors import PROBE_CALLS
+from boaf.service.server import BoafServer
 
 LIMITS = {
     **TEST_LIMITS,
@@ -263,7 +263,7 @@ def test_2000_malformed_requests_get_no_internal_and_no_unknown(hostile: BoafSer
     requests = malformed_requests(230)
     assert len(requests) >= 2000
     records = Records()
-    loggers = [logging.getLogger(name) for name in ("service", "grpc")]
+    loggers = [logging.getLogger(name) for name in ("boaf.service", "grpc")]
     for logger in loggers:
         logger.addHandler(records)
     undecodable_before = sum(counted(hostile, m.rsplit("/", 1)[1], "INVALID_ARGUMENT") for m in METHODS)
@@ -566,8 +566,8 @@ def test_nothing_left_running(hostile: BoafServer) -> None:
 
 
 def test_a_52_card_state_is_classified_without_an_overflow_warning(channel: grpc.Channel) -> None:
-    from features import feature_matrix
-    from models.inputs import as_model_input
+    from boaf.features import feature_matrix
+    from boaf.models.inputs import as_model_input
 
     state = deal(1, rows=13, cols=4)
     with warnings.catch_warnings():

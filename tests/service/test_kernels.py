@@ -23,24 +23,24 @@ from kernel_layers import SEARCH_KERNEL
 from numba.core.registry import CPUDispatcher as Dispatcher
 from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server, wait_for
 
-from game import deal
-from service import kernels
-from service.cli import COMPILING_NOTICE, missing_extra
-from service.compile_log import COMPILING, CompileRecorder
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
-from service.http import HttpServer
-from service.server import BoafServer
+from boaf.game import deal
+from boaf.service import kernels
+from boaf.service.cli import COMPILING_NOTICE, missing_extra
+from boaf.service.compile_log import COMPILING, CompileRecorder
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer
 
 KERNEL_MODULES = (
-    "game.bits",
-    "game.graph",
-    *(f"search.kernel.{module}" for module in (*SEARCH_KERNEL, "batch")),
-    "features.graph_kernel",
-    "features.kernel",
-    "models.progress",
-    "puzzles.kernel",
+    "boaf.game.bits",
+    "boaf.game.graph",
+    *(f"boaf.search.kernel.{module}" for module in (*SEARCH_KERNEL, "batch")),
+    "boaf.features.graph_kernel",
+    "boaf.features.kernel",
+    "boaf.models.progress",
+    "boaf.puzzles.kernel",
 )
 
 
@@ -57,10 +57,10 @@ ONE_COPY = """
 import inspect, sys
 from numba import types
 from numba.core.registry import CPUDispatcher
-from service import kernels
-packages = ("game", "search", "features", "models", "puzzles")
+from boaf.service import kernels
+packages = ("boaf.game", "boaf.search", "boaf.features", "boaf.models", "boaf.puzzles")
 def walk(phase):
-    for module in sorted(name for name in sys.modules if name.split(".")[0] in packages):
+    for module in sorted(name for name in sys.modules if ".".join(name.split(".")[:2]) in packages):
         for name, kernel in vars(sys.modules[module]).items():
             if isinstance(kernel, CPUDispatcher) and kernel.py_func.__module__ == module:
                 params = list(inspect.signature(kernel.py_func).parameters)
@@ -79,7 +79,7 @@ walk("all")
 
 # Island Merge's own copy of the search (``Config.islands``): the kernels its ``Config`` or ``Stack`` reach.
 ISLAND_COPIES = {
-    f"search.kernel.{name}"
+    f"boaf.search.kernel.{name}"
     for name in (
         "batch.solve_batch",
         "dfs.dfs",
@@ -116,16 +116,18 @@ def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: 
     # ``dfs``'s callees exactly as ``dfs`` does, and the search's child loads them from the cache it fills.)
     assert {row[0] for row in serving if row[1] != "1"} == set()
     assert {row[0] for row in rows if row[1] != "1"} == {
-        "search.kernel.best_n._grow_rows",
-        "puzzles.kernel._grown",
+        "boaf.search.kernel.best_n._grow_rows",
+        "boaf.puzzles.kernel._grown",
         *ISLAND_COPIES,
     }
     assert {row[1] for row in rows if row[0] in ISLAND_COPIES} == {"2"}
     # Subset H's flows are not in any served copy (``generate._subset_h_scores``): no unit types them.
-    assert {"search.kernel.order._child_scores", "search.kernel.order._pair_flows"} & {row[0] for row in rows} == set()
-    assert "search.kernel.order._square_scores" in {row[0] for row in rows}
+    assert {"boaf.search.kernel.order._child_scores", "boaf.search.kernel.order._pair_flows"} & {
+        row[0] for row in rows
+    } == set()
+    assert "boaf.search.kernel.order._square_scores" in {row[0] for row in rows}
     # Island Merge's work is typed only by its own unit, after SERVING: the served search holds none of it.
-    island_work = {"search.kernel.islands._island_split", "search.kernel.islands._keep_inside"}
+    island_work = {"boaf.search.kernel.islands._island_split", "boaf.search.kernel.islands._keep_inside"}
     assert island_work & {row[0] for row in serving} == set()
     assert island_work <= {row[0] for row in rows}
 
@@ -274,7 +276,7 @@ def test_a_child_process_compiles_into_the_cache_and_the_next_finds_it_there(
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     first: list[str] = []
     assert kernels._compile_in_child("game", lambda c: first.append(c.kernel))
-    assert first == ["game.bits.shuffled_cells"]
+    assert first == ["boaf.game.bits.shuffled_cells"]
     second: list[str] = []
     assert kernels._compile_in_child("game", lambda c: second.append(c.kernel))
     assert second == []
@@ -287,7 +289,7 @@ def test_a_failed_child_is_logged_and_costs_nothing_but_its_time(caplog: pytest.
 
 def test_the_cli_says_once_that_it_compiles_and_never_when_the_cache_has_it(tmp_path: Path) -> None:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    command = [sys.executable, "-c", "from service.cli import main; main()", "deal", "1"]
+    command = [sys.executable, "-c", "from boaf.service.cli import main; main()", "deal", "1"]
     cold = subprocess.run(command, capture_output=True, text=True, env=env, check=True, timeout=300)
     assert cold.stderr.splitlines() == [COMPILING_NOTICE]
     assert cold.stdout.startswith("JD 2D")
@@ -297,7 +299,7 @@ def test_the_cli_says_once_that_it_compiles_and_never_when_the_cache_has_it(tmp_
 
 def test_a_command_that_needs_an_extra_says_which_one() -> None:
     # As on a plain install: the batch extra's Dask is not there.
-    code = "import sys; sys.modules['distributed'] = None; from service.cli import main; main()"
+    code = "import sys; sys.modules['distributed'] = None; from boaf.service.cli import main; main()"
     done = subprocess.run(
         [sys.executable, "-c", code, "census", "--seeds", "1:3"], capture_output=True, text=True, timeout=300
     )
@@ -325,7 +327,7 @@ def _readyz(web: HttpServer) -> tuple[int, object]:
 
 def test_sigterm_while_the_kernels_compile_ends_the_server_and_its_compile_processes(tmp_path: Path) -> None:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "BOAF_LOG_LEVEL": "INFO", "BOAF_HTTP_ENABLED": "false"}
-    command = [sys.executable, "-c", "from service.cli import main; main()", "serve", "--port", "0"]
+    command = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve", "--port", "0"]
     command += ["--metrics-port", "0"]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
@@ -347,7 +349,7 @@ def _compile_children(parent: int) -> list[int]:
             command = (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if fields.get("PPid", "").strip() == str(parent) and b"service.kernels" in command:
+        if fields.get("PPid", "").strip() == str(parent) and b"boaf.service.kernels" in command:
             found.append(int(status.parent.name))
     return found
 
@@ -357,8 +359,8 @@ def test_a_stop_while_the_children_compile_loads_nothing_here(monkeypatch: pytes
     # would compile them here, and a server that exits while its loader is inside LLVM aborts (SIGTERM test above,
     # which then failed 2 of 2 full runs with exit -6 / -11).
     runs: list[str] = []
-    cold = kernels.Unit("cold", ("game.bits:shuffled_cells",), lambda: runs.append("cold"), at_start=True)
-    small = kernels.Unit("small", ("game.bits:shuffled_cells",), lambda: runs.append("small"), True, small=True)
+    cold = kernels.Unit("cold", ("boaf.game.bits:shuffled_cells",), lambda: runs.append("cold"), at_start=True)
+    small = kernels.Unit("small", ("boaf.game.bits:shuffled_cells",), lambda: runs.append("small"), True, small=True)
     prepared = kernels.Kernels()
     monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
     monkeypatch.setattr(prepared, "_compile_in_children", lambda units, parallel: prepared.stop())
@@ -382,8 +384,8 @@ def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.Monke
     def quick_loaded() -> None:
         quick_ready.set()
 
-    slow = kernels.Unit("slow", ("game.bits:shuffled_cells",), lambda: None, at_start=False)
-    quick = kernels.Unit("quick", ("game.bits:shuffled_cells",), quick_loaded, at_start=False)
+    slow = kernels.Unit("slow", ("boaf.game.bits:shuffled_cells",), lambda: None, at_start=False)
+    quick = kernels.Unit("quick", ("boaf.game.bits:shuffled_cells",), quick_loaded, at_start=False)
     monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
     monkeypatch.setattr(kernels, "_compile_in_child", compile_in_child)
     loader = threading.Thread(target=prepared.prepare, args=([slow, quick],), kwargs={"parallel": 2})

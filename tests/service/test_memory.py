@@ -22,12 +22,12 @@ import yaml
 from http_client import Client
 from servers import free_port, serve_process, wait_for
 
-from game import deal
-from game.cards import card_text
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.settings import MIB, Settings, search_bytes_per_node
+from boaf.game import deal
+from boaf.game.cards import card_text
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.settings import MIB, Settings, search_bytes_per_node
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
 # Deal -4965 by Compatible DFS (2.6M nodes: outgrows a 16 MiB table) and -115618 by Ordered DFS (0.49M: 8 MiB).

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from models.classifier import load_classifier
-from models.registry import default_root
-from service.dataplane import DataPlane
-from service.settings import Settings
+from boaf.models.classifier import load_classifier
+from boaf.models.registry import default_root
+from boaf.service.dataplane import DataPlane
+from boaf.service.settings import Settings
 
 
 def test_the_served_model_directory_supplies_the_ordering(tmp_path: Path) -> None:

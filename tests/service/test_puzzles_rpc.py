@@ -12,15 +12,14 @@ import pytest
 from grpc_health.v1 import health_pb2
 from servers import TEST_LIMITS, grid_state, health_status
 
-import puzzles
-import search
-from game import deal, play, random_state
-from service.converters import state_from_proto, state_to_proto
-from service.dataplane import SolveBudget
-from service.errors import status_of
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer
+from boaf import puzzles, search
+from boaf.game import deal, play, random_state
+from boaf.service.converters import state_from_proto, state_to_proto
+from boaf.service.dataplane import SolveBudget
+from boaf.service.errors import status_of
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.server import BoafServer
 
 FIVE_CARDS = random_state(np.random.default_rng(5), 3, 3, 5)
 

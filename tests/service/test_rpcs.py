@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from servers import TEST_LIMITS, grid_state
 
-import features
-from game import State, deal, play, random_states
-from game.notation import format_grid
-from models.classifier import load_classifier
-from service.converters import state_to_proto
-from service.dataplane import LIMITS, DataPlane
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.http.context import CallContext
-from service.server import BoafServer
+from boaf import features
+from boaf.game import State, deal, play, random_states
+from boaf.game.notation import format_grid
+from boaf.models.classifier import load_classifier
+from boaf.service.converters import state_to_proto
+from boaf.service.dataplane import LIMITS, DataPlane
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.http.context import CallContext
+from boaf.service.server import BoafServer
 
 SOLVABLE_DEAL = 16  # a few thousand nodes
 UNSOLVABLE_DEAL = 1163  # connected graph, yet unsolvable: only search can tell

@@ -19,8 +19,8 @@ import pytest
 from grpc_health.v1 import health_pb2
 from servers import READY_TIMEOUT_S, health_status
 
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 
 
 def free_port() -> int:
@@ -38,7 +38,7 @@ def serving(channel: grpc.Channel) -> bool:
 
 def test_boaf_serve_answers_then_stops_on_sigterm_with_json_logs() -> None:
     port, metrics_port = free_port(), free_port()
-    command = [sys.executable, "-c", "from service.cli import main; main()", "serve", "--port", str(port),
+    command = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve", "--port", str(port),
                "--metrics-port", str(metrics_port)]  # fmt: skip
     env = {**os.environ, "BOAF_SHUTDOWN_GRACE_S": "1", "BOAF_MAX_BATCH_SIZE": "7"}
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
@@ -64,14 +64,14 @@ def test_boaf_serve_answers_then_stops_on_sigterm_with_json_logs() -> None:
 
 # ---------------------------------------------------------------- start-up errors
 
-SERVE = [sys.executable, "-c", "from service.cli import main; main()", "serve"]
+SERVE = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve"]
 # An internal failure at start: the metrics server breaks as no setting could make it.
 BROKEN_METRICS = (
-    "import service.metrics as m\n"
+    "import boaf.service.metrics as m\n"
     "def broken(*args, **kwargs):\n"
     "    raise RuntimeError('the metrics registry is broken')\n"
     "m.Metrics.serve = broken\n"
-    "from service.cli import main; main()"
+    "from boaf.service.cli import main; main()"
 )
 
 

@@ -3,7 +3,7 @@
 grpcio's client always reads, so these tests speak HTTP/2 themselves (``h2``): the
 client offers a window of ``WINDOW`` bytes for the answer and never widens it, so the
 server can send no more than that of a ~3 MB Features answer, and the client then
-reads nothing more. The gate (``service.interceptors``) cancels an answer not taken
+reads nothing more. The gate (``boaf.service.interceptors``) cancels an answer not taken
 within the idle timeout, which gives back the call's admission; the call holds no
 work slot while its answer waits.
 """
@@ -26,12 +26,12 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servers import channel_to, loopback_settings, ready_server, wait_for
 
-from game import deal
-from game.deals import random_states
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer
+from boaf.game import deal
+from boaf.game.deals import random_states
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.server import BoafServer
 
 IDLE_TIMEOUT_S = 3.0
 WINDOW = 1024  # bytes of the answer the client lets the server send

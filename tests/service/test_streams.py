@@ -1,6 +1,6 @@
 """Streams never hold a worker: idle health Watch and reflection streams up to their cap leave every call answering.
 
-The concurrency model (``service.admission``): unary calls are counted against
+The concurrency model (``boaf.service.admission``): unary calls are counted against
 ``BOAF_MAX_CONCURRENT_RPCS``, streams apart against ``BOAF_MAX_STREAMS``, and
 each admitted call or stream has a thread of its own, so no number of idle
 streams shuts out a call. One stream past the cap is RESOURCE_EXHAUSTED, and
@@ -19,12 +19,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from servers import loopback_settings, ready_server, wait_for
 
-from game import deal
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.server import BoafServer
-from service.settings import Settings
+from boaf.game import deal
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.server import BoafServer
+from boaf.service.settings import Settings
 
 STREAMS = Settings().max_streams  # the default cap, split between Watch and reflection
 CODE = grpc.StatusCode

@@ -1,6 +1,6 @@
 """Optional OpenTelemetry tracing: an RPC is a span with its stages as children, on both edges; off, nothing loads.
 
-Spans go to the SDK's in-memory exporter (``service.tracing.enable(exporter)``).
+Spans go to the SDK's in-memory exporter (``boaf.service.tracing.enable(exporter)``).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from servers import channel_to, loopback_settings, ready_server
 
-from game import deal
-from service import tracing
-from service.converters import state_to_proto
-from service.generated.boaf.v1 import boaf_pb2 as pb
-from service.generated.boaf.v1 import boaf_pb2_grpc
-from service.http import HttpServer
-from service.server import BoafServer
-from service.settings import InvalidSettings
+from boaf.game import deal
+from boaf.service import tracing
+from boaf.service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer
+from boaf.service.settings import InvalidSettings
 
 TESTS = Path(__file__).resolve().parents[1]
 # A deal the exact path leaves open, so every stage runs: exact path, then features and inference.
@@ -94,10 +94,10 @@ def test_a_call_without_stages_is_one_span(
 OFF = """
 import sys
 from servers import channel_to, loopback_settings, ready_server
-from service.generated.boaf.v1 import boaf_pb2 as pb, boaf_pb2_grpc
-from service.http import HttpServer
-from game import deal
-from service.converters import state_to_proto
+from boaf.service.generated.boaf.v1 import boaf_pb2 as pb, boaf_pb2_grpc
+from boaf.service.http import HttpServer
+from boaf.game import deal
+from boaf.service.converters import state_to_proto
 
 server = ready_server(loopback_settings(http_port=0))
 web = HttpServer(server)

@@ -5,7 +5,7 @@
 import grpc
 import warnings
 
-from service.generated.boaf.v1 import boaf_pb2 as boaf_dot_v1_dot_boaf__pb2
+from boaf.service.generated.boaf.v1 import boaf_pb2 as boaf_dot_v1_dot_boaf__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
