@@ -382,12 +382,18 @@ class BoafServer:
 
 
 class BoafHealth(health.HealthServicer):  # type: ignore[misc]  # grpcio-health-checking is untyped
-    """grpcio's health servicer, plus ``List``: the status of every service it reports on."""
+    """grpcio's health servicer, plus ``List``: the status of every service it reports on.
+
+    Each Watch stream is handed to grpcio's ``Watch`` as its ``send_response_callback`` and remembered
+    here until its call ends, so ``end_watches`` reaches every open stream through grpcio's public API.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._statuses: dict[str, int] = {}
         self._statuses_lock = threading.Lock()
+        self._sends: set[Callable[[Any], None]] = set()  # every open Watch's send_response_callback
+        self._sends_lock = threading.Lock()
 
     def set(self, service: str, status: int) -> None:
         """Set ``service``'s status (as grpcio's servicer does) and remember it for ``List``."""
@@ -403,12 +409,63 @@ class BoafHealth(health.HealthServicer):  # type: ignore[misc]  # grpcio-health-
             statuses={name: health_pb2.HealthCheckResponse(status=status) for name, status in statuses.items()}
         )
 
+    def Watch(
+        self,
+        request: health_pb2.HealthCheckRequest,
+        context: grpc.ServicerContext,
+        send_response_callback: Callable[[Any], None] | None = None,
+    ) -> WatchStream | None:
+        """grpcio's ``Watch``; the blocking form (no ``send_response_callback``) answers with a ``WatchStream``."""
+        stream = WatchStream() if send_response_callback is None else None
+        send = stream.send if stream is not None else send_response_callback
+        assert send is not None
+        with self._sends_lock:
+            self._sends.add(send)
+        if not context.add_callback(lambda: self._forget(send)):
+            self._forget(send)  # the call has ended already
+        super().Watch(request, context, send)
+        return stream
+
     def end_watches(self) -> None:
         """End every open Watch stream (the server is stopping; each has been told NOT_SERVING)."""
-        with self._lock:
-            watchers = [send for sends in self._send_response_callbacks.values() for send in sends]
-        for send in watchers:
+        with self._sends_lock:
+            sends = list(self._sends)
+        for send in sends:
             send(None)  # a blocking Watch's iterator ends
+
+    def _forget(self, send: Callable[[Any], None]) -> None:
+        with self._sends_lock:
+            self._sends.discard(send)
+
+
+class WatchStream:
+    """A blocking Watch's answers: the latest status not yet taken (a newer one replaces it), until ``send(None)``."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._latest: health_pb2.HealthCheckResponse | None = None
+        self._open = True
+
+    def __iter__(self) -> WatchStream:
+        return self
+
+    def __next__(self) -> health_pb2.HealthCheckResponse:
+        with self._condition:
+            while self._latest is None and self._open:
+                self._condition.wait()
+            if self._latest is None:
+                raise StopIteration
+            response, self._latest = self._latest, None
+            return response
+
+    def send(self, response: health_pb2.HealthCheckResponse | None) -> None:
+        """Hand the stream ``response`` (grpcio's ``send_response_callback``); None ends it."""
+        with self._condition:
+            if response is None:
+                self._open = False
+            else:
+                self._latest = response
+            self._condition.notify()
 
 
 def _admission(settings: Settings) -> Admission:
@@ -464,7 +521,8 @@ def _concurrency_exceeded(server: grpc.Server) -> Callable[[], bool]:
     # every probe place busy). Those refusals are counted too, by this check.
     # The interceptor runs just before that check, under the same lock, so reading the same two numbers
     # tells it which calls will be turned away and lets it count them. They are grpcio internals
-    # (tests/service/test_hostile.py fails if they change); without them nothing is counted.
+    # (tests/service/test_hostile.py and tests/test_dependency_internals.py fail if they change); without them
+    # nothing is counted.
     state = getattr(server, "_state", None)
     if state is None or not hasattr(state, "active_rpc_count"):
         return lambda: False
