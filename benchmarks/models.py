@@ -1,18 +1,27 @@
-"""Figures for Classify (issue 14): accuracy, calibration, the exact share and cost, on four sets.
+"""Figures for Classify: the learned model on the residue of seven held-out sets, beside baselines; and its cost.
 
-    python benchmarks/models.py [--model DIR] [--random N] [--decision-deals D] [--deals A:B]
-                                [--singles S] [--lr-deals L]
-    python benchmarks/models.py --small      # a quick run: 3,000 random states, 15 deals, deals 0-20,000
+    python benchmarks/models.py [--model DIR] [--sets NAME,...] [--json PATH] [--cache DIR] [--regenerate]
+    python benchmarks/models.py --small      # the same seven generators, tiny, in seconds
+    python benchmarks/models.py --cost [--random N] [--decision-deals D] [--deals A:B] [--singles S] [--lr-deals L]
 
-For held-out random states, held-out decision states (deals from 20,000, never
-trained on), balanced initial deals (every unsolvable deal of a seed range plus
-as many random solvable ones, split by OBUD / SFUD / FFUD) and the external set
-(deals 0-99, never trained or tuned on), it prints accuracy, AUC and Brier; the
-share settled exactly; accuracy on the learned slice (and of the model alone,
-without the exact path); and CPU ms per state on one core (the calling
-thread's clock), one state per call and in 1,000-state batches. It also prints
-the paper's features-only configuration from the model card, and Neller's
-logistic regression on decision states.
+By default it prints, for each held-out set of ``residue.py`` (see there: the
+sets, their seeds, and how the residue is generated and labelled), the residue
+(the states the exact path leaves open): its size, share and base rate; the
+model's accuracy, log loss, Brier score, AUC and expected calibration error
+beside the base-rate constant and a logistic regression on the same inputs,
+both fitted on a separate training residue; then each set's whole-set figures.
+Generated sets are cached under ``--cache`` (``out/residue``); ``--regenerate``
+rebuilds them.
+
+``--cost`` prints the older figures instead: for held-out random states,
+held-out decision states (deals from 20,000, never trained on), balanced initial
+deals (every unsolvable deal of a seed range plus as many random solvable ones,
+split by OBUD / SFUD / FFUD) and the external set (deals 0-99, never trained or
+tuned on), accuracy, AUC and Brier; the share settled exactly; accuracy on the
+learned slice; and CPU ms per state on one core (the calling thread's clock), one
+state per call and in 1,000-state batches; the paper's features-only
+configuration from the model card, and Neller's logistic regression on decision
+states.
 """
 
 from __future__ import annotations
@@ -46,6 +55,9 @@ from boaf.models import registry  # noqa: E402
 from boaf.models.classifier import CARD_FILE, Classifier, load_classifier  # noqa: E402
 from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk  # noqa: E402
 from boaf.search import SOLVABLE, solve_deals, solve_many  # noqa: E402
+
+sys.path.append(str(Path(__file__).resolve().parent))  # appended: its residue.py, after the packages
+import residue  # noqa: E402
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "neller-states-deals-0-99.csv"
 RANDOM_SEED = 2026  # no training set uses it (those seed each chunk with [seed, start])
@@ -169,16 +181,22 @@ def neller_logistic_regression(train_deals: int, test: Labelled) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="model version directory or root")
-    parser.add_argument("--random", type=int, default=10_000, help="held-out random states")
-    parser.add_argument("--decision-deals", type=int, default=100, help="deals of held-out decision states")
-    parser.add_argument("--deals", default="0:100001", help="seed range A:B of the balanced initial deals")
-    parser.add_argument("--singles", type=int, default=2000, help="states per set timed one per call")
-    parser.add_argument("--lr-deals", type=int, default=200, help="deals the logistic regression trains on")
-    parser.add_argument("--small", action="store_true", help="3,000 random states, 15 deals, deals 0:20001")
+    parser.add_argument(
+        "--small",
+        action="store_true",
+        help="a run of seconds (with --cost: 3,000 random states, 15 deals, deals 0:20001)",
+    )
+    parser.add_argument("--sets", default="", help="comma-separated set names (default: all seven)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    parser.add_argument("--cache", type=Path, default=Path("out/residue"), help="where generated sets are kept")
+    parser.add_argument("--regenerate", action="store_true", help="rebuild the cached sets (and censuses)")
+    parser.add_argument("--cost", action="store_true", help="the older accuracy and cost figures on four sets")
+    parser.add_argument("--random", type=int, default=10_000, help="--cost: held-out random states")
+    parser.add_argument("--decision-deals", type=int, default=100, help="--cost: deals of held-out decision states")
+    parser.add_argument("--deals", default="0:100001", help="--cost: seed range A:B of the balanced initial deals")
+    parser.add_argument("--singles", type=int, default=2000, help="--cost: states per set timed one per call")
+    parser.add_argument("--lr-deals", type=int, default=200, help="--cost: deals the logistic regression trains on")
     args = parser.parse_args()
-    if args.small:
-        args.random, args.decision_deals, args.deals, args.singles, args.lr_deals = 3000, 15, "0:20001", 500, 40
-
     directory = registry.resolve(args.model)
     classifier = load_classifier(directory)
     print(
@@ -187,6 +205,20 @@ def main() -> None:
         f"{f'a {classifier.probe_nodes}-node probe' if classifier.probe_nodes else 'no probe'}"
         f"{f', reading a {classifier.progress_nodes}-node search progress' if classifier.progress_nodes else ''}"
     )
+    if args.cost:
+        cost_report(classifier, directory, args)
+        return
+    names = [n.strip() for n in args.sets.split(",") if n.strip()] or None
+    rows, whole = residue.run(classifier, args.cache, args.small, names, args.regenerate)
+    for line in residue.table_lines(rows, whole):
+        print(line)
+    if args.json is not None:
+        args.json.write_text(json.dumps(residue.to_json(rows, whole), indent=2) + "\n", encoding="utf-8")
+
+
+def cost_report(classifier: Classifier, directory: Path, args: argparse.Namespace) -> None:
+    if args.small:
+        args.random, args.decision_deals, args.deals, args.singles, args.lr_deals = 3000, 15, "0:20001", 500, 40
     print_card(json.loads((directory / CARD_FILE).read_text(encoding="utf-8")))
     decisions = decisions_set(DECISIONS_SEED, args.decision_deals)
     sets = [random_set(args.random), decisions, balanced_deals(parse_seed_range(args.deals)), external_set()]
