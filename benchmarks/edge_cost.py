@@ -49,8 +49,8 @@ from servers import loopback_settings, ready_server  # noqa: E402
 
 from boaf.service import converters  # noqa: E402
 from boaf.service.dataplane import CancelFlag  # noqa: E402
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
 from boaf.service.servicer import BoafServicer  # noqa: E402
+from boaf.v1 import boaf_pb2 as pb  # noqa: E402
 
 CLIENTS = 16
 FIXED = pb.ClassifyResponse(model_version="fixed", threshold=0.5, predictions=[pb.Prediction(p_solvable=1.0)])

@@ -57,7 +57,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from boaf.game import card_text, deal, random_states
 from boaf.game.cards import CARD_TEXTS
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2 as pb
 
 NORMAL_SHARE, MALFORMED_SHARE = 0.6, 0.3  # the rest are runaway-shaped puzzle calls
 CALL_TIMEOUT_S = 10.0  # any one call of the mix or of an HTTP client; a stuck server shows as timeouts

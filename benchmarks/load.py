@@ -71,9 +71,9 @@ from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from boaf.game import State, card_text, deal, random_states
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.settings import Settings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 SCENARIOS = ("classify-1", "classify-1000", "solve-deal", "features-1000", "hint")
 # Not run unless named: the cheapest calls, boaf's (served from a cache) beside the health Check floor.

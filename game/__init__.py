@@ -2,10 +2,13 @@
 
 This package imports nothing else from boaf; everything else imports it.
 
-The seeded deals (``deal``, ``deal_cards``, ``random_state``, ``random_states``)
-load on first use (PEP 562): they need numpy and the compiled shuffle
-(``boaf.game.bits``, numba), and ``import game`` (cards, states, notation, errors)
-must stay light for clients such as ``boaf.service.client``.
+It is the core that the client and the server share, so that a ``State``, a card or an error is
+one class on both sides: it ships in the boaf-client distribution (``clients/python``), beside
+``boaf.client`` and the stubs, and the server distribution depends on it. ``import boaf.game``
+(cards, states, notation, errors) is pure Python and stays light. The seeded deals (``deal``,
+``deal_cards``, ``random_state``, ``random_states``) and the compiled parts (``graph``, ``bits``,
+``arrays``, ``kernel_cache``) need numpy and numba, which only the server installs: the deals
+load on first use (PEP 562), and the client never touches either.
 """
 
 from __future__ import annotations

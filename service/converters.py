@@ -25,8 +25,8 @@ from boaf.puzzles.generation import GeneratedPuzzle
 from boaf.service import dataplane
 from boaf.service.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
 from boaf.service.errors import Cancelled
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import game_pb2
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2
 
 ALGORITHMS: dict[pb.Algorithm, str] = {
     pb.ORDERED: "ordered",

@@ -19,10 +19,10 @@ from boaf.game import deal, play
 from boaf.game.state import State
 from boaf.service import converters
 from boaf.service.dataplane import ESTIMATE
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import game_pb2, game_pb2_grpc
 from boaf.service.metrics import Metrics
 from boaf.service.servicer import BoafServicer, rpc
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2, game_pb2_grpc
 
 # ``rpc`` only reads ``self.metrics``; it is typed for BoafServicer, so give it this class's method type.
 game_rpc = cast(Callable[[Callable[..., Any]], Callable[..., Any]], rpc)

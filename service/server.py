@@ -51,13 +51,13 @@ from boaf.service.admission import Admission
 from boaf.service.compile_log import COMPILING
 from boaf.service.dataplane import DataPlane, ServedModel, warm_up_puzzles
 from boaf.service.game_servicer import GameServicer
-from boaf.service.generated.boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
 from boaf.service.kernels import UNITS, Kernels
 from boaf.service.memory import ReloadRefused, check_reload_fits, settle_heap
 from boaf.service.metrics import Metrics
 from boaf.service.servicer import BoafServicer
 from boaf.service.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ from boaf.service import converters, tracing
 from boaf.service.admission import cut_quotes
 from boaf.service.dataplane import CancelFlag, DataPlane
 from boaf.service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.kernels import RETRY_AFTER_S
 from boaf.service.metrics import Metrics
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 log = logging.getLogger(__name__)
 

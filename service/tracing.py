@@ -70,7 +70,8 @@ def enable(exporter: Any = None) -> None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
         raise InvalidSettings(
-            f"BOAF_OTEL=true: tracing needs boaf's otel extra (pip install 'boaf[otel]'): {exc}"
+            "BOAF_OTEL=true: tracing needs boaf's otel extra "
+            f"(in a clone, pip install -e clients/python -e '.[otel]'): {exc}"
         ) from exc
     # OTLP sends in batches from a thread of its own; a given exporter (the tests') gets each span at its end.
     processor: Any = BatchSpanProcessor(OTLPSpanExporter()) if exporter is None else SimpleSpanProcessor(exporter)

@@ -1,4 +1,4 @@
-"""The session's server on a loopback port, a channel to it, and a stub."""
+"""The session's server on a loopback port, a channel to it, and a stub: fixtures for the conftests that import them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import grpc
 import pytest
 from servers import channel_to, loopback_settings, ready_server
 
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2_grpc
 
 
 @pytest.fixture(scope="session")

@@ -20,10 +20,10 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.server import BoafServer, ClassifierLoader, load_default_classifier
 from boaf.service.settings import Settings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 READY_TIMEOUT_S = 120  # a cold numba cache compiles the kernels during warm-up
 TEST_LIMITS: dict[str, Any] = {

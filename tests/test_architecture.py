@@ -1,7 +1,8 @@
 """The import graph: arrows point one way, no module cycle, local imports only for start-up time.
 
-The README's rule is ``service, jobs → models, search, features, puzzles → game``.
-``ALLOWED`` spells it out per package; every import counts, including the ones
+The README's rule is ``service, jobs → models, search, features, puzzles → game``, and the
+light client stands beside them: ``client → game`` (it ships with game in boaf-client, and
+nothing of the server imports it). ``ALLOWED`` spells it out per package; every import counts, including the ones
 inside functions, which is where cycles used to hide.
 
 Policy for function-local imports: they exist only to keep start-up fast (a heavy
@@ -21,9 +22,13 @@ from pathlib import Path
 from kernel_layers import SEARCH_KERNEL
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("game", "features", "search", "models", "puzzles", "jobs", "service")
+PACKAGES = ("game", "features", "search", "models", "puzzles", "jobs", "service", "client")
+# Where each package's folder is: the top-level folders, and the client's inside its distribution.
+CLIENT_FOLDER = ROOT / "clients" / "python" / "boaf" / "client"
+FOLDERS = {**{package: ROOT / package for package in PACKAGES}, "client": CLIENT_FOLDER}
 ALLOWED: dict[str, frozenset[str]] = {
     "game": frozenset(),
+    "client": frozenset({"game"}),
     "features": frozenset({"game"}),
     "search": frozenset({"game"}),
     "puzzles": frozenset({"game", "features", "search"}),
@@ -41,18 +46,13 @@ class Import:
     local: bool  # inside a function
 
 
-def module_name(path: Path) -> str:
-    parts = ("boaf", *path.relative_to(ROOT).with_suffix("").parts)
+def module_name(package: str, path: Path) -> str:
+    parts = ("boaf", package, *path.relative_to(FOLDERS[package]).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def module_files() -> dict[str, Path]:
-    files = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            if "generated" not in path.parts:
-                files[module_name(path)] = path
-    return files
+    return {module_name(package, path): path for package in PACKAGES for path in FOLDERS[package].rglob("*.py")}
 
 
 MODULES = module_files()

@@ -7,7 +7,7 @@ examples run against a live server in ``tests/http/test_readme_curl.py``.
 
 A ``python`` block is followed by a ``text`` block of what it prints; it runs here,
 in a process of its own, against ``boaf serve`` on a free port (its address
-replaces ``boaf.service.client.DEFAULT_ADDRESS``).
+replaces ``boaf.client.DEFAULT_ADDRESS``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import pytest
 from cli_runner import boaf
 from servers import serve_process
 
+from boaf.client import DEFAULT_ADDRESS
 from boaf.service.cli import COMPILING_NOTICE
-from boaf.service.client import DEFAULT_ADDRESS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -146,7 +146,7 @@ def test_python_examples_parse() -> None:
 
 def test_the_readme_has_a_python_example_of_the_client() -> None:
     readme = [example for example in PYTHON_EXAMPLES if example.page == "README.md"]
-    assert readme and all("from boaf.service.client import" in example.code for example in readme)
+    assert readme and all("from boaf.client import" in example.code for example in readme)
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,16 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-SERVING_PACKAGES = ("boaf.game", "boaf.features", "boaf.search", "boaf.models", "boaf.puzzles", "boaf.service")
+SERVING_PACKAGES = (
+    "boaf.client",
+    "boaf.v1",
+    "boaf.game",
+    "boaf.features",
+    "boaf.search",
+    "boaf.models",
+    "boaf.puzzles",
+    "boaf.service",
+)
 BATCH_PACKAGES = ("boaf.jobs",)
 
 # The modules of the serving packages that need the batch/train extras (found by importing each one in
@@ -117,11 +126,11 @@ def check_rpcs() -> None:
 
     from boaf.game.notation import parse_state
     from boaf.service.converters import state_to_proto
-    from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-    from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
     from boaf.service.logs import configure_logging
     from boaf.service.server import BoafServer
     from boaf.service.settings import Settings
+    from boaf.v1 import boaf_pb2 as pb
+    from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
     configure_logging("INFO")
     logging.getLogger("boaf.service").setLevel(logging.INFO)

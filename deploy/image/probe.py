@@ -6,7 +6,7 @@ Waits for gRPC health (``boaf.v1.Boaf``) to be SERVING, failing if that takes mo
 ``--within`` seconds counted from ``--started`` (when the container was started); then
 POSTs one Classify to http://127.0.0.1:HTTP_PORT/boaf.v1.Boaf/Classify (Connect's JSON
 protocol, as the README's curl examples do) and makes one Solve over gRPC. Needs grpcio,
-grpcio-health-checking and the stubs in service/generated (the repository's venv has them).
+grpcio-health-checking and boaf-client's stubs (the repository's venv has them).
 """
 
 from __future__ import annotations
@@ -16,20 +16,14 @@ import json
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
-# The checkout, for service/generated (run from stdin in the image, the package is installed).
-CHECKOUT = Path(__file__).resolve().parents[2] if Path(__file__).is_file() else None
-if CHECKOUT is not None and (CHECKOUT / "service" / "generated").is_dir():
-    sys.path.insert(0, str(CHECKOUT))
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-import grpc  # noqa: E402
-from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
-
-from boaf.game.notation import parse_state  # noqa: E402
-from boaf.service.converters import state_to_proto  # noqa: E402
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb  # noqa: E402
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc  # noqa: E402
+from boaf.game.notation import parse_state
+from boaf.service.converters import state_to_proto
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 README_GRID = "5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"
 

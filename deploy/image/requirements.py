@@ -6,9 +6,11 @@
 deploy/Dockerfile installs the dependencies from these lists (with deploy/constraints.txt as
 PIP_CONSTRAINT) before the package itself, so that a code change does not reinstall them, and
 no stub package is ever built. ``serve.txt`` is ``project.dependencies``; ``batch.txt`` adds the
-``batch`` and ``train`` extras (a self-reference such as ``boaf[batch]`` is left out: its
-requirements are listed anyway). ``pinned`` fails when an installed distribution is missing from
-the constraints or installed at another version: regenerate them with deploy/image/lock.
+``batch`` and ``train`` extras. boaf's own distributions are left out of both (a
+self-reference such as ``boaf[batch]``, whose requirements are listed anyway, and
+``boaf-client``, which the image builds from the repository beside boaf). ``pinned`` fails
+when an installed distribution is missing from the constraints or installed at another
+version: regenerate them with deploy/image/lock.
 Standard library only (it runs in the base image, before anything is installed).
 """
 
@@ -22,6 +24,8 @@ from pathlib import Path
 
 # The installer's own tools come with the venv, not from the constraints.
 UNPINNED = {"pip", "setuptools", "wheel"}
+# boaf's own distributions, built from the repository: never from an index, never pinned.
+OWN = {"boaf", "boaf-client"}
 
 
 def canonical(name: str) -> str:
@@ -30,14 +34,13 @@ def canonical(name: str) -> str:
 
 def split(pyproject: Path, out: Path) -> None:
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
-    name = canonical(project["name"])
     extras = project.get("optional-dependencies", {})
 
     def own(requirement: str) -> bool:
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-        return match is not None and canonical(match.group(1)) == name
+        return match is not None and canonical(match.group(1)) in OWN
 
-    serve = list(project["dependencies"])
+    serve = [r for r in project["dependencies"] if not own(r)]
     batch = serve + [r for extra in ("batch", "train") for r in extras[extra] if not own(r)]
     out.mkdir(parents=True, exist_ok=True)
     for file, requirements in (("serve.txt", serve), ("batch.txt", batch)):
@@ -54,7 +57,7 @@ def pinned(constraints: Path) -> int:
     problems = []
     for dist in metadata.distributions():
         name = canonical(dist.metadata["Name"])
-        if name in UNPINNED or name == "boaf":
+        if name in UNPINNED or name in OWN:
             continue
         if name not in pins:
             problems.append(f"{name} {dist.version} is not in {constraints.name}")

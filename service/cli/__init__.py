@@ -122,7 +122,7 @@ def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:
         return None
     return (
         f"boaf: `boaf {command}` needs the {extra} extra (module {module!r} is not installed): "
-        f"pip install 'boaf[{extra}]' (or, in a clone, pip install -e '.[{extra}]')"
+        f"in a clone, pip install -e clients/python -e '.[{extra}]' (or install the boaf wheel with [{extra}])"
     )
 
 

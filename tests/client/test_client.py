@@ -1,4 +1,4 @@
-"""boaf.service.client against live servers on loopback: every RPC, its errors, retries, TLS, tokens and lightness."""
+"""boaf.client against live servers on loopback: every RPC, its errors, retries, TLS, tokens and lightness."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from google.protobuf import json_format
 from servers import GatedLoader, loopback_settings, ready_server, start_server, wait_for
 
 from boaf import puzzles, search
-from boaf.game import State, deal, parse_grid, play, random_state, random_states
-from boaf.service.client import (
+from boaf.client import (
     ALGORITHMS,
     Busy,
     Client,
@@ -34,11 +33,12 @@ from boaf.service.client import (
     Unauthenticated,
     Unavailable,
 )
+from boaf.game import State, deal, parse_grid, play, random_state, random_states
 from boaf.service.converters import state_from_proto, state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.kernels import RETRY_AFTER_S
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 CODE = grpc.StatusCode
 FAST_RETRY = RetryPolicy(attempts=4, initial_backoff_s=0.01, max_backoff_s=0.05)
@@ -475,7 +475,7 @@ def test_tls_and_a_bearer_token(certificate: tuple[Path, Path]) -> None:
             assert own_credentials.deal(2) == deal(2)
         # tls=True trusts the default roots, which gRPC reads from this variable when it is set
         env = {**os.environ, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert)}
-        code = f"from boaf.service.client import Client\nprint(Client({address!r}, tls=True, token={TOKEN!r}).deal(3))"
+        code = f"from boaf.client import Client\nprint(Client({address!r}, tls=True, token={TOKEN!r}).deal(3))"
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
         assert (result.returncode, result.stdout.strip()) == (0, str(deal(3))), result.stderr
         # no TLS: no connection
@@ -491,16 +491,16 @@ def test_tls_and_a_bearer_token(certificate: tuple[Path, Path]) -> None:
 LIGHT = """
 import sys
 heavy = {heavy!r}
-import boaf.service.client
+import boaf.client
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
-assert not loaded, f"importing boaf.service.client loaded {{loaded}}"
-with boaf.service.client.Client({address!r}) as boaf:
+assert not loaded, f"importing boaf.client loaded {{loaded}}"
+with boaf.client.Client({address!r}) as boaf:
     state = boaf.deal(1)
     assert boaf.solve(state).status == "solvable"
     assert boaf.classify([state]).predictions[0].solvable
     assert boaf.play(state, "9H-9S").legal_moves
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
-assert not loaded, f"calls through boaf.service.client loaded {{loaded}}"
+assert not loaded, f"calls through boaf.client loaded {{loaded}}"
 print("light")
 """
 

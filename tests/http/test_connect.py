@@ -25,12 +25,12 @@ from servers import GatedLoader, channel_to, grid_state, loopback_settings, star
 
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
 from boaf.service.http import HttpServer
 from boaf.service.http.app import has_no_side_effects
 from boaf.service.http.wire import GET_MAX_URL_BYTES
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2
 
 DEAL_1 = state_to_proto(deal(1))
 HARD = grid_state("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD")  # seconds of Compatible DFS

@@ -18,11 +18,11 @@ from http_client import Answer, Client, parse_answer, raw_exchange, read_until_c
 from servers import TEST_LIMITS, grid_state, wait_for
 
 from boaf.service.errors import SHUTTING_DOWN_MESSAGE, ModelUnavailable
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
 from boaf.service.http import HttpServer
 from boaf.service.http.context import CallContext
 from boaf.service.http.wire import encode_answer
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
 
 from .conftest import TOKEN
 

@@ -25,11 +25,11 @@ from servers import TEST_LIMITS, channel_to, grid_state
 
 from boaf.models.errors import ModelError
 from boaf.service.errors import ModelUnavailable
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import game_pb2
 from boaf.service.http import HttpServer
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2
 
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]
 METHODS = [(f"/{service.full_name}/{m.name}", m.input_type) for service in SERVICES for m in service.methods]

@@ -38,9 +38,9 @@ from servers import TEST_LIMITS, grid_state
 
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import game_pb2
 from boaf.service.http.openapi import COMMENTS_FILE, JSON, PROTO
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = [pb.DESCRIPTOR.services_by_name["Boaf"], game_pb2.DESCRIPTOR.services_by_name["Game"]]

@@ -16,10 +16,10 @@ from servers import GatedLoader, channel_to, grid_state, loopback_settings, star
 
 from boaf.game import deal, play
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 DEAL_1 = state_to_proto(deal(1))
 THREE = grid_state("AC 2C 3C")

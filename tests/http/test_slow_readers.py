@@ -24,9 +24,9 @@ from servers import loopback_settings, ready_server, wait_for
 
 from boaf.game.deals import random_states
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
 from boaf.service.http import HttpServer
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
 
 IDLE_TIMEOUT_S = 2.0
 CLIENT_BUFFER = 4096  # bytes: the client's receive buffer (the kernel doubles it)

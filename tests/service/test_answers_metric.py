@@ -11,10 +11,10 @@ from servers import loopback_settings, ready_server
 
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 THREE = pb.State(rows=1, cols=3, cells=["AC", "2C", "3C"])  # settled by the exact path at once
 ESTIMATED = state_to_proto(deal(104))  # a 4x4 deal the exact path leaves open (63,502 nodes): the model estimates it

@@ -16,8 +16,8 @@ from boaf.models.exact import ExactBudget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 BUDGET = 777  # not the committed model's
 

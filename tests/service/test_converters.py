@@ -20,7 +20,7 @@ from boaf.service.converters import (
     states_from_proto,
 )
 from boaf.service.dataplane import StateArray
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2 as pb
 
 
 @given(states(tall_stacks=True))

@@ -25,9 +25,9 @@ from servers import free_port, serve_process
 from boaf.game import deal
 from boaf.game.cards import card_text
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.settings import Settings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 LARGEST_BATCH = Settings().max_batch_size  # the default limit: 10,000 states of 52 cards fit 4 MiB
 DEADLINE_S = 0.5

@@ -22,9 +22,9 @@ from boaf.models.progress import ProgressStopped
 from boaf.service import errors
 from boaf.service.cli import exit_code
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.settings import InvalidSettings, Settings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -94,9 +94,9 @@ def _subclasses(kind: type[BoafError]) -> set[type[BoafError]]:
 
 
 def test_every_error_is_in_exactly_one_branch_and_in_the_table() -> None:
-    # boaf.service.client's errors are the caller's side of these codes (one class per code, each in its branch so
+    # boaf.client's errors are the caller's side of these codes (one class per code, each in its branch so
     # that ``except InvalidInput`` catches both); the server never raises them (tests/service/test_client.py).
-    raised = {kind for kind in _subclasses(BoafError) - PACKAGE_BASES if kind.__module__ != "boaf.service.client"}
+    raised = {kind for kind in _subclasses(BoafError) - PACKAGE_BASES if kind.__module__ != "boaf.client"}
     assert {kind.__name__ for kind in raised if sum(issubclass(kind, b) for b in BRANCHES) != 1} == set()
     assert {type(error) for error, _, _ in ERRORS} == raised
 

@@ -16,9 +16,9 @@ from boaf.game.arrays import states_to_array
 from boaf.models.classifier import load_classifier
 from boaf.models.exact import ExactBudget
 from boaf.service.converters import state_from_proto, state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import game_pb2, game_pb2_grpc
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2, game_pb2_grpc
 
 WINNABLE, LOSES, ESTIMATE = game_pb2.VERDICT_WINNABLE, game_pb2.VERDICT_LOSES, game_pb2.VERDICT_ESTIMATE
 DEALS = (367297990, 1, 16, 1163, 360528)  # solvable, solvable, solvable, unsolvable (connected), unsolvable

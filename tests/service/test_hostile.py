@@ -38,10 +38,10 @@ from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process,
 from boaf.game import deal, random_state
 from boaf.service.converters import state_to_proto
 from boaf.service.dataplane import SolveBudget
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2
 from boaf.service.interceptors import PROBE_CALLS
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2
 
 LIMITS = {
     **TEST_LIMITS,

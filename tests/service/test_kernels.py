@@ -28,10 +28,10 @@ from boaf.service import kernels
 from boaf.service.cli import COMPILING_NOTICE, missing_extra
 from boaf.service.compile_log import COMPILING, CompileRecorder
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 KERNEL_MODULES = (
     "boaf.game.bits",
@@ -306,7 +306,7 @@ def test_a_command_that_needs_an_extra_says_which_one() -> None:
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (
         "boaf: `boaf census` needs the batch extra (module 'distributed' is not installed): "
-        "pip install 'boaf[batch]' (or, in a clone, pip install -e '.[batch]')"
+        "in a clone, pip install -e clients/python -e '.[batch]' (or install the boaf wheel with [batch])"
     )
     assert "Traceback" not in done.stderr
 

@@ -30,10 +30,10 @@ from servers import (
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
 from boaf.service.errors import SHUTTING_DOWN_MESSAGE
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.kernels import RETRY_AFTER_S
 from boaf.service.server import STOP_MARGIN_S, BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING

@@ -25,9 +25,9 @@ from servers import free_port, serve_process, wait_for
 from boaf.game import deal
 from boaf.game.cards import card_text
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.settings import MIB, Settings, search_bytes_per_node
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
 # Deal -4965 by Compatible DFS (2.6M nodes: outgrows a 16 MiB table) and -115618 by Ordered DFS (0.49M: 8 MiB).

@@ -17,9 +17,9 @@ from boaf.game import deal, play, random_state
 from boaf.service.converters import state_from_proto, state_to_proto
 from boaf.service.dataplane import SolveBudget
 from boaf.service.errors import status_of
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 FIVE_CARDS = random_state(np.random.default_rng(5), 3, 3, 5)
 

@@ -36,10 +36,10 @@ from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE
 from boaf.models.onnx_export import export_onnx
 from boaf.models.retrain_steps import labelled_random_states
 from boaf.models.training import PAPER_PARAMS, fit
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.memory import model_memory_mb
 from boaf.service.server import BoafServer, load_default_classifier
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 RELOAD_TIMEOUT_S = 120  # generous: the reload's load and warm-up take well under a second on a quiet machine
 STATE = grid_state("AS 2S 3S/4H 5H 6H/7D 8D 9D")

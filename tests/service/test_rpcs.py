@@ -14,10 +14,10 @@ from boaf.game.notation import format_grid
 from boaf.models.classifier import load_classifier
 from boaf.service.converters import state_to_proto
 from boaf.service.dataplane import LIMITS, DataPlane
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.http.context import CallContext
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 SOLVABLE_DEAL = 16  # a few thousand nodes
 UNSOLVABLE_DEAL = 1163  # connected graph, yet unsolvable: only search can tell

@@ -14,9 +14,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from servers import loopback_settings, ready_server, start_server, wait_for
 
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 TOKEN = "s3cret-token"
 CODE = grpc.StatusCode

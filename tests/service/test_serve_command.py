@@ -19,8 +19,8 @@ import pytest
 from grpc_health.v1 import health_pb2
 from servers import READY_TIMEOUT_S, health_status
 
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 
 def free_port() -> int:

@@ -29,9 +29,9 @@ from servers import channel_to, loopback_settings, ready_server, wait_for
 from boaf.game import deal
 from boaf.game.deals import random_states
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.server import BoafServer
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 IDLE_TIMEOUT_S = 3.0
 WINDOW = 1024  # bytes of the answer the client lets the server send

@@ -21,10 +21,10 @@ from servers import loopback_settings, ready_server, wait_for
 
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.server import BoafServer
 from boaf.service.settings import Settings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 STREAMS = Settings().max_streams  # the default cap, split between Watch and reflection
 CODE = grpc.StatusCode

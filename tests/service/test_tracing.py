@@ -21,11 +21,11 @@ from servers import channel_to, loopback_settings, ready_server
 from boaf.game import deal
 from boaf.service import tracing
 from boaf.service.converters import state_to_proto
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.service.server import BoafServer
 from boaf.service.settings import InvalidSettings
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc
 
 TESTS = Path(__file__).resolve().parents[1]
 # A deal the exact path leaves open, so every stage runs: exact path, then features and inference.
@@ -94,7 +94,7 @@ def test_a_call_without_stages_is_one_span(
 OFF = """
 import sys
 from servers import channel_to, loopback_settings, ready_server
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb, boaf_pb2_grpc
+from boaf.v1 import boaf_pb2 as pb, boaf_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.game import deal
 from boaf.service.converters import state_to_proto
@@ -119,6 +119,8 @@ def test_with_tracing_off_opentelemetry_is_never_imported() -> None:
 
 def test_tracing_on_without_the_otel_extra_names_the_setting_and_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)  # not installed
-    with pytest.raises(InvalidSettings, match=r"BOAF_OTEL=true: tracing needs boaf's otel extra \(pip install"):
+    with pytest.raises(
+        InvalidSettings, match=r"BOAF_OTEL=true: tracing needs boaf's otel extra \(in a clone, pip install -e"
+    ):
         tracing.enable()
     assert not tracing.enabled()

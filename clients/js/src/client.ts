@@ -11,6 +11,8 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { answerOf, requestMessage } from "./convert.js";
 import type { Answer, Ask } from "./convert.js";
 import { BoafError, invalidArgument } from "./errors.js";
+import { checkedPolicy, pause, retryDelayMs } from "./retry.js";
+import type { RetryPolicy } from "./retry.js";
 import { Boaf } from "./gen/boaf/v1/boaf_pb.js";
 import { Game } from "./gen/boaf/v1/game_pb.js";
 
@@ -21,7 +23,7 @@ export const SERVICES: readonly DescService[] = [Boaf, Game];
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 export interface ClientOptions {
-  /** Deadline of each call in ms, counted from when it is sent; 0: none. Default `DEFAULT_TIMEOUT_MS`. */
+  /** Deadline of each call in ms, retries included, counted from the method's call; 0: none. Default `DEFAULT_TIMEOUT_MS`. */
   timeoutMs?: number;
   /** Headers sent with every call (e.g. `{ "x-request-id": ... }`). */
   headers?: HeadersInit;
@@ -33,6 +35,8 @@ export interface ClientOptions {
   useBinaryFormat?: boolean;
   /** Call with GET (every boaf RPC is side-effect free) instead of POST; a URL past 8 KiB is refused. */
   useHttpGet?: boolean;
+  /** Retries of "unavailable" and "resource_exhausted" (see retry.ts); `{ attempts: 1 }`: none. */
+  retry?: RetryPolicy;
 }
 
 export interface CallOptions {
@@ -66,6 +70,7 @@ export type BoafAnswer<M extends keyof BoafClient> = Awaited<ReturnType<BoafClie
  */
 export function createBoafClient(baseUrl: string, options: ClientOptions = {}): BoafClient {
   const timeoutMs = checkedTimeout("createBoafClient", options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const policy = checkedPolicy(options.retry);
   const transport = createConnectTransport({
     baseUrl,
     fetch: options.fetch,
@@ -75,10 +80,10 @@ export function createBoafClient(baseUrl: string, options: ClientOptions = {}): 
   });
   const client: Record<string, unknown> = {};
   for (const service of SERVICES) {
-    const generated = createClient(service, transport) as unknown as Record<string, Function>;
+    const generated = createClient(service, transport) as unknown as Record<string, Generated>;
     for (const method of service.methods) {
       if (method.localName in client) throw new Error(`two services have a method ${method.localName}`);
-      client[method.localName] = caller(method, generated[method.localName]!, timeoutMs);
+      client[method.localName] = caller(method, generated[method.localName]!, timeoutMs, policy);
     }
   }
   return client as BoafClient;
@@ -110,17 +115,27 @@ function checkedTimeout(procedure: string, timeoutMs: unknown): number | undefin
   return timeoutMs === 0 ? undefined : timeoutMs;
 }
 
-function caller(method: DescMethod, generated: Function, clientTimeoutMs: number | undefined) {
+type Generated = (request: unknown, options: object) => Promise<MessageShape<DescMessage>>;
+
+function caller(method: DescMethod, generated: Generated, clientTimeoutMs: number | undefined, policy: Required<RetryPolicy>) {
   const procedure = procedureOf(method);
   return async (request?: unknown, options: CallOptions = {}) => {
     const message = requestMessage(procedure, method.input, request);
     const timeoutMs = options.timeoutMs === undefined ? clientTimeoutMs : checkedTimeout(procedure, options.timeoutMs);
-    let answer: MessageShape<DescMessage>;
-    try {
-      answer = await generated(message, { timeoutMs, headers: options.headers, signal: options.signal });
-    } catch (reason) {
-      throw BoafError.fromCall(reason, procedure);
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      // Each attempt gets what is left of the call's deadline.
+      const left = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+      try {
+        const answer = await generated(message, { timeoutMs: left, headers: options.headers, signal: options.signal });
+        return answerOf(procedure, method.output, answer);
+      } catch (reason) {
+        if (reason instanceof BoafError) throw reason; // the answer's own check, not the call
+        const error = BoafError.fromCall(reason, procedure, attempt);
+        const wait = retryDelayMs(policy, attempt, error);
+        if (wait === undefined || (deadline !== undefined && Date.now() + wait >= deadline)) throw error;
+        await pause(wait, procedure, options.signal);
+      }
     }
-    return answerOf(procedure, method.output, answer);
   };
 }

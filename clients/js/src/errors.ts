@@ -23,19 +23,22 @@ export class BoafError extends ConnectError {
   readonly codeName: CodeName;
   /** The RPC that failed, e.g. "boaf.v1.Boaf/Solve". */
   readonly procedure: string;
+  /** Calls made to the server, retries included; 0 when the client refused the request itself. */
+  readonly attempts: number;
 
-  constructor(rawMessage: string, code: Code, procedure: string, metadata?: HeadersInit, cause?: unknown) {
+  constructor(rawMessage: string, code: Code, procedure: string, attempts = 0, metadata?: HeadersInit, cause?: unknown) {
     super(rawMessage, code, metadata, undefined, cause);
     this.codeName = codeName(code);
     this.procedure = procedure;
+    this.attempts = attempts;
     // ConnectError's own instanceof test knows its subclasses by this name.
     this.name = "ConnectError";
   }
 
-  /** `reason` (whatever a Connect call threw) as a BoafError of `procedure`, its details kept. */
-  static fromCall(reason: unknown, procedure: string): BoafError {
+  /** `reason` (whatever a Connect call threw) as a BoafError of `procedure` after `attempts`, its details kept. */
+  static fromCall(reason: unknown, procedure: string, attempts: number): BoafError {
     const error = ConnectError.from(reason);
-    const boaf = new BoafError(error.rawMessage, error.code, procedure, error.metadata, error.cause ?? reason);
+    const boaf = new BoafError(error.rawMessage, error.code, procedure, attempts, error.metadata, error.cause ?? reason);
     boaf.details = error.details;
     return boaf;
   }

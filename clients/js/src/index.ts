@@ -4,6 +4,8 @@ export { createBoafClient, DEFAULT_TIMEOUT_MS, SERVICES } from "./client.js";
 export type { BoafAnswer, BoafClient, BoafRequest, CallOptions, ClientOptions } from "./client.js";
 export type { Answer, Ask } from "./convert.js";
 export { BoafError, codeName } from "./errors.js";
+export { DEFAULT_RETRY } from "./retry.js";
+export type { RetryPolicy } from "./retry.js";
 export type { CodeName } from "./errors.js";
 export { NAMED_ENUMS, enumNames, valueName } from "./names.js";
 export type { AlgorithmName, SolveStatusName, VerdictName } from "./names.js";

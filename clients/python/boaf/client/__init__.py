@@ -1,7 +1,7 @@
 """A small Python client of a boaf server: ``Client(address)``, one method per RPC, boaf's own types in and out.
 
     from boaf.game import parse_grid
-    from boaf.service.client import Client
+    from boaf.client import Client
 
     with Client("127.0.0.1:50051") as boaf:
         answer = boaf.solve(parse_grid("5S JC QH 8H/KC 6H 3H 9H/3S JS TH TS/KS 7D AH 5C"))
@@ -47,8 +47,8 @@ from google.protobuf import json_format
 from boaf.game.cards import CARD_TEXTS, Card, parse_card
 from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
 from boaf.game.state import State
-from boaf.service.generated.boaf.v1 import boaf_pb2 as pb
-from boaf.service.generated.boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
+from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 __all__ = [
     "DEFAULT_ADDRESS",
