@@ -5,9 +5,8 @@
 
 import type { DescEnum } from "@bufbuild/protobuf";
 
-import { Algorithm } from "./gen/boaf/v1/boaf_pb.js";
-import { SolveStatus } from "./gen/boaf/v1/boaf_pb.js";
-import { Verdict } from "./gen/boaf/v1/game_pb.js";
+import type { Algorithm, SolveStatus } from "./gen/boaf/v1/boaf_pb.js";
+import type { Verdict } from "./gen/boaf/v1/game_pb.js";
 
 type Kebab<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}-${Kebab<Tail>}` : S;
 type WithoutPrefix<S extends string, Prefix extends string> = S extends `${Prefix}_${infer Rest}` ? Rest : S;
