@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from boaf.service.kernels import UNITS, Kernels
@@ -16,3 +18,20 @@ def compiled_kernels() -> None:
     Tests of compiling itself use caches of their own (``tests/service/test_kernels.py``).
     """
     Kernels().prepare(UNITS, on_stage=lambda stage: None)
+
+
+# Every name boaf's packages would have if they were installed bare at the top level, as they once were.
+BARE_NAMES = frozenset({"game", "features", "search", "models", "puzzles", "jobs", "service", "client", "v1"})
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if any module of the suite's process was imported under a bare name (``game``, …).
+
+    Run from the repository root, ``import game`` would find the folder and load a second copy of
+    ``boaf.game``: two classes for every error (an ``except`` misses the other copy's) and every
+    kernel compiled twice. Everything imports as ``boaf.<package>``; this holds the whole suite to it.
+    """
+    bare = sorted(name for name in sys.modules if name.partition(".")[0] in BARE_NAMES)
+    if bare:
+        print(f"\nmodules imported under a bare top-level name (import boaf.<package> instead): {bare[:10]}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
