@@ -54,7 +54,16 @@ def random_state(rng: np.random.Generator, rows: int = 4, cols: int = 4, stacks:
     return State.from_cells(rows, cols, cells)
 
 
+def seeded_rng(seed: int) -> np.random.Generator:
+    """numpy's generator for ``seed``, any integer: a negative seed is a stream of its own.
+
+    numpy takes non-negative seeds only; ``-s`` seeds with the entropy ``[s, 1]``,
+    which no non-negative seed gives, and a non-negative seed keeps its stream.
+    """
+    return np.random.default_rng(seed if seed >= 0 else [-seed, 1])
+
+
 def random_states(seed: int, count: int, rows: int = 4, cols: int = 4, stacks: int | None = None) -> list[State]:
-    """``count`` random states from one seeded generator; the same arguments give the same states."""
-    rng = np.random.default_rng(seed)
+    """``count`` random states from one seeded generator (``seeded_rng``); the same arguments give the same states."""
+    rng = seeded_rng(seed)
     return [random_state(rng, rows, cols, stacks) for _ in range(count)]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from boaf.game import State
+from boaf.game.deals import seeded_rng
 from boaf.puzzles.analysis import exact_analysis
 from boaf.puzzles.enumeration import Enumeration
 from boaf.puzzles.errors import InvalidPuzzleRequest
@@ -108,7 +109,7 @@ class PuzzleProbe:
         """The solvability ratio at ``depth`` (exact within the budget, else sampled)."""
         if self.exact is not None:
             return self.exact.by_depth[depth].ratio
-        rng = np.random.default_rng(self.seed)
+        rng = seeded_rng(self.seed)
         count = estimate_depth(
             self.enumeration, depth, self.samples, rng, solvable_root=self.solvable, limits=self.limits
         )

@@ -28,6 +28,7 @@ import numpy as np
 
 from boaf.game import State, play
 from boaf.game.arrays import array_to_state, states_to_array
+from boaf.game.deals import seeded_rng
 from boaf.game.validation import check_positive_int
 from boaf.puzzles.enumeration import Enumeration, enumerate_states
 from boaf.puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
@@ -102,7 +103,7 @@ def estimate_from(
     check_samples(samples)
     deadline = deadline_after(time_limit)
     stop = SearchLimits(deadline, cancel, max_nodes)
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     by_depth = []
     moves, tensions = _solution_tension(state, stop)
     solvable = bool(moves) or state.n_stacks == 1

@@ -18,6 +18,7 @@ import numpy as np
 
 from boaf.game import Card, State, format_grid, random_state
 from boaf.game.cards import DECK_SIZE
+from boaf.game.deals import seeded_rng
 from boaf.puzzles.analysis import DEFAULT_BUDGET, analyze
 from boaf.puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
 from boaf.puzzles.errors import GenerationFailed, InvalidPuzzleRequest
@@ -117,7 +118,7 @@ def generate(
     deadline = deadline_after(time_limit)
     limits = SearchLimits(deadline, cancel, max_nodes)
     start = time.perf_counter()
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     energies: dict[tuple[Card | None, ...], tuple[float, PuzzleProbe]] = {}
 
     def measure(state: State) -> tuple[float, PuzzleProbe]:

@@ -3,7 +3,8 @@
 Each group of commands lives in its own module and registers itself on ``app``
 (``boaf.service.cli.app``).
 Any ``game.BoafError`` ends the command with a one-line message on stderr, never
-a traceback, and the exit status of its branch in ``EXIT_CODES``. A command that
+a traceback, and the exit status of its branch in ``EXIT_CODES``; so does a
+command line the option parser refuses (``boaf.service.cli.usage``, status 2). A command that
 needs an optional extra that is not installed says which one (exit status 1).
 The first time a command compiles a numba kernel (a fresh clone or an empty
 ``NUMBA_CACHE_DIR``), it says so once on stderr (``COMPILING_NOTICE``).
@@ -33,12 +34,16 @@ from boaf.service.cli import (  # noqa: F401
 )
 from boaf.service.cli.app import app
 from boaf.service.cli.compiling import COMPILING_NOTICE, say_compiling
+from boaf.service.cli.usage import UsageError, usage_error_message
 from boaf.service.compile_log import CompileRecorder
 
-__all__ = ["COMPILING_NOTICE", "EXIT_CODES", "QUICK_EXIT", "app", "exit_code", "main", "missing_extra"]
+__all__ = ["COMPILING_NOTICE", "EXIT_CODES", "QUICK_EXIT", "USAGE_ERROR", "app", "exit_code", "main", "missing_extra"]
+
+USAGE_ERROR = 2
+"""The exit status of a command line the option parser refuses (``boaf.service.cli.usage``)."""
 
 EXIT_CODES: tuple[tuple[type[BoafError], int], ...] = (
-    (InvalidInput, 2),  # the same status the option parser gives a bad option
+    (InvalidInput, USAGE_ERROR),  # bad input, on the command line or in it
     (Stopped, 3),
     (Failure, 1),
 )
@@ -94,11 +99,14 @@ def _run(args: list[str]) -> int:
     notice = _CompileNotice()
     try:
         if args[:1] == ["serve"]:  # the server logs its own compiling, kernel by kernel
-            app(args=args, standalone_mode=True)
+            status = app(args=args, prog_name="boaf", standalone_mode=False)
         else:
             with notice.recording():
-                app(args=args, standalone_mode=True)
-    except SystemExit as exc:  # how the option parser and typer end every command
+                status = app(args=args, prog_name="boaf", standalone_mode=False)
+    except UsageError as exc:
+        print(usage_error_message(exc), file=sys.stderr)
+        return USAGE_ERROR
+    except SystemExit as exc:
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -111,7 +119,7 @@ def _run(args: list[str]) -> int:
             raise
         print(message, file=sys.stderr)
         return 1
-    return 0
+    return status if isinstance(status, int) else 0  # typer returns an ``Exit``'s status, else the command's value
 
 
 def missing_extra(exc: ModuleNotFoundError, command: str) -> str | None:

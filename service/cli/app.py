@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import typer
+from boaf.service.cli.usage import BoafTyper
 
-app = typer.Typer(
+app = BoafTyper(
     name="boaf",
     help="Birds of a Feather solitaire: deals, moves, exact solving and solvability.",
     epilog="Exit status: 0 done; 1 boaf failed (a crash, a broken model); 2 bad input; "

@@ -21,6 +21,7 @@ from boaf.game.notation import parse_seed_range
 from boaf.service.cli.app import app
 from boaf.service.cli.compiling import compile_for_workers
 from boaf.service.cli.options import Scheduler, Workers
+from boaf.service.cli.usage import BoafTyper
 
 SHOW_FLAGS = ("--json", "--help")
 
@@ -41,7 +42,7 @@ class GridOrCommandGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-features_app = typer.Typer(
+features_app = BoafTyper(
     cls=GridOrCommandGroup,
     no_args_is_help=True,
     help="Feature vectors of states: 'boaf features GRID' shows one; 'boaf features export' writes many.",

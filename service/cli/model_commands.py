@@ -12,13 +12,14 @@ from boaf.game import InvalidState, parse_state
 from boaf.service.cli.app import app
 from boaf.service.cli.input import read_state_file
 from boaf.service.cli.options import Scheduler, Workers
+from boaf.service.cli.usage import BoafTyper
 
 ModelDir = Annotated[
     Path | None,
     typer.Option("--model", help="Model version directory or model root (default: the committed model)."),
 ]
 
-dataset_app = typer.Typer(no_args_is_help=True, help="Labelled datasets (random, decisions, deals).")
+dataset_app = BoafTyper(no_args_is_help=True, help="Labelled datasets (random, decisions, deals).")
 app.add_typer(dataset_app, name="dataset")
 
 

@@ -14,8 +14,9 @@ from boaf.puzzles.energy import DEFAULT_ENERGY, ENERGIES
 from boaf.puzzles.generation import GeneratedPuzzle, generate
 from boaf.service.cli.app import app
 from boaf.service.cli.options import AsJson, Cols, Rows
+from boaf.service.cli.usage import BoafTyper
 
-puzzle_app = typer.Typer(
+puzzle_app = BoafTyper(
     help="Puzzle difficulty by depth (Neller & Ziegler) and puzzle generation.", no_args_is_help=True
 )
 app.add_typer(puzzle_app, name="puzzle")

@@ -10,10 +10,14 @@ import typer
 
 from boaf.game import InvalidState
 from boaf.game.notation import parse_seed_range
+from boaf.search import ALGORITHM_NAMES, DEFAULT_ALGORITHM
 from boaf.service.cli.app import app
 from boaf.service.cli.compiling import compile_for_workers
 from boaf.service.cli.input import read_state_file, state_argument
 from boaf.service.cli.options import AsJson, Cols, Rows, Scheduler, Workers
+
+# The search package is loaded with the CLI already (the puzzle commands import it), so naming its algorithms is free.
+Algorithm = Annotated[str, typer.Option("--algorithm", help=f"Search algorithm: {', '.join(ALGORITHM_NAMES)}.")]
 
 
 @app.command("solve")
@@ -22,15 +26,17 @@ def solve_command(
     seed: Annotated[int | None, typer.Option("--seed", help="Solve this seeded deal.")] = None,
     rows: Rows = 4,
     cols: Cols = 4,
-    algorithm: Annotated[str, typer.Option("--algorithm", help="constrained, compatible, ordered or best-n.")] = (
-        "ordered"
-    ),
+    algorithm: Algorithm = DEFAULT_ALGORITHM,
     max_nodes: Annotated[int | None, typer.Option("--max-nodes", help="Stop as unknown after this many nodes.")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Stop as unknown after S seconds.")] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", metavar="SECONDS", help="Stop as unknown after this long.")
+    ] = None,
     max_memory_mb: Annotated[
         float | None, typer.Option("--max-memory-mb", help="Stop as unknown (memory) past this many MiB per search.")
     ] = None,
-    threads: Annotated[int, typer.Option("--threads", min=1, help="Search the root's children on N threads.")] = 1,
+    threads: Annotated[
+        int, typer.Option("--threads", min=1, help="Search the root's children on this many threads.")
+    ] = 1,
     as_json: AsJson = False,
     input_file: Annotated[Path | None, typer.Option("--input", help="One grid (or JSON line) per line.")] = None,
     output_file: Annotated[Path | None, typer.Option("--output", help="Write the JSON lines here.")] = None,
@@ -98,7 +104,7 @@ def census_command(
     seeds: Annotated[str, typer.Option("--seeds", help="Seed range A:B, solving A <= seed < B.")],
     rows: Rows = 4,
     cols: Cols = 4,
-    algorithm: Annotated[str, typer.Option("--algorithm", help="Search algorithm.")] = "ordered",
+    algorithm: Algorithm = DEFAULT_ALGORITHM,
     output: Annotated[
         Path | None,
         typer.Option(

@@ -16,6 +16,17 @@ def test_deal_prints_one_line_of_grid_text() -> None:
     assert result.stdout == "QH 4S 9H 8C/TC JD QS 9C/7C 9D TH 7D/8D 2C TD 7H\n"
 
 
+def test_a_negative_deal_number_needs_no_double_dash() -> None:
+    result = boaf("deal", "-1", "--rows", "2", "--cols", "3")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "9S 2H 7C/5H 4C 6D\n", "")
+    assert boaf("deal", "--", "-1").stdout == boaf("deal", "-1").stdout
+
+
+def test_a_usage_error_is_one_plain_line() -> None:
+    result = boaf("deal", "--bogus", "1")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "boaf: no such option: --bogus\n")
+
+
 def test_deal_json_and_other_grid_sizes() -> None:
     data = json.loads(boaf("deal", "360528", "--rows", "2", "--cols", "3", "--json").stdout)
     assert data == {"rows": 2, "cols": 3, "cells": ["5S", "7D", "QS", "2C", "4C", "AD"]}
