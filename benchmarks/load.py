@@ -26,7 +26,7 @@ attack against the baseline, the server's CPU seconds in the 5 s after it, its
 peak RSS and its RSS ``--hostile-rss-wait`` seconds (default 60) after it
 against the idle RSS; it exits 1 on any INTERNAL or UNKNOWN, HTTP 500 or 501, or
 503/504 without a JSON error body. With ``--address``, the server's HTTP port is
-taken to be 8080 and its metrics port 9090, its stream cap BOAF_MAX_STREAMS as
+taken to be 8080 and its metrics port 8082, its stream cap BOAF_MAX_STREAMS as
 set here (unless GetServerInfo lists it), and /proc figures are n/a.
 ``--http`` adds ``http classify-1`` and ``http classify-1000``: the same calls as
 JSON over the HTTP edge (``POST /boaf.v1.Boaf/Classify``, a keep-alive connection
@@ -420,7 +420,7 @@ def run_hostile_mix(target: hostile.Target, clients: int, options: argparse.Name
 @contextmanager
 def _server(address: str | None) -> Iterator[hostile.Target]:
     if address:  # a running server: its default HTTP and metrics ports
-        yield hostile.Target(address, 8080, 9090, None, Settings.from_env().max_streams)
+        yield hostile.Target(address, 8080, 8082, None, Settings.from_env().max_streams)
         return
     with local_server({}) as started:
         yield started

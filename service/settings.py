@@ -60,7 +60,7 @@ class Settings:
 
     host: str = field(default="127.0.0.1", metadata=_doc("Address the gRPC and metrics servers bind to."))
     port: int = field(default=50051, metadata=_doc("gRPC port; 0 picks a free one."))
-    metrics_port: int = field(default=9090, metadata=_doc("Prometheus /metrics HTTP port; 0 picks a free one."))
+    metrics_port: int = field(default=8082, metadata=_doc("Prometheus /metrics HTTP port; 0 picks a free one."))
     metrics_enabled: bool = field(default=True, metadata=_doc("Serve Prometheus metrics at all."))
     grpc_enabled: bool = field(default=True, metadata=_doc("Serve gRPC at all (on port)."))
     http_port: int = field(

@@ -40,7 +40,7 @@ def serve_command(
     host: Annotated[str | None, typer.Option("--host", help="Bind address [BOAF_HOST, default 127.0.0.1].")] = None,
     port: Annotated[int | None, typer.Option("--port", help="gRPC port [BOAF_PORT, default 50051].")] = None,
     metrics_port: Annotated[
-        int | None, typer.Option("--metrics-port", help="Prometheus port [BOAF_METRICS_PORT, default 9090].")
+        int | None, typer.Option("--metrics-port", help="Prometheus port [BOAF_METRICS_PORT, default 8082].")
     ] = None,
     http_port: Annotated[
         int | None, typer.Option("--http-port", help="HTTP/JSON and page port [BOAF_HTTP_PORT, default 8080].")

@@ -15,6 +15,7 @@ from boaf.service.settings import InvalidSettings, Settings, env_names
 def test_defaults_bind_loopback_on_50051() -> None:
     settings = Settings.from_env({})
     assert (settings.host, settings.port, settings.address) == ("127.0.0.1", 50051, "127.0.0.1:50051")
+    assert settings.metrics_port == 8082  # MLServer's metrics port: Prometheus itself listens on 9090
     assert settings.model_dir is None
     assert not settings.tls_enabled
 
