@@ -22,7 +22,9 @@ When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
 child processes (``python -m boaf.service.kernels UNIT``; each fills the shared cache),
 and loads each unit in this process from the cache as soon as its child ends
 (the puzzle RPCs need not wait for Island Merge's compile). The children report
-each kernel they compiled and its time, which this process logs, once per kernel.
+each kernel they compiled and its time, which this process logs, once per kernel; it also logs
+how many units are done (``compiling kernels: 2 of 4 units done, 14 s``) as each ends and at least
+every ``PROGRESS_EVERY_S``. The notice ``COMPILING`` comes first, before any kernel compiles.
 Compile time is never charged to any request's budget, nor to the warm-up's
 correctness checks (``DataPlane.warm_up`` starts their budget afterwards).
 """
@@ -39,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from importlib import import_module
 
@@ -63,6 +65,9 @@ ISLAND_MERGE = "island-merge"
 
 RETRY_AFTER_S = 5
 """The retry hint a call gets while the kernels it needs are compiling."""
+
+PROGRESS_EVERY_S = 5.0
+"""While units compile, the longest the log stays silent: it says how many units are done, and the seconds."""
 
 
 @dataclass(frozen=True)
@@ -258,16 +263,17 @@ class Kernels:
         """
         started = time.perf_counter()
         recorder = CompileRecorder(self._log_compiled)
+        cold = [unit for unit in units if not is_cached(unit)]
         with recorder.recording():
+            if cold:  # said before any kernel compiles, a small unit's here included
+                self.stage = COMPILING
+                on_stage(COMPILING)
             for unit in units:
                 if unit.small:
                     self._load(unit)
-        cold = [unit for unit in units if not unit.small and not is_cached(unit)]
-        with recorder.recording():
-            if cold:
-                self.stage = COMPILING
-                on_stage(COMPILING)
-                self._compile_in_children(cold, parallel or _default_parallel())  # each loaded once compiled
+            in_children = [unit for unit in cold if not unit.small]
+            if in_children:  # each loaded once compiled
+                self._compile_in_children(in_children, parallel or _default_parallel(), started)
             for unit in units:
                 if not unit.small and not self.is_ready(unit.name):
                     self._load_unless_stopped(unit)
@@ -288,7 +294,7 @@ class Kernels:
             self.ready.add(unit.name)
         log.debug("kernels loaded", extra={"unit": unit.name, "seconds": round(time.perf_counter() - started, 3)})
 
-    def _compile_in_children(self, units: Sequence[Unit], parallel: int) -> None:
+    def _compile_in_children(self, units: Sequence[Unit], parallel: int, started: float) -> None:
         # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first). Each unit is
         # loaded here as soon as its child ends: a quick unit's calls need not wait for a slow one's compile.
         def compile_one(unit: Unit) -> None:
@@ -297,7 +303,12 @@ class Kernels:
                 self._load_unless_stopped(unit)
 
         with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
-            list(pool.map(compile_one, units))
+            pending = {pool.submit(compile_one, unit) for unit in units}
+            while pending:  # a line as each unit ends, and at least every PROGRESS_EVERY_S: no long silence
+                done, pending = wait(pending, timeout=PROGRESS_EVERY_S)
+                for future in done:
+                    future.result()
+                _log_progress(len(units) - len(pending), len(units), time.perf_counter() - started)
 
     def _child_compiled(self, compiled: Compiled) -> None:
         with self._lock:
@@ -309,6 +320,13 @@ class Kernels:
             f"compiled kernel {compiled.kernel} in {compiled.seconds:.1f} s",
             extra={"kernel": compiled.kernel, "seconds": round(compiled.seconds, 2)},
         )
+
+
+def _log_progress(done: int, total: int, seconds: float) -> None:
+    log.info(
+        f"compiling kernels: {done} of {total} units done, {seconds:.0f} s",
+        extra={"units_done": done, "units": total, "seconds": round(seconds, 1)},
+    )
 
 
 def _default_parallel() -> int:

@@ -363,7 +363,7 @@ def test_a_stop_while_the_children_compile_loads_nothing_here(monkeypatch: pytes
     small = kernels.Unit("small", ("boaf.game.bits:shuffled_cells",), lambda: runs.append("small"), True, small=True)
     prepared = kernels.Kernels()
     monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
-    monkeypatch.setattr(prepared, "_compile_in_children", lambda units, parallel: prepared.stop())
+    monkeypatch.setattr(prepared, "_compile_in_children", lambda units, parallel, started: prepared.stop())
     prepared.prepare([small, cold], on_stage=lambda stage: None)
     assert runs == ["small"]
     assert prepared.ready == {"small"}
@@ -398,3 +398,34 @@ def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.Monke
         slow_may_end.set()
         loader.join(60)
     assert prepared.ready == {"slow", "quick"}
+
+
+def test_the_compiling_notice_comes_before_any_kernel_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small unit compiles in this process: the notice must come before its "compiled kernel" line."""
+    said: list[str] = []
+    small = kernels.Unit("small", ("boaf.game.bits:shuffled_cells",), lambda: said.append("small"), True, small=True)
+    cold = kernels.Unit("cold", ("boaf.game.bits:shuffled_cells",), lambda: said.append("cold"), at_start=True)
+    monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
+    monkeypatch.setattr(kernels, "_compile_in_child", lambda name, on_compiled, running=None: True)
+    kernels.Kernels().prepare([small, cold], on_stage=said.append)
+    assert said == [COMPILING, "small", "cold"]
+
+
+def test_the_log_counts_the_units_done_with_no_long_silence(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ended = threading.Event()
+
+    def compile_in_child(name: str, on_compiled: object, running: object = None) -> bool:
+        return name == "quick" or ended.wait(0.5)  # the slow one: some PROGRESS_EVERY_S long
+
+    units = [kernels.Unit(name, ("boaf.game.bits:shuffled_cells",), lambda: None, True) for name in ("quick", "slow")]
+    monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
+    monkeypatch.setattr(kernels, "_compile_in_child", compile_in_child)
+    monkeypatch.setattr(kernels, "PROGRESS_EVERY_S", 0.1)
+    with caplog.at_level("INFO", logger=kernels.__name__):
+        kernels.Kernels().prepare(units, parallel=2, on_stage=lambda stage: None)
+    progress = [m for m in caplog.messages if m.startswith("compiling kernels: ")]
+    assert any(m.startswith("compiling kernels: 1 of 2 units done, ") for m in progress)
+    assert len(progress) >= 3  # the slow unit's wait is not silent
+    assert progress[-1].startswith("compiling kernels: 2 of 2 units done, ") and progress[-1].endswith(" s")
