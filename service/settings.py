@@ -20,6 +20,7 @@ from typing import Any
 
 from boaf.game.errors import InvalidInput
 from boaf.game.state import MAX_CELLS
+from boaf.service.logs import LOG_FORMATS
 
 ENV_PREFIX = "BOAF_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -223,6 +224,13 @@ class Settings:
     tls_cert: Path | None = field(default=None, metadata=_doc("PEM certificate chain; with tls_key, serve TLS."))
     tls_key: Path | None = field(default=None, metadata=_doc("PEM private key of tls_cert."))
     log_level: str = field(default="INFO", metadata=_doc("Logging level: DEBUG, INFO, WARNING or ERROR."))
+    log_format: str = field(
+        default="auto",
+        metadata=_doc(
+            "Log lines on stderr: json (one object a line), text (a plain line, for a person), or auto: text "
+            "when stderr is a terminal, json when it is not (a container, a file)."
+        ),
+    )
     otel: bool = field(
         default=False,
         metadata=_doc(
@@ -391,3 +399,5 @@ def _check(settings: Settings) -> None:
         raise InvalidSettings("BOAF_TLS_CERT and BOAF_TLS_KEY must be set together")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
         raise InvalidSettings(f"BOAF_LOG_LEVEL={settings.log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
+    if settings.log_format not in LOG_FORMATS:
+        raise InvalidSettings(f"BOAF_LOG_FORMAT={settings.log_format!r}: expected {', '.join(LOG_FORMATS)}")

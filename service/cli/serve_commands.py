@@ -6,10 +6,11 @@ at once, and load a new version without a restart (``boaf.service.reload``).
 Start-up errors are one line on stderr, never a traceback: a setting that cannot
 be used (a value that does not parse, a port that is taken, a TLS file that is
 missing or does not match its pair, an unreadable tokens file, a model directory
-without a model that loads) names the
-``BOAF_*`` variable and its value, exit status 2; anything else is an internal
-failure, exit status 1 (its traceback goes to the JSON log). Every other line the
-process writes is JSON (``boaf.service.logs``), but for the one that says where it serves.
+without a model that loads) names the setting and its value, exit status 2: the flag
+when a flag set it (``--http-port=52080``), else its ``BOAF_*`` variable. Anything else
+is an internal failure, exit status 1 (its traceback goes to the log). Every other line
+the process writes is a log line (``boaf.service.logs``), but for the one that says
+where it serves.
 """
 
 from __future__ import annotations
@@ -17,43 +18,63 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import re
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from boaf.service.cli.app import app
+from boaf.service.settings import InvalidSettings, Settings, env_name, unbindable
 
 if TYPE_CHECKING:
     from boaf.service.http import HttpServer
     from boaf.service.server import BoafServer
-    from boaf.service.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
+SETTING_FLAGS = {
+    "host": "--host",
+    "port": "--port",
+    "metrics_port": "--metrics-port",
+    "http_port": "--http-port",
+    "model_dir": "--model-dir",
+}
+"""The flag of each setting ``serve`` takes a value for: an error about a value a flag set names the flag."""
+
+
+def _setting(field: str, about: str) -> str:
+    """Help for a setting's flag: what it is, its ``BOAF_*`` variable and its default."""
+    default = getattr(Settings, field)
+    return f"{about} [{env_name(field)}, default {'on' if default is True else default}]."
+
+
 @app.command("serve")
 def serve_command(
-    host: Annotated[str | None, typer.Option("--host", help="Bind address [BOAF_HOST, default 127.0.0.1].")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="gRPC port [BOAF_PORT, default 50051].")] = None,
+    host: Annotated[str | None, typer.Option(SETTING_FLAGS["host"], help=_setting("host", "Bind address"))] = None,
+    port: Annotated[int | None, typer.Option(SETTING_FLAGS["port"], help=_setting("port", "gRPC port"))] = None,
     metrics_port: Annotated[
-        int | None, typer.Option("--metrics-port", help="Prometheus port [BOAF_METRICS_PORT, default 8082].")
+        int | None, typer.Option(SETTING_FLAGS["metrics_port"], help=_setting("metrics_port", "Prometheus port"))
     ] = None,
     http_port: Annotated[
-        int | None, typer.Option("--http-port", help="HTTP/JSON and page port [BOAF_HTTP_PORT, default 8080].")
+        int | None,
+        typer.Option(SETTING_FLAGS["http_port"], help=_setting("http_port", "HTTP/JSON and page port")),
     ] = None,
-    grpc: Annotated[
-        bool | None, typer.Option("--grpc/--no-grpc", help="Serve gRPC [BOAF_GRPC_ENABLED, default on].")
-    ] = None,
+    grpc: Annotated[bool | None, typer.Option("--grpc/--no-grpc", help=_setting("grpc_enabled", "Serve gRPC"))] = None,
     http: Annotated[
         bool | None,
-        typer.Option("--http/--no-http", help="Serve HTTP/JSON and the page [BOAF_HTTP_ENABLED, default on]."),
+        typer.Option("--http/--no-http", help=_setting("http_enabled", "Serve HTTP/JSON and the page")),
     ] = None,
     model_dir: Annotated[
-        Path | None, typer.Option("--model-dir", help="Classifier directory [BOAF_MODEL_DIR, default: built in].")
+        Path | None,
+        typer.Option(
+            SETTING_FLAGS["model_dir"], help=f"Classifier directory [{env_name('model_dir')}, default: built in]."
+        ),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Load the model, run the warm-up, report, and exit without serving.")
@@ -73,21 +94,33 @@ def serve_command(
     # error. Boaf logs and counts what matters of these itself, so core stays quiet unless GRPC_VERBOSITY
     # is set (ERROR or DEBUG, to debug gRPC itself). Set before grpc is first imported, which reads it.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    flags: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "metrics_port": metrics_port,
+        "http_port": http_port,
+        "model_dir": model_dir,
+    }
+    try:
+        settings = Settings.from_env(**flags, grpc_enabled=grpc, http_enabled=http)
+        _serve(settings, check, stopping)
+    except InvalidSettings as exc:
+        raise InvalidSettings(named_by_flags(str(exc), [f for f, value in flags.items() if value is not None])) from exc
+
+
+def named_by_flags(message: str, fields: Iterable[str]) -> str:
+    """``message`` naming the flag, not the ``BOAF_*`` variable, of each setting of ``fields`` (set by its flag)."""
+    for field in fields:
+        message = re.sub(rf"\b{env_name(field)}\b", SETTING_FLAGS[field], message)
+    return message
+
+
+def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
     from boaf.service.logs import configure_logging
     from boaf.service.server import check_model
-    from boaf.service.settings import Settings, env_name
 
-    settings = Settings.from_env(
-        host=host,
-        port=port,
-        metrics_port=metrics_port,
-        http_port=http_port,
-        grpc_enabled=grpc,
-        http_enabled=http,
-        model_dir=model_dir,
-    )
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     if check:
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
@@ -102,8 +135,8 @@ def serve_command(
             web.stop()
         server.stop(0)
         if settings.model_dir is not None and server.failed_stage == "loading the model":
-            print(f"boaf: {env_name('model_dir')}={settings.model_dir}: {server.load_error}", file=sys.stderr)
-            raise typer.Exit(2)  # the setting names no model this server can load
+            # the setting names no model this server can load: exit status 2
+            raise InvalidSettings(f"{env_name('model_dir')}={settings.model_dir}: {server.load_error}")
         print(f"boaf: the service could not start: {server.load_error}", file=sys.stderr)
         raise typer.Exit(1)
     if not stopping.is_set():
@@ -134,7 +167,6 @@ def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
     # Imported here for start-up time, as in serve: only this command loads the servers.
     from boaf.service.http import HttpServer
     from boaf.service.server import BoafServer
-    from boaf.service.settings import InvalidSettings
 
     server: BoafServer | None = None
     web: HttpServer | None = None
@@ -156,8 +188,6 @@ def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
 
 
 def _start_http(web: HttpServer, settings: Settings) -> None:
-    from boaf.service.settings import unbindable  # imported here for start-up time, as in serve
-
     try:
         web.start()
     except OSError as exc:

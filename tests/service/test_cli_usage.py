@@ -99,3 +99,8 @@ def test_help_names_every_value_an_option_takes(capsys: pytest.CaptureFixture[st
     assert "Usage: boaf deal [OPTIONS] SEED" in run(capsys, "deal", "--help")[1]
     assert "--rows ROWS" in run(capsys, "deal", "--help")[1]
 
+
+def test_serve_help_gives_the_defaults_of_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    help_text = " ".join(run(capsys, "serve", "--help")[1].split())
+    assert "[BOAF_METRICS_PORT, default 8082]" in help_text
+    assert "[BOAF_PORT, default 50051]" in help_text and "[BOAF_GRPC_ENABLED, default on]" in help_text

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import shutil
 import signal
 import socket
@@ -140,6 +142,54 @@ def test_a_start_up_error_is_one_line_naming_the_setting(
     ended = subprocess.run(SERVE, env={**os.environ, **settings}, capture_output=True, text=True, timeout=120)
     assert ended.returncode == status, ended.stderr
     assert_one_plain_line(ended.stderr, "boaf: " + says.format(d=tls_pairs, p=taken_port))
+
+
+@pytest.mark.parametrize("flag", ["--port", "--metrics-port", "--http-port"])
+def test_a_start_up_error_names_the_flag_that_set_the_value(taken_port: int, flag: str) -> None:
+    settings = {"BOAF_PORT": "0", "BOAF_METRICS_PORT": "0", "BOAF_HTTP_PORT": "0", "BOAF_HTTP_ENABLED": "true"}
+    command = [*SERVE, flag, str(taken_port)]
+    ended = subprocess.run(command, env={**os.environ, **settings}, capture_output=True, text=True, timeout=120)
+    assert ended.returncode == 2, ended.stderr
+    assert_one_plain_line(ended.stderr, f"boaf: {flag}={taken_port}: cannot listen on 127.0.0.1:{taken_port} (")
+
+
+def test_a_flag_out_of_range_is_named_too() -> None:
+    ended = subprocess.run([*SERVE, "--port", "70000"], capture_output=True, text=True, timeout=120)
+    assert (ended.returncode, ended.stderr) == (2, "boaf: --port=70000: a port is 0 … 65535\n")
+
+
+def on_a_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``command`` with stderr on a pseudo-terminal: its exit status and what it wrote there."""
+    main_end, terminal = pty.openpty()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(main_end, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(main_end)
+    return process.wait(120), written.decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize(("log_format", "json_lines"), [("", False), ("json", True)], ids=["auto", "json asked"])
+def test_on_a_terminal_the_log_is_plain_lines_unless_json_is_asked(
+    tmp_path: Path, log_format: str, json_lines: bool
+) -> None:
+    settings = {"BOAF_PORT": "0", "BOAF_METRICS_PORT": "0", "BOAF_HTTP_ENABLED": "false"}
+    settings |= {"BOAF_MODEL_DIR": str(tmp_path), "BOAF_LOG_FORMAT": log_format}  # a quick end: no model
+    status, written = on_a_terminal(SERVE, {**os.environ, **settings})
+    lines = written.splitlines()
+    assert status == 2 and lines[-1].startswith(f"boaf: BOAF_MODEL_DIR={tmp_path}: model file"), written
+    logged = lines[:-1]
+    assert logged and all(line.startswith("{") == json_lines for line in logged if line[:1] in "{0123456789")
+    assert "\x1b" not in written
+    if not json_lines:
+        assert any(re.fullmatch(r"\d\d:\d\d:\d\d listening", line) for line in logged), written
 
 
 def test_an_internal_failure_at_start_is_one_line_and_exit_status_1() -> None:

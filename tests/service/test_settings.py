@@ -16,6 +16,7 @@ def test_defaults_bind_loopback_on_50051() -> None:
     settings = Settings.from_env({})
     assert (settings.host, settings.port, settings.address) == ("127.0.0.1", 50051, "127.0.0.1:50051")
     assert settings.metrics_port == 8082  # MLServer's metrics port: Prometheus itself listens on 9090
+    assert settings.log_format == "auto"
     assert settings.model_dir is None
     assert not settings.tls_enabled
 
@@ -63,6 +64,7 @@ def test_every_field_reads_its_boaf_variable(tmp_path: Path) -> None:
         "BOAF_TLS_CERT": "/tls/cert.pem",
         "BOAF_TLS_KEY": "/tls/key.pem",
         "BOAF_LOG_LEVEL": "debug",
+        "BOAF_LOG_FORMAT": "json",
     }
     assert set(env) == set(env_names())
     settings = Settings.from_env(env)
@@ -107,6 +109,7 @@ def test_every_field_reads_its_boaf_variable(tmp_path: Path) -> None:
         tls_cert=Path("/tls/cert.pem"),
         tls_key=Path("/tls/key.pem"),
         log_level="debug",
+        log_format="json",
     )
     assert settings.tls_enabled
     assert settings.allowed_host_set() == {"boaf.example", "localhost"}
@@ -151,6 +154,7 @@ def test_every_variable_is_documented() -> None:
         ({"BOAF_METRICS_ENABLED": "maybe"}, "BOAF_METRICS_ENABLED='maybe': expected true or false"),
         ({"BOAF_TLS_CERT": "/a.pem"}, "BOAF_TLS_CERT and BOAF_TLS_KEY must be set together"),
         ({"BOAF_LOG_LEVEL": "LOUD"}, "BOAF_LOG_LEVEL='LOUD'"),
+        ({"BOAF_LOG_FORMAT": "xml"}, "BOAF_LOG_FORMAT='xml': expected auto, json, text"),
         ({"BOAF_SHUTDOWN_GRACE_S": "-1"}, "BOAF_SHUTDOWN_GRACE_S=-1.0: must be at least 0"),
         ({"BOAF_MODEL_POLL_S": "-1"}, "BOAF_MODEL_POLL_S=-1.0: must be at least 0 (0: no polling)"),
         ({"BOAF_MAX_CONCURRENT_SEARCHES": "0"}, "BOAF_MAX_CONCURRENT_SEARCHES=0: must be at least 1"),
