@@ -163,7 +163,37 @@ def check_server_connections(tmp_path: Path) -> None:
     assert server.server_state.connections == set()
 
 
+# ---------------------------------------------------------------- typer
+
+
+def check_usage_error_class(tmp_path: Path) -> None:
+    from boaf.service.cli import usage
+
+    assert usage.UsageError.__name__ == "UsageError", f"typer.BadParameter's base is {usage.UsageError.__name__}"
+    assert "typer" in usage.UsageError.__module__ or "click" in usage.UsageError.__module__, usage.UsageError.__module__
+    error = usage.usage_error_message(typer_no_such_option())
+    assert error == "boaf: no such option: --bogus", error
+
+
+def typer_no_such_option() -> Exception:
+    import typer
+
+    from boaf.service.cli import app
+
+    try:
+        typer.main.get_command(app).main(["deal", "--bogus"], standalone_mode=False)
+    except Exception as exc:  # the parser's NoSuchOption, a UsageError
+        return exc
+    raise AssertionError("an unknown option was accepted")
+
+
 INTERNALS = [
+    Internal(
+        "typer",
+        "typer.BadParameter's base (the parser's UsageError) and its NoSuchOption, param and message",
+        "boaf.service.cli.usage",
+        check_usage_error_class,
+    ),
     Internal(
         "numba",
         "numba.core.caching._CacheLocator (base class, its abstract methods)",

@@ -313,7 +313,7 @@ def test_a_command_that_needs_an_extra_says_which_one() -> None:
 
 def test_only_modules_of_an_extra_are_explained() -> None:
     assert missing_extra(ModuleNotFoundError("x", name="lightgbm.basic"), "retrain") is not None
-    assert "boaf[train]" in (missing_extra(ModuleNotFoundError("x", name="sklearn"), "retrain") or "")
+    assert "'.[train]'" in (missing_extra(ModuleNotFoundError("x", name="sklearn"), "retrain") or "")
     assert missing_extra(ModuleNotFoundError("x", name="numpy"), "solve") is None
 
 
