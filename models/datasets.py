@@ -120,7 +120,8 @@ def exact_labels(states: Sequence[State]) -> list[bool]:
 def _records(spec: DatasetSpec, first: int, stop: int) -> Iterator[dict[str, Any]]:
     if spec.generator == "random":
         # One generator per chunk, seeded by (seed, chunk start): chunks are independent and reproducible.
-        rng = np.random.default_rng([spec.seed, first])
+        # numpy takes non-negative entropy only: a negative seed -s is (s, chunk start, 1), which no other seed gives.
+        rng = np.random.default_rng([spec.seed, first] if spec.seed >= 0 else [-spec.seed, first, 1])
         states = [random_state(rng, spec.rows, spec.cols) for _ in range(first, stop)]
         yield from (_record(s, label, -1, -1) for s, label in zip(states, exact_labels(states), strict=True))
     elif spec.generator == "deals":

@@ -19,6 +19,14 @@ def test_labels_agree_with_the_reference_search() -> None:
         assert reference_solve(parse_grid(grid)).solvable == solvable, grid
 
 
+def test_a_negative_seed_is_a_random_dataset_of_its_own() -> None:
+    def grids(seed: int) -> list[str]:
+        return generate_chunk((DatasetSpec("random", seed=seed, count=20), 0, 20)).column("grid").to_pylist()
+
+    assert grids(-9) == grids(-9)
+    assert grids(-9) != grids(9)
+
+
 def test_decisions_keep_the_deal_and_only_children_of_mixed_states() -> None:
     table = generate_chunk((DatasetSpec("decisions", seed=1100, count=3), 0, 3)).to_pylist()
     deals = {row["deal"] for row in table}
