@@ -95,7 +95,7 @@ def _subclasses(kind: type[BoafError]) -> set[type[BoafError]]:
 
 def test_every_error_is_in_exactly_one_branch_and_in_the_table() -> None:
     # boaf.client's errors are the caller's side of these codes (one class per code, each in its branch so
-    # that ``except InvalidInput`` catches both); the server never raises them (tests/service/test_client.py).
+    # that ``except InvalidInput`` catches both); the server never raises them (tests/client/test_client.py).
     raised = {kind for kind in _subclasses(BoafError) - PACKAGE_BASES if kind.__module__ != "boaf.client"}
     assert {kind.__name__ for kind in raised if sum(issubclass(kind, b) for b in BRANCHES) != 1} == set()
     assert {type(error) for error, _, _ in ERRORS} == raised
