@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 #: How far from 0 and 1 a probability is held before its logarithm: a certain, wrong answer costs
 #: -ln(1e-15) = 34.5 nats, not infinity (scikit-learn's ``log_loss`` clips the same way).
@@ -37,11 +36,20 @@ def brier(p: np.ndarray, solvable: np.ndarray) -> float:
 
 
 def auc(p: np.ndarray, solvable: np.ndarray) -> float:
-    """Area under the ROC curve (ties count half: a constant scores 0.5); NaN when only one label occurs."""
+    """Area under the ROC curve (ties count half: a constant scores 0.5); NaN when only one label occurs.
+
+    The Mann-Whitney form: the chance that a random solvable state gets a higher p than a random
+    unsolvable one, from the average ranks of p (tied p share their rank, so a tie counts half).
+    """
     y = np.asarray(solvable, dtype=bool)
     if y.all() or not y.any():
         return float("nan")
-    return float(roc_auc_score(y, np.asarray(p, dtype=np.float64)))
+    q = np.asarray(p, dtype=np.float64)
+    values, first, counts = np.unique(np.sort(q), return_index=True, return_counts=True)
+    tied = (2 * first + counts + 1) / 2  # the average of ranks first+1 … first+counts
+    ranks = tied[np.searchsorted(values, q)]
+    positives, negatives = int(y.sum()), int((~y).sum())
+    return float((ranks[y].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
 def expected_calibration_error(p: np.ndarray, solvable: np.ndarray, bins: int = ECE_BINS) -> float:

@@ -71,3 +71,15 @@ def test_laws(pairs: list[tuple[float, bool]]) -> None:
     assert 0.0 <= figures.ece <= 1.0 and 0.0 <= figures.brier <= 1.0 and 0.0 <= figures.accuracy <= 1.0
     if y.any() and not y.all():
         assert figures.log_loss == pytest.approx(sklearn_log_loss(y, p), rel=1e-9)
+
+
+def test_auc_is_scikit_learns_with_ties() -> None:
+    from sklearn.metrics import roc_auc_score  # the reference, from the train extra the tests have
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        y = rng.random(200) < rng.uniform(0.05, 0.95)
+        p = np.round(rng.random(200), 1)  # few distinct values: many ties
+        if y.all() or not y.any():
+            continue
+        assert auc(p, y) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
