@@ -31,7 +31,7 @@ Representation (any grid with ``rows * cols <= 52``):
 - ``line[cell]``: ``uint64`` mask of the other cells in its row or column.
 - The memo key of a state is exact, never a hash (``keys``, ``memo``).
 
-Measured and deleted (issue 13): a ``CANONICAL`` option (memo keys of the
+Measured and deleted: a ``CANONICAL`` option (memo keys of the
 canonical member of the state's symmetry class: rows and columns sorted by
 their card sets, and the transpose on square grids) cut the nodes of the
 hardest deals by only ~6% (360528: 3.82M -> 3.59M) and cost more in key

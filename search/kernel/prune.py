@@ -1,7 +1,7 @@
 # mypy: disable-error-code="no-untyped-def"
 """The option bits of ``dfs`` and ``best_n``, and the pruning rules they switch on, each with its proof.
 
-Solver v2 (issue 13) option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
+Solver v2 option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
 measured in the same process by ``benchmarks/solver.py --ablation``:
 ``PRUNE_LEAF`` and ``PRUNE_ANCHOR`` (stranded leaves, ``_leaf_stranded``) decide
 360528 and 731678 at the root's children (3.8M / 3.6M nodes before) and
@@ -11,7 +11,7 @@ sets, ``_fall_asleep``) changes no node count of a memoised state and saves
 Six hard deals: 23.0 s -> 3.3 s. ``PRUNE_FROZEN`` (a frozen block hanging from
 a cut vertex by one edge, ``_frozen_block``) then decides -4965 and eight of the
 ten hardest deals of the census -500,000..499,999 at the root (-4965: 2,348,019
-nodes -> 1). Solver v3 (issue 25): ``PRUNE_BLOCKS`` (``_stuck_block``) widens
+nodes -> 1). Solver v3: ``PRUNE_BLOCKS`` (``_stuck_block``) widens
 it to blocks that can move inside, near a deal's root, and decides the FFUD
 deals 6727 and 59481 at the root's children.
 """
