@@ -1,4 +1,4 @@
-"""Choosing the exact path's node budget by measurement against Classify's latency targets (issue 14).
+"""Choosing the exact path's node budget by measurement against Classify's latency targets.
 
 ``tune_budget(model_dir, sets)`` classifies held-out labelled sets with the
 model at each candidate budget, timing 1,000-state batches and single states

@@ -1,4 +1,4 @@
-"""Recalibration of the learned model's P(solvable), per stack count (issue 14).
+"""Recalibration of the learned model's P(solvable), per stack count.
 
 A raw score from the ONNX model is mapped through a monotone step function
 fitted by isotonic regression on a held-out split, one per stack count that

@@ -1,4 +1,4 @@
-"""The hard remainder (issue 14): states Classify's exact path leaves open, and a model trained on them.
+"""The hard remainder: states Classify's exact path leaves open, and a model trained on them.
 
 The learned model only ever sees states the budgeted search did not settle, so
 it is trained on that distribution: states of 9-16 stacks whose compatibility

@@ -1,5 +1,5 @@
 # mypy: disable-error-code="no-untyped-def"
-"""What a budgeted search learns on its way: features for the hard remainder (issue 14).
+"""What a budgeted search learns on its way: features for the hard remainder.
 
 A state the exact path leaves open still tells something about itself to a
 search that tries it: how close it came to one stack, how many dead states it
