@@ -27,6 +27,14 @@ class Compiled:
     seconds: float
 
 
+@dataclass(frozen=True)
+class CompileProgress:
+    """How far the running compile has come: ``done`` of ``total`` units (groups of kernels compiled together)."""
+
+    done: int
+    total: int
+
+
 class CompileRecorder:
     """Records the top-level kernels numba compiles while it is installed (``recording``)."""
 

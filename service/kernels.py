@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from importlib import import_module
 
@@ -56,7 +56,7 @@ from boaf.models.progress import warm_up_progress
 from boaf.puzzles.generation import generate
 from boaf.search import kernel
 from boaf.search.tables import compat_table, kernel_config, line_table
-from boaf.service.compile_log import COMPILING, Compiled, CompileRecorder
+from boaf.service.compile_log import COMPILING, Compiled, CompileProgress, CompileRecorder
 
 log = logging.getLogger(__name__)
 
@@ -228,16 +228,21 @@ def _entry_cached(entry: str, text: str) -> bool:
 
 @dataclass
 class Kernels:
-    """Which units are compiled and loaded in this process; ``prepare`` and ``prepare_later`` fill it."""
+    """Which units are compiled and loaded in this process; ``prepare`` and ``prepare_later`` fill it.
+
+    ``progress`` is the running compile's count of units (``None`` when no compile runs).
+    """
 
     ready: set[str]
     compiled: list[Compiled]
     stage: str = ""
+    progress: CompileProgress | None = None
 
     def __init__(self) -> None:
         self.ready = set()
         self.compiled = []
         self.stage = ""
+        self.progress = None
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._children: set[subprocess.Popen[str]] = set()
@@ -302,13 +307,18 @@ class Kernels:
                 _compile_in_child(unit.name, self._child_compiled, self._children)
                 self._load_unless_stopped(unit)
 
-        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
-            pending = {pool.submit(compile_one, unit) for unit in units}
-            while pending:  # a line as each unit ends, and at least every PROGRESS_EVERY_S: no long silence
-                done, pending = wait(pending, timeout=PROGRESS_EVERY_S)
-                for future in done:
-                    future.result()
-                _log_progress(len(units) - len(pending), len(units), time.perf_counter() - started)
+        self.progress = CompileProgress(0, len(units))
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
+                pending = {pool.submit(compile_one, unit) for unit in units}
+                while pending:  # a line as each unit ends, and at least every PROGRESS_EVERY_S: no long silence
+                    done, pending = wait(pending, timeout=PROGRESS_EVERY_S, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        future.result()
+                    self.progress = CompileProgress(len(units) - len(pending), len(units))
+                    _log_progress(self.progress, time.perf_counter() - started)
+        finally:
+            self.progress = None
 
     def _child_compiled(self, compiled: Compiled) -> None:
         with self._lock:
@@ -322,10 +332,10 @@ class Kernels:
         )
 
 
-def _log_progress(done: int, total: int, seconds: float) -> None:
+def _log_progress(progress: CompileProgress, seconds: float) -> None:
     log.info(
-        f"compiling kernels: {done} of {total} units done, {seconds:.0f} s",
-        extra={"units_done": done, "units": total, "seconds": round(seconds, 1)},
+        f"compiling kernels: {progress.done} of {progress.total} units done, {seconds:.0f} s",
+        extra={"units_done": progress.done, "units": progress.total, "seconds": round(seconds, 1)},
     )
 
 

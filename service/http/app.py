@@ -64,8 +64,9 @@ from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
 from boaf.service.admission import Admission, mark_arrival, quoted
+from boaf.service.compile_log import COMPILING, CompileProgress
 from boaf.service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
-from boaf.service.http.api_page import api_page
+from boaf.service.http.api_page import ApiPage, api_page, base_url_of
 from boaf.service.http.context import CallAborted, CallContext
 from boaf.service.http.guards import EdgeGuard
 from boaf.service.http.openapi import openapi_document
@@ -474,13 +475,15 @@ def build_app(
     admission: Admission,
     is_ready: Callable[[], bool],
     stage: Callable[[], str] = lambda: "",
+    compile_progress: Callable[[], CompileProgress | None] = lambda: None,
 ) -> Starlette:
     """The app: ``POST /<service>/<method>`` for every RPC (and ``GET`` for those marked ``NO_SIDE_EFFECTS``),
     ``/healthz``, ``/readyz``, ``/openapi.json`` (``openapi``: made here, once), and the page at ``/`` with
     the API page at ``/api`` (``api_page``).
 
     ``is_ready`` says whether gRPC health reports SERVING; ``/readyz`` answers 200 only then, and
-    before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...).
+    before that says what the server is doing (``stage``: "compiling kernels (first start only)", ...) and,
+    while kernels compile, how many units of them are done (``compile_progress``).
     The pages are served only when ``settings.page_enabled``.
     """
     edge = Edge(settings, metrics, admission)
@@ -489,13 +492,12 @@ def build_app(
     routes += [
         Route("/{service}/{method}", functools.partial(_unimplemented, metrics), methods=["POST"]),
         Route("/healthz", _alive, methods=["GET"]),
-        Route("/readyz", functools.partial(_readiness, is_ready, stage), methods=["GET"]),
+        Route("/readyz", functools.partial(_readiness, is_ready, stage, compile_progress), methods=["GET"]),
     ]
     document = openapi_document([service for service, _ in services], settings)
     routes.append(Route("/openapi.json", _fixed(json.dumps(document).encode(), "application/json"), methods=["GET"]))
     if settings.page_enabled:
-        html = api_page(document).encode()
-        routes.append(Route("/api", _fixed(html, "text/html; charset=utf-8", PAGE_HEADERS), methods=["GET"]))
+        routes.append(Route("/api", functools.partial(_api_page, api_page(document)), methods=["GET"]))
         page = GZipMiddleware(PageFiles(directory=STATIC_DIR, html=True), minimum_size=PAGE_GZIP_MIN_BYTES)
         routes.append(Mount("/", page))
     guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
@@ -537,15 +539,29 @@ def _fixed(
     return answer
 
 
+async def _api_page(page: ApiPage, request: Request) -> Response:
+    base_url = base_url_of(request.url.scheme, request.headers.get("host"), request.scope.get("server"))
+    return Response(page.html(base_url), media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+
+
 async def _alive(request: Request) -> Response:
     return JSONResponse({"status": "alive"})
 
 
-async def _readiness(is_ready: Callable[[], bool], stage: Callable[[], str], request: Request) -> Response:
+async def _readiness(
+    is_ready: Callable[[], bool],
+    stage: Callable[[], str],
+    compile_progress: Callable[[], CompileProgress | None],
+    request: Request,
+) -> Response:
     # The same gating as grpc.health.v1 for boaf.v1.Boaf: SERVING once the model is loaded and warmed up.
     if is_ready():
         return JSONResponse({"status": "SERVING"})
-    body = {"status": "NOT_SERVING", "stage": stage()} if stage() else {"status": "NOT_SERVING"}
+    body: dict[str, object] = {"status": "NOT_SERVING"}
+    if now := stage():
+        body["stage"] = now
+    if now == COMPILING and (progress := compile_progress()) is not None:
+        body.update(kernels_compiled=progress.done, kernels_total=progress.total)
     return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 

@@ -401,16 +401,31 @@ def _errors(secured: bool) -> dict[str, Any]:
 
 def _plain_routes(page_enabled: bool) -> dict[str, Any]:
     alive = {"type": "object", "properties": {"status": {"const": "alive"}}, "required": ["status"]}
+    units = "Units (groups of kernels compiled together) of the first start's compile"
     ready = {
         "type": "object",
-        "properties": {"status": {"enum": ["SERVING", "NOT_SERVING"]}, "stage": {"type": "string"}},
+        "properties": {
+            "status": {"enum": ["SERVING", "NOT_SERVING"]},
+            "stage": {"type": "string", "description": "What the server is doing before SERVING."},
+            "kernels_compiled": {
+                "type": "integer",
+                "minimum": 0,
+                "description": f"{units} done; only while the stage is compiling kernels.",
+            },
+            "kernels_total": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"{units} in all; only while the stage is compiling kernels.",
+            },
+        },
         "required": ["status"],
     }
     routes = {
         "/healthz": _get("health", "200 while the server runs.", {"200": _json("Alive.", alive)}),
         "/readyz": _get(
             "readiness",
-            "200 exactly when gRPC health reports SERVING; before that 503 with the stage the server is in.",
+            "200 exactly when gRPC health reports SERVING; before that 503 with the stage the server is in and, "
+            "while kernels compile, how many of them are done.",
             {"200": _json("SERVING.", ready), "503": {**_json("Not serving yet, or stopping.", ready), **_retry()}},
         ),
         "/openapi.json": _get(

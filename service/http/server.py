@@ -51,7 +51,15 @@ class HttpServer:
             (boaf_pb2.DESCRIPTOR.services_by_name["Boaf"], boaf.servicer),
             (game_pb2.DESCRIPTOR.services_by_name["Game"], boaf.game),
         ]
-        self.app = build_app(services, self.settings, boaf.metrics, boaf.admission, self.is_ready, lambda: boaf.stage)
+        self.app = build_app(
+            services,
+            self.settings,
+            boaf.metrics,
+            boaf.admission,
+            self.is_ready,
+            lambda: boaf.stage,
+            lambda: boaf.kernels.progress,
+        )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
