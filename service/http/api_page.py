@@ -3,25 +3,65 @@
 Rendered once from the document when the app is built: every route with its
 headers, request and answer messages and error statuses, every message's fields
 with their JSON types and limits, the code-to-status table and a ``curl``
-example. No script, no style from elsewhere (the page's CSP is ``default-src
-'self'``): one stylesheet, ``static/api.css``.
+example at the address the page was asked for (``ApiPage.html``). No script, no
+style from elsewhere (the page's CSP is ``default-src 'self'``): one stylesheet,
+``static/api.css``.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from boaf.service.http.openapi import INPUT, JSON, SCHEMAS, status_rows
 
+BASE_URL = "{base_url}"  # where each request's address goes in the example
 EXAMPLE = (
-    "curl -s http://127.0.0.1:8080/boaf.v1.Boaf/Classify -H 'content-type: application/json' "
+    f"curl -s {BASE_URL}/boaf.v1.Boaf/Classify -H 'content-type: application/json' "
     """-d '{"states": [{"rows": 2, "cols": 2, "cells": ["5S", "7D", "4C", "AD"]}]}'"""
 )
+# A Host header the example may show: a DNS name, an IPv4 address or a bracketed IPv6 one, and a port. Anything
+# else (quotes, spaces, paths, markup) is a client's mistake or an attack, and the example shows the socket's address.
+HOST_AND_PORT = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+    r"|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?"
+)
+HOST_MAX_CHARS = 255
+ANY_ADDRESS = {"0.0.0.0", "::", ""}  # a socket bound to every address: the example says localhost
 
 
-def api_page(document: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class ApiPage:
+    """The API page, made once; ``html(base_url)`` is it with the example's address filled in."""
+
+    before: str
+    after: str
+
+    def html(self, base_url: str) -> str:
+        """The page whose ``curl`` example calls ``base_url`` (``http://host:port``, escaped here)."""
+        return self.before + escape(base_url) + self.after
+
+
+def base_url_of(scheme: str, host_header: str | None, server: tuple[str, int] | None) -> str:
+    """The address a client reached this server at: the request's ``Host`` when it is a sane host[:port],
+    else the socket's own address (``server``: host and port; ``localhost`` for an any-address bind)."""
+    scheme = scheme if scheme in ("http", "https") else "http"
+    if host_header and len(host_header) <= HOST_MAX_CHARS and HOST_AND_PORT.fullmatch(host_header):
+        return f"{scheme}://{host_header}"
+    host, port = server or ("", 8080)
+    host = "localhost" if host in ANY_ADDRESS else f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}"
+
+
+def api_page(document: dict[str, Any]) -> ApiPage:
     """The HTML page of ``document`` (an ``openapi_document``)."""
+    before, after = _page(document).split(escape(BASE_URL), 1)
+    return ApiPage(before, after)
+
+
+def _page(document: dict[str, Any]) -> str:
     info = document["info"]
     parts = [
         "<!doctype html>",

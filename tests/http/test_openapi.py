@@ -205,7 +205,7 @@ def test_the_api_page_lists_every_route_and_the_playground_links_to_it(
     assert page.headers["content-security-policy"] == "default-src 'self'"
     for path in document["paths"]:
         assert f"<code>POST {path}</code>" in page.body or f"<code>GET {path}</code>" in page.body, path
-    assert "curl -s http://127.0.0.1:8080/boaf.v1.Boaf/Classify" in page.body
+    assert f"curl -s {client.base}/boaf.v1.Boaf/Classify" in page.body  # the address it was asked at
     assert not re.search(r"<script|https?://(?!127\.0\.0\.1)", page.body)  # offline: nothing loaded from elsewhere
     playground = (ROOT / "service" / "http" / "static" / "index.html").read_text(encoding="utf-8")
     assert 'href="api"' in playground
