@@ -9,9 +9,14 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import signal
+import subprocess
+import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +57,7 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -445,7 +450,7 @@ def test_a_win_and_a_dead_end_are_announced(page: WebDriver, base_url: str) -> N
 def test_a_bad_seed_says_so_and_replaces_the_stale_status(page: WebDriver) -> None:
     deal_seed(page, "2")
     enter(page, "seed", "abc", "deal")
-    wait(page).until(lambda d: text_of(d, "error") == "seed must be a whole number")
+    wait(page).until(lambda d: text_of(d, "error").startswith("The seed “abc” is not a whole number"))
     assert text_of(page, "status") == ""
     screenshot(page, "bad-seed")
 
@@ -644,7 +649,7 @@ def test_axe_finds_no_violations_on_a_deal_a_puzzle_an_error_and_a_phone(page: W
     wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#depths tbody tr"))
     assert axe_violations(page) == []
     enter(page, "seed", "abc", "deal")
-    wait(page).until(lambda d: text_of(d, "error") == "seed must be a whole number")
+    wait(page).until(lambda d: text_of(d, "error").startswith("The seed “abc” is not a whole number"))
     assert axe_violations(page) == []
     viewport(page, *PHONE)
     deal_seed(page, "2")
@@ -657,3 +662,339 @@ def test_the_api_page_opens_from_the_playground_and_axe_finds_no_violations(page
     assert page.title.startswith("boaf API")
     assert page.find_element(By.ID, "boaf-v1-state").text == "boaf.v1.State"
     assert axe_violations(page) == []
+
+
+# --- issue 45: hints on the board, any grid from a seed, links that fail gently, a first start, phones ---
+
+SIZES = pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1366x768", "390x844"])
+# The hint as the page draws it: the marked cards, what assistive technology hears of them, the arrow, the list.
+HINT_DRAWN = """
+const cards = (kind) => [...document.querySelectorAll(`#board .card.hint-${kind}`)];
+const arrow = document.getElementById("hint-arrow");
+const list = document.getElementById("moves"), item = list.querySelector("button.hinted")?.closest("li");
+const box = list.getBoundingClientRect(), shown = item?.getBoundingClientRect();
+return {
+  from: cards("from").map((c) => c.dataset.card), to: cards("to").map((c) => c.dataset.card),
+  fromLabel: cards("from").map((c) => c.getAttribute("aria-label"))[0] || "",
+  toLabel: cards("to").map((c) => c.getAttribute("aria-label"))[0] || "",
+  arrow: arrow.querySelectorAll("line.shaft").length ? arrow.dataset.move : null,
+  listed: list.querySelector("button.hinted")?.dataset.move || null,
+  tags: [...list.querySelectorAll(".hint-tag")].filter((t) => !t.hidden).length,
+  inView: Boolean(item) && shown.top >= box.top - 0.5 && shown.bottom <= box.bottom + 0.5,
+  note: document.getElementById("hint-text").textContent,
+};
+"""
+
+
+def hint_drawn(driver: WebDriver) -> dict[str, Any]:
+    return dict(driver.execute_script(HINT_DRAWN))
+
+
+def hinted_move(driver: WebDriver) -> str:
+    return text_of(driver, "status").split()[1].rstrip(",")
+
+
+@SIZES
+def test_a_hint_is_drawn_on_the_board_its_move_scrolled_into_view_and_cleared_when_stale(
+    page: WebDriver, size: tuple[int, int]
+) -> None:
+    viewport(page, *size)
+    deal_seed(page, "104")
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Hint: "))
+    estimate = hinted_move(page)
+    source, target = estimate.split("-")
+    drawn = hint_drawn(page)
+    assert (drawn["from"], drawn["to"], drawn["arrow"], drawn["listed"], drawn["tags"]) == (
+        [source],
+        [target],
+        estimate,
+        estimate,
+        1,
+    ), drawn
+    assert drawn["fromLabel"].endswith(f"; the hint: move it onto {card_name(target)}"), drawn
+    assert drawn["toLabel"].endswith(f"; the hint: move {card_name(source)} onto it"), drawn
+    assert drawn["inView"] and drawn["note"].startswith(f"Hint: move {card_name(source)}, row "), drawn
+    screenshot(page, f"hint-estimate-{size[0]}x{size[1]}")
+    page.find_element(By.ID, "solve").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Winnable: "))
+    solution = search.solve(deal(104)).moves
+    if estimate != solution[0]:  # the estimate's hint is stale once Solve settles another move
+        cleared = hint_drawn(page)
+        assert (cleared["from"], cleared["to"], cleared["arrow"], cleared["listed"], cleared["tags"]) == (
+            [],
+            [],
+            None,
+            None,
+            0,
+        ), cleared
+        assert cleared["note"] == "" and "; the hint" not in cleared["fromLabel"]
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: text_of(d, "status").endswith("keeps it winnable (exact)."))
+    exact = hinted_move(page)
+    legal = [b.get_attribute("data-move") for b in page.find_elements(By.CSS_SELECTOR, "#moves button")]
+    assert exact == "2S-JS" and legal.index(exact) == len(legal) - 1  # the list's last item: 28 of 28
+    drawn = hint_drawn(page)
+    assert drawn["arrow"] == drawn["listed"] == exact and drawn["inView"], drawn  # scrolled into the list's box
+    screenshot(page, f"hint-exact-{size[0]}x{size[1]}")
+    page.find_element(By.CSS_SELECTOR, f"#moves button[data-move='{legal[0]}']").click()
+    wait(page).until(lambda d: played(d) == 1)
+    moved = hint_drawn(page)
+    assert moved["arrow"] is None and moved["listed"] is None and moved["from"] == [] and moved["note"] == ""
+
+
+def card_name(card: str) -> str:
+    ranks = {"A": "ace", "T": "ten", "J": "jack", "Q": "queen", "K": "king"}
+    suits = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+    return f"{ranks.get(card[0], card[0])} of {suits[card[1]]}"
+
+
+def choose_size(driver: WebDriver, preset: str, rows: int = 0, cols: int = 0) -> None:
+    Select(driver.find_element(By.ID, "size")).select_by_value(preset)
+    if preset == "custom":
+        for field, value in (("rows", rows), ("cols", cols)):
+            box = driver.find_element(By.ID, field)
+            box.clear()
+            box.send_keys(str(value))
+
+
+def url_params(driver: WebDriver) -> dict[str, str]:
+    query = urllib.parse.urlsplit(driver.current_url).query
+    return dict(urllib.parse.parse_qsl(query))
+
+
+@SIZES
+def test_a_seed_deals_any_grid_and_its_link_reproduces_the_game(
+    page: WebDriver, base_url: str, size: tuple[int, int]
+) -> None:
+    viewport(page, *size)
+    for preset, rows, cols in [("4x13", 4, 13), ("5x5", 5, 5), ("custom", 2, 3), ("4x4", 4, 4)]:
+        choose_size(page, preset, rows, cols)
+        enter(page, "seed", "-7", "deal")
+        title = "Deal -7" if (rows, cols) == (4, 4) else f"Deal -7, {rows}×{cols}"
+        wait(page).until(lambda d, t=title: text_of(d, "status") == f"{t}.")  # type: ignore[misc]
+        dealt = Client(base_url).call("Game/Deal", {"seed": -7, "rows": rows, "cols": cols}).body
+        assert board_cells(page) == dealt["cells"] and text_of(page, "board-title") == title
+        assert url_params(page) == {"seed": "-7", "rows": str(rows), "cols": str(cols)}
+    page.get(f"{base_url}/?seed=1&rows=4&cols=13")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 1, 4×13.")
+    assert url_params(page) == {"seed": "1", "rows": "4", "cols": "13"}  # no longer rewritten to ?seed=1
+    assert page.find_element(By.ID, "size").get_attribute("value") == "4x13"
+    first = page.find_element(By.CSS_SELECTOR, "#moves button").get_attribute("data-move")
+    page.find_element(By.CSS_SELECTOR, "#moves button").click()
+    wait(page).until(lambda d: played(d) == 1)
+    cells, link = board_cells(page), page.current_url
+    assert url_params(page) == {"seed": "1", "rows": "4", "cols": "13", "moves": first}
+    page.get(link)  # the link reproduces the game exactly: its deal, size and moves
+    wait(page).until(lambda d: played(d) == 1)
+    assert board_cells(page) == cells and page.current_url == link
+    state = Client(base_url).call("Game/Deal", {"seed": 1, "rows": 4, "cols": 13}).body
+    assert cells == server_cells(base_url, state, [str(first)])
+    page.get(f"{base_url}/?seed=3&rows=2&cols=3")
+    wait(page).until(lambda d: text_of(d, "status") == "Deal 3, 2×3.")
+    assert page.find_element(By.ID, "size").get_attribute("value") == "custom"
+    assert page.find_element(By.ID, "rows").get_attribute("value") == "2"
+    assert page.find_element(By.ID, "cols").get_attribute("value") == "3"
+
+
+@SIZES
+def test_a_link_with_an_illegal_move_shows_the_deal_plays_the_legal_prefix_and_says_why(
+    page: WebDriver, base_url: str, size: tuple[int, int]
+) -> None:
+    viewport(page, *size)
+    page.get(f"{base_url}/?seed=367297990&moves=5S-7D")
+    wait(page).until(lambda d: "cannot be played" in text_of(d, "error"))
+    assert board_cells(page) == deal_state(base_url, 367297990)["cells"] and played(page) == 0
+    assert text_of(page, "board-title") == "Deal 367297990"
+    assert page.find_element(By.ID, "seed").get_attribute("value") == "367297990"
+    assert text_of(page, "error") == (
+        "Move 1 of the link, 5S-7D (5 of spades onto 7 of diamonds), cannot be played: row 1, column 1 and row 4, "
+        "column 2 share no row or column. The board shows the position before it."
+    )
+    screenshot(page, f"illegal-link-{size[0]}x{size[1]}")
+    line = search.solve(deal(367297990)).moves
+    page.get(f"{base_url}/?seed=367297990&moves={line[0]},{line[1]},XX-7D,{line[2]}")
+    wait(page).until(lambda d: "cannot be played" in text_of(d, "error"))
+    assert played(page) == 2 and played_line(page) == line[:2]
+    assert board_cells(page) == server_cells(base_url, deal_state(base_url, 367297990), line[:2])
+    assert text_of(page, "error").startswith("Move 3 of the link, XX-7D, cannot be played: unknown card 'XX'")
+
+
+BAD_INPUTS = [
+    (
+        "seed",
+        "abc",
+        "The seed “abc” is not a whole number: use digits, and a minus sign for a negative seed "
+        "(such as 367297990 or -1).",
+    ),
+    (
+        "seed",
+        "99999999999999999999999",
+        "The seed 99999999999999999999999 is outside the range "
+        "-2147483648…2147483647: seeds are 32-bit signed numbers.",
+    ),
+    (
+        "seed",
+        "-2147483649",
+        "The seed -2147483649 is outside the range -2147483648…2147483647: seeds are 32-bit signed numbers.",
+    ),
+    (
+        "seed",
+        "1.5",
+        "The seed “1.5” is not a whole number: use digits, and a minus sign for a negative seed "
+        "(such as 367297990 or -1).",
+    ),
+    ("seed", "", "Enter a seed: a whole number such as 367297990."),
+    ("rows", "0", "Rows must be a whole number from 1 to 52; “0” is not one."),
+    ("cols", "four", "Columns must be a whole number from 1 to 52; “four” is not one."),
+    ("rows", "8", "A 8×8 grid has 64 cells, but a deck has 52 cards: rows × columns must be at most 52."),
+    ("grid", "5S 7D/4C", "Row 2 has 1 cells, but row 1 has 2: every row needs the same number (-- for an empty cell)."),
+    (
+        "grid",
+        "5S 1X/4C AD",
+        "Row 1, column 2: “1X” is not a card. A card is a rank (A, 2–9, T, J, Q, K) then a suit "
+        "(C, D, H, S), such as 5S or TD; -- is an empty cell.",
+    ),
+    ("grid", "", "Enter a grid: its cards row by row, rows split by /, such as 5S 7D/4C AD."),
+]
+
+
+@SIZES
+def test_a_bad_seed_size_or_grid_explains_itself_in_a_players_words(page: WebDriver, size: tuple[int, int]) -> None:
+    viewport(page, *size)
+    for field, text, message in BAD_INPUTS:
+        deal_seed(page, "2")
+        before = board_cells(page)
+        if field in ("rows", "cols"):
+            choose_size(page, "custom", 8 if text == "8" else 4, 8 if text == "8" else 4)
+            box = page.find_element(By.ID, field)
+            box.clear()
+            box.send_keys(text)
+        button = "load-grid" if field == "grid" else "deal"
+        enter(page, "grid" if field == "grid" else "seed", text if field in ("seed", "grid") else "5", button)
+        wait(page).until(lambda d, m=message: text_of(d, "error") == m)  # type: ignore[misc]
+        assert text_of(page, "status") == "" and board_cells(page) == before  # the game stays as it was
+        choose_size(page, "4x4")
+    screenshot(page, f"bad-input-{size[0]}x{size[1]}")
+
+
+def test_after_a_win_the_move_list_is_not_a_numbered_none(page: WebDriver, base_url: str) -> None:
+    page.get(f"{base_url}/?grid=AC+2C")
+    wait(page).until(lambda d: len(board_cells(d)) == 2)
+    page.find_element(By.CSS_SELECTOR, "#moves button[data-move='AC-2C']").click()
+    wait(page).until(lambda d: text_of(d, "status") == "You won in 1 move: one stack left.")
+    assert page.find_elements(By.CSS_SELECTOR, "#moves li") == []
+    assert text_of(page, "no-moves") == "None: the deal is won."
+    assert "1. None" not in text_of(page, "moves") + text_of(page, "no-moves")
+
+
+# Every visible target's size, and where the panels are (all in CSS px).
+TARGETS = """
+const targets = [...document.querySelectorAll("button, a[href], input, select, summary")]
+  .filter((e) => e.getClientRects().length && getComputedStyle(e).visibility !== "hidden");
+const box = (id) => document.getElementById(id).getBoundingClientRect();
+return {
+  small: targets.map((e) => [e.id || e.dataset.card || e.dataset.move || e.dataset.at || e.textContent.trim(),
+    e.getBoundingClientRect()]).filter(([, r]) => r.width < 24 || r.height < 24)
+    .map(([name, r]) => `${name}: ${r.width.toFixed(1)}x${r.height.toFixed(1)}`),
+  count: targets.length,
+  movesTop: box("moves-title").top, startTop: box("start-title").top, hintTop: box("hint-text").top,
+};
+"""
+
+
+@SIZES
+@pytest.mark.parametrize("grid", [(4, 4), (4, 13)], ids=["4x4", "4x13"])
+def test_every_target_is_at_least_24_px_and_the_moves_come_before_start(
+    page: WebDriver, base_url: str, size: tuple[int, int], grid: tuple[int, int]
+) -> None:
+    viewport(page, *size)
+    page.get(f"{base_url}/?seed=1&rows={grid[0]}&cols={grid[1]}")
+    wait(page).until(lambda d: len(board_cells(d)) == grid[0] * grid[1])
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: text_of(d, "status").startswith("Hint: "))
+    found = page.execute_script(TARGETS)
+    assert found["count"] > grid[0] * grid[1] and found["small"] == [], found
+    if size == PHONE:  # one column: the hint (under the board), then the moves, then Start
+        assert found["hintTop"] < found["movesTop"] < found["startTop"], found
+
+
+def test_axe_finds_no_violations_on_a_4x13_phone_deal_with_its_hint_drawn(page: WebDriver, base_url: str) -> None:
+    viewport(page, *PHONE)
+    page.get(f"{base_url}/?seed=1&rows=4&cols=13")
+    wait(page).until(lambda d: len(board_cells(d)) == 52)
+    page.find_element(By.ID, "hint").click()
+    wait(page).until(lambda d: hint_drawn(d)["arrow"] is not None)
+    screenshot(page, "hint-4x13-390x844")
+    assert axe_violations(page) == []
+    page.get(f"{base_url}/?seed=367297990&moves=5S-7D")  # and an illegal link's error
+    wait(page).until(lambda d: "cannot be played" in text_of(d, "error"))
+    assert axe_violations(page) == []
+
+
+FIRST_START_S = 1200  # a cold compile on a shared 2-core machine: generous, only ever waited on conditions
+LISTENING = re.compile(r'"message": "listening \(HTTP\)".*?"address": "127\.0\.0\.1:(\d+)"')
+
+
+@contextmanager
+def first_start(tmp_path: Path) -> Iterator[str]:
+    """``boaf serve`` on an empty numba cache, as a fresh machine's first start; yields its HTTP address as soon
+    as it listens (long before SERVING), and ends it with its compile processes (the background kernels too)."""
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    log = tmp_path / "serve.log"
+    env = {
+        **os.environ,
+        **SERVER_ENV,
+        "NUMBA_CACHE_DIR": str(cache),
+        "BOAF_LOG_LEVEL": "INFO",
+        "BOAF_LOG_FORMAT": "json",
+    }
+    command = [str(Path(sys.executable).with_name("boaf")), "serve", "--host", "127.0.0.1", "--port", "0"]
+    command += ["--metrics-port", "0", "--http-port", "0"]
+    with log.open("w") as written:
+        process = subprocess.Popen(command, stdout=written, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+
+        def listening(_: object) -> str | None:
+            assert process.poll() is None, log.read_text()[-2000:]
+            found = LISTENING.search(log.read_text())
+            return f"http://127.0.0.1:{found.group(1)}" if found else None
+
+        yield WebDriverWait(log, FIRST_START_S, poll_frequency=0.2).until(listening)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # its session: the server and the compile processes it started
+        process.wait(60)
+
+
+def readiness(url: str) -> dict[str, Any]:
+    return dict(Client(url).get("/readyz").body)
+
+
+@pytest.mark.slow
+def test_a_first_start_shows_the_solver_getting_ready_and_answers_hint_by_itself(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    """One cold start (~1-2 min of compiling): Hint pressed while the kernels compile answers once SERVING."""
+    with first_start(tmp_path) as url:
+        ready = readiness(url)
+        assert ready["status"] == "NOT_SERVING", ready  # the kernels compile: nothing is cached
+        viewport(browser, *DESKTOP)
+        browser.get(url + "/?seed=367297990")
+        wait(browser).until(lambda d: len(board_cells(d)) == 16)  # Deal and Play answer during the compile
+        count_calls(browser)
+        assert readiness(url)["stage"] == "compiling kernels (first start only)"
+        browser.find_element(By.ID, "hint").click()
+        wait(browser).until(lambda d: "parts compiled" in text_of(d, "ready-text"))  # the count /readyz gives
+        waiting = text_of(browser, "ready-text")
+        assert waiting.startswith("The solver is getting ready (first start only)"), waiting
+        assert "retry" not in waiting and "SERVING" not in waiting
+        counted = re.search(r": (\d+) of (\d+) parts compiled\.", waiting)
+        assert counted and int(counted.group(1)) < int(counted.group(2)), waiting
+        screenshot(browser, "first-start")
+        WebDriverWait(browser, FIRST_START_S).until(lambda d: text_of(d, "status").startswith("Hint: "))
+        assert readiness(url) == {"status": "SERVING"}
+        assert hint_drawn(browser)["arrow"] == hinted_move(browser)  # drawn, without another click
+        assert not browser.find_element(By.ID, "getting-ready").is_displayed()
+        hints = [c for c in calls(browser) if c["path"].endswith(".Game/Hint")]
+        assert len(hints) >= 2 and hints[-1]["end"] == "ok"  # refused while compiling, then asked again

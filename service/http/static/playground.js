@@ -15,6 +15,11 @@ const SUITS = { C: ["♣", "clubs"], D: ["♦", "diamonds"], H: ["♥", "hearts"
 const TOKEN_KEY = "boaf-token"; // the bearer token, when the server asks for one (BOAF_API_TOKENS); this tab only
 const DOING = { deal: "Dealing", load: "Loading", move: "Playing", goto: "Going back", solve: "Solving",
   replay: "Playing the solution", generate: "Generating the puzzle" };
+const SEEDS = [-2147483648n, 2147483647n]; // a seed is a 32-bit signed number (the server's range)
+const DECK = 52; // a grid holds at most one deck: rows × columns ≤ 52
+const SIZES = { "4x4": [4, 4], "5x5": [5, 5], "4x13": [4, 13] }; // the grid presets; any other is "custom"
+const READY_POLL_MS = 1000; // how often a call waiting for the solver asks /readyz
+const CARD = /^(?:10|[A2-9TJQK])[CDHS]$/i; // a card name as the server reads it ("10" is a ten too)
 
 const $ = (id) => document.getElementById(id);
 let origin = null; // where the line starts: {seed} or {grid}, and its first state
@@ -29,6 +34,8 @@ let selected = null; // cell index of the chosen source stack
 let focusIndex = null; // the board's roving tab stop
 let tokenWaiters = []; // calls waiting for a token to be entered
 let progressTimer = null;
+let hinted = null; // the hint drawn on the board for the position shown: {move, said, note}
+let waitingForSolver = 0; // calls waiting until the server is ready (a first start compiling its kernels)
 
 class Refused extends Error {
   constructor(message, code) { super(message); this.code = code; }
@@ -48,9 +55,61 @@ async function call(method, body, signal) {
       signal?.throwIfAborted();
       continue;
     }
+    if (response.status === 503 && answer.code === "unavailable") {
+      await solverReady(signal, 1000 * (Number(response.headers.get("Retry-After")) || 5));
+      continue;
+    }
     if (!response.ok) throw new Refused(answer.message || `${response.status} ${response.statusText}`, answer.code);
     return answer;
   }
+}
+
+// A call refused because the server is not ready (a first start compiling its kernels, the model loading) waits
+// until /readyz says SERVING, showing how far it is, and then goes again by itself. A server that is SERVING
+// already (a rarely used kernel still compiling in the background) gets the pause its Retry-After asks for.
+async function solverReady(signal, pauseMs) {
+  waitingForSolver += 1;
+  try {
+    if (await isServing(signal)) {
+      await sleep(pauseMs, signal);
+      return;
+    }
+    do await sleep(READY_POLL_MS, signal); while (!(await isServing(signal)));
+  } finally {
+    waitingForSolver -= 1;
+    if (!waitingForSolver) $("getting-ready").hidden = true;
+  }
+}
+
+async function isServing(signal) {
+  let ready = null;
+  try {
+    const response = await fetch("/readyz", { cache: "no-store", signal });
+    ready = await response.json();
+  } catch (error) {
+    signal.throwIfAborted(); // else the server is out of reach for now: ask again
+  }
+  drawReadiness(ready);
+  return ready?.status === "SERVING";
+}
+
+function drawReadiness(ready) {
+  const counted = ready?.kernels_total > 0;
+  const text = counted
+    ? `The solver is getting ready (first start only): ${ready.kernels_compiled} of ${ready.kernels_total} parts ` +
+      "compiled. What you asked for follows by itself when it is ready."
+    : ready?.status === "SERVING"
+      ? "Part of the solver is still getting ready (first start only): asking again in a moment."
+      : "The solver is getting ready (first start only). What you asked for follows by itself when it is ready.";
+  if ($("ready-text").textContent !== text) $("ready-text").textContent = text; // the live region speaks on change
+  const bar = $("ready-progress");
+  if (counted) {
+    bar.max = ready.kernels_total;
+    bar.value = ready.kernels_compiled;
+  } else {
+    bar.removeAttribute("value"); // indeterminate
+  }
+  $("getting-ready").hidden = false;
 }
 
 function askForToken(note) {
@@ -126,6 +185,7 @@ async function run(kind, work) {
 
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
+    signal.throwIfAborted();
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
   });
@@ -147,20 +207,66 @@ function game() {
   return positions[at];
 }
 
+// Opens `newOrigin` and plays `moves` from it; when one of them is refused, the moves before it are played and
+// the refusal is said in the error line.
 async function open(newOrigin, moves, signal, message) {
   const first = await call("Game/Play", { state: newOrigin.state, moves: [] }, signal);
-  const last = moves.length ? await call("Game/Play", { state: newOrigin.state, moves }, signal) : first;
+  let played = moves, last = first, refusal = "";
+  if (moves.length) {
+    try {
+      last = await call("Game/Play", { state: newOrigin.state, moves }, signal);
+    } catch (error) {
+      if (!(error instanceof Refused) || error.code !== "invalid_argument") throw error;
+      const number = Number(/^move (\d+) of \d+: /.exec(error.message)?.[1] || 1);
+      played = moves.slice(0, number - 1);
+      last = played.length ? await call("Game/Play", { state: newOrigin.state, moves: played }, signal) : first;
+      refusal = refusedMove(moves[number - 1], number, error.message);
+    }
+  }
   origin = newOrigin;
-  line = [...moves];
+  line = [...played];
   positions = [first];
-  positions[moves.length] = last;
-  at = moves.length;
+  positions[played.length] = last;
+  at = played.length;
   chartLooking?.abort();
   $("puzzle").hidden = true;
-  $("seed").value = origin.seed ?? "";
-  $("grid").value = gridText(origin.state);
-  $("board-title").textContent = origin.seed !== undefined ? `Deal ${origin.seed}` : origin.title || "Grid";
+  showOrigin();
   show(message);
+  $("error").textContent = refusal;
+}
+
+// What a link's refused move was, and why, in the words of the game: "Move 2 of the link, 5S-7D (5 of spades
+// onto 7 of diamonds), cannot be played: row 1, column 1 and row 4, column 2 share no row or column. …".
+function refusedMove(move, number, message) {
+  const why = message.replace(/^move \d+ of \d+: /, "").replace(/^move '[^']*'(?: is not legal)?:? ?/, "");
+  const [from, to] = move.toUpperCase().split("-");
+  const card = /^[A2-9TJQK][CDHS]$/;
+  const named = card.test(from) && card.test(to) ? ` (${cardName(from)} onto ${cardName(to)})` : "";
+  return `Move ${number} of the link, ${move}${named}, cannot be played: ${why || message}. The board shows the ` +
+    "position before it.";
+}
+
+// The Start forms show where the line starts: its seed and grid size, and its grid.
+function showOrigin() {
+  const { state } = origin;
+  if (origin.seed !== undefined) {
+    $("seed").value = origin.seed;
+    showSize(state.rows, state.cols);
+  }
+  $("grid").value = gridText(state);
+  $("board-title").textContent = origin.seed !== undefined ? dealTitle(origin.seed, state) : origin.title || "Grid";
+}
+
+function dealTitle(seed, { rows, cols }) {
+  return rows === 4 && cols === 4 ? `Deal ${seed}` : `Deal ${seed}, ${rows}×${cols}`;
+}
+
+function showSize(rows, cols) {
+  const preset = Object.keys(SIZES).find((name) => SIZES[name][0] === rows && SIZES[name][1] === cols);
+  $("size").value = preset || "custom";
+  $("rows").value = String(rows);
+  $("cols").value = String(cols);
+  $("custom-size").hidden = Boolean(preset);
 }
 
 async function reach(index, signal) {
@@ -198,11 +304,12 @@ function show(message, focus = false) {
   selected = null;
   if (focusIndex === null || !state.cells[focusIndex]) focusIndex = state.cells.findIndex(Boolean);
   $("error").textContent = "";
+  hinted = null;
   drawBoard(focus);
   drawMoves();
   drawHistory();
   drawActions();
-  $("hint-text").textContent = "";
+  drawHint();
   followUrl();
   if (won) say(`You won in ${at} ${at === 1 ? "move" : "moves"}: one stack left.`, "won");
   else if (legalMoves.length === 0) say("No moves left: the deal is lost. Undo to go back.", "lost");
@@ -274,6 +381,8 @@ function drawBoard(focus) {
     }),
   );
   board.dataset.played = String(at);
+  markCards();
+  drawArrow();
   if (hadFocus || focus) board.querySelector(`[data-index="${focusIndex}"]`)?.focus();
 }
 
@@ -302,17 +411,17 @@ function drawMoves() {
       button.textContent = legal.move;
       button.dataset.move = legal.move;
       button.setAttribute("aria-label", `${legal.move}: move ${cardName(from)} onto ${cardName(to)}`);
+      const tag = document.createElement("span");
+      tag.className = "hint-tag";
+      tag.textContent = "hint";
+      tag.hidden = true;
       const verdict = document.createElement("span");
       verdict.className = "verdict";
-      item.append(button, verdict);
+      item.append(button, tag, verdict);
       return item;
     }),
   );
-  if (legalMoves.length === 0) {
-    const item = document.createElement("li");
-    item.textContent = won ? "None: the deal is won." : "None: no moves left.";
-    list.append(item);
-  }
+  $("no-moves").textContent = legalMoves.length ? "" : won ? "None: the deal is won." : "None: no moves left.";
   drawVerdicts();
 }
 
@@ -345,22 +454,81 @@ function gridText(state) {
   return rows.join("/");
 }
 
+// A grid as the player typed it (rows split by "/" or new lines, "--" or "." an empty cell); a mistake is said
+// with its row and column.
 function parseGrid(text) {
+  if (!text.trim()) throw new Error("Enter a grid: its cards row by row, rows split by /, such as 5S 7D/4C AD.");
   const rows = text.trim().split(/\s*[/\n]\s*/).map((row) => row.split(/\s+/));
-  const cells = rows.flat().map((cell) => (cell === "--" || cell === "." ? "" : cell));
+  rows.forEach((row, r) => {
+    if (row.length !== rows[0].length) {
+      throw new Error(`Row ${r + 1} has ${row.length} cells, but row 1 has ${rows[0].length}: every row needs the ` +
+        "same number (-- for an empty cell).");
+    }
+    row.forEach((cell, c) => {
+      if (cell !== "--" && cell !== "." && !CARD.test(cell)) {
+        throw new Error(`Row ${r + 1}, column ${c + 1}: “${shorter(cell)}” is not a card. A card is a rank (A, 2–9, ` +
+          "T, J, Q, K) then a suit (C, D, H, S), such as 5S or TD; -- is an empty cell.");
+      }
+    });
+  });
+  const cells = rows.flat().map((cell) => (cell === "--" || cell === "." ? "" : cell.toUpperCase()));
+  if (cells.length > DECK) {
+    throw new Error(`This grid has ${cells.length} cells, but a deck has ${DECK} cards: at most ${DECK} cells.`);
+  }
   return { rows: rows.length, cols: rows[0].length, cells };
 }
 
+// The seed as the server takes it (a decimal string), or an error in the player's words.
 function parseSeed(text) {
-  const seed = text.trim();
-  if (!/^[+-]?\d+$/.test(seed)) throw new Error("seed must be a whole number");
-  return String(BigInt(seed));
+  const seed = text.trim().replace(/^[−–]/, "-"); // a typographic minus, as pasted from a page, is a minus
+  if (!seed) throw new Error("Enter a seed: a whole number such as 367297990.");
+  if (!/^[+-]?\d+$/.test(seed)) {
+    throw new Error(`The seed “${shorter(seed)}” is not a whole number: use digits, and a minus sign for a ` +
+      "negative seed (such as 367297990 or -1).");
+  }
+  const value = BigInt(seed);
+  if (value < SEEDS[0] || value > SEEDS[1]) {
+    throw new Error(`The seed ${shorter(String(value))} is outside the range ${SEEDS[0]}…${SEEDS[1]}: ` +
+      "seeds are 32-bit signed numbers.");
+  }
+  return String(value);
+}
+
+// The grid size of the deal form: a preset, or the custom rows and columns.
+function chosenSize() {
+  if ($("size").value !== "custom") return SIZES[$("size").value];
+  return checkSize(parseCount($("rows").value, "Rows"), parseCount($("cols").value, "Columns"));
+}
+
+function parseCount(text, name) {
+  const count = text.trim();
+  if (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > DECK) {
+    throw new Error(`${name} must be a whole number from 1 to ${DECK}; “${shorter(count)}” is not one.`);
+  }
+  return Number(count);
+}
+
+function checkSize(rows, cols) {
+  if (rows * cols > DECK) {
+    throw new Error(`A ${rows}×${cols} grid has ${rows * cols} cells, but a deck has ${DECK} cards: rows × ` +
+      `columns must be at most ${DECK}.`);
+  }
+  return [rows, cols];
+}
+
+function shorter(text) {
+  return text.length > 24 ? `${text.slice(0, 24)}…` : text;
 }
 
 function followUrl() {
   const params = new URLSearchParams();
-  if (origin.seed !== undefined) params.set("seed", origin.seed);
-  else params.set("grid", gridText(origin.state));
+  if (origin.seed !== undefined) {
+    params.set("seed", origin.seed);
+    params.set("rows", String(origin.state.rows));
+    params.set("cols", String(origin.state.cols));
+  } else {
+    params.set("grid", gridText(origin.state));
+  }
   if (at) params.set("moves", line.slice(0, at).join(","));
   history.replaceState(null, "", `?${params}`);
 }
@@ -368,20 +536,21 @@ function followUrl() {
 // --- verdicts and hints ---
 
 // Each legal move's verdict: {move, winnable: true|false|undefined, p}, from Game/Hint; known for the
-// position once.
+// position once. Lookups of one position share one request. Lookups of one position share one request.
 async function lookUp(signal) {
   const current = game();
   const known = factsOf(current.state);
   if (!known.judged) {
+    known.judging ??= judge(current, signal).finally(() => { known.judging = undefined; });
     try {
-      known.judged = await judge(current, signal);
+      known.judged = await known.judging;
       known.failed = undefined;
     } catch (error) {
       if (signal.aborted) return undefined;
       known.failed = `not checked: ${error.message}`;
     }
   }
-  if (!signal.aborted) drawVerdicts();
+  if (!signal.aborted) verdictsChanged();
   return known.judged;
 }
 
@@ -452,6 +621,18 @@ function bestMove(verdicts) {
   return open.reduce((best, v) => (v.p > best.p ? v : best));
 }
 
+// The hint of what is known of the position now: {move, said, note} (move is null when every move loses).
+function hintOf(current) {
+  const best = bestMove(verdictsOf(current));
+  if (!best) return { move: null, said: "Hint: every move loses the deal (exact).", note: "" };
+  const said = best.exact || best.winnable
+    ? `Hint: ${best.move} keeps it winnable (exact).`
+    : `Hint: ${best.move}, P(winnable) ≈ ${best.p.toFixed(3)} (an estimate: no move is settled winnable).`;
+  const [from, to] = best.move.split("-");
+  const where = (card) => cellLabel(current.state, current.state.cells.indexOf(card)).split(": ")[1];
+  return { move: best.move, said, note: `Hint: move ${where(from)}, onto ${where(to)}.` };
+}
+
 async function hint() {
   const current = game();
   const signal = looking.signal;
@@ -462,15 +643,85 @@ async function hint() {
     $("hint-text").textContent = `No hint: ${factsOf(current.state).failed}`;
     return;
   }
-  const best = bestMove(verdictsOf(current));
-  const text = !best
-    ? "Hint: every move loses the deal (exact)."
-    : best.exact || best.winnable
-      ? `Hint: ${best.move} keeps it winnable (exact).`
-      : `Hint: ${best.move}, P(winnable) ≈ ${best.p.toFixed(3)} (an estimate: no move is settled winnable).`;
-  $("hint-text").textContent = "";
-  say(text);
-  $("moves").querySelectorAll("button").forEach((b) => b.classList.toggle("hinted", b.dataset.move === best?.move));
+  hinted = hintOf(current);
+  say(hinted.said);
+  drawHint();
+}
+
+// New verdicts of the position shown: a hint drawn from the old ones goes unless the new ones give the same.
+function verdictsChanged() {
+  drawVerdicts();
+  if (hinted && hintOf(game()).said !== hinted.said) {
+    hinted = null;
+    drawHint();
+  }
+}
+
+// --- the hint on the board: its cards marked (and named so), the arrow between them, its move in the list ---
+
+function drawHint() {
+  markCards();
+  $("moves").querySelectorAll("li").forEach((item) => {
+    const on = item.querySelector("button[data-move]")?.dataset.move === hinted?.move;
+    item.querySelector("button[data-move]")?.classList.toggle("hinted", on);
+    item.querySelector(".hint-tag").hidden = !on;
+    if (on) reveal(item, $("moves"));
+  });
+  $("hint-text").textContent = hinted?.note || "";
+  drawArrow();
+}
+
+function markCards() {
+  const { state } = game();
+  const [from, to] = hinted?.move ? hinted.move.split("-") : [];
+  $("board").querySelectorAll(".card").forEach((card) => {
+    const index = Number(card.dataset.index);
+    const role = card.dataset.card === from ? "from" : card.dataset.card === to ? "to" : "";
+    card.classList.toggle("hint-from", role === "from");
+    card.classList.toggle("hint-to", role === "to");
+    const said = role === "from" ? `; the hint: move it onto ${cardName(to)}`
+      : role === "to" ? `; the hint: move ${cardName(from)} onto it` : "";
+    card.setAttribute("aria-label", cellLabel(state, index) + said);
+  });
+}
+
+// Scrolls `list` (and only it: the page stays where it is) until `item` is in its box.
+function reveal(item, list) {
+  const box = list.getBoundingClientRect(), shown = item.getBoundingClientRect();
+  if (shown.top < box.top) list.scrollTop -= box.top - shown.top;
+  else if (shown.bottom > box.bottom) list.scrollTop += shown.bottom - box.bottom;
+}
+
+// The arrow of the hinted move over the board, from the source card's centre into the target card; the cards
+// share a row or a column. It hides nothing from pointers (pointer-events: none) nor from assistive technology,
+// which hears the cards' names.
+function drawArrow() {
+  const svg = $("hint-arrow");
+  const [from, to] = (hinted?.move || "-").split("-").map((card) => $("board").querySelector(`[data-card="${card}"]`));
+  if (!from || !to) {
+    svg.replaceChildren();
+    return;
+  }
+  const area = $("board-area").getBoundingClientRect(), a = from.getBoundingClientRect(), b = to.getBoundingClientRect();
+  // Along a row the arrow runs in the cards' top strip, along a column in their left strip: clear of the card's
+  // text (centred) and of a stack's height (bottom right). It starts at the source's centre line and its head
+  // ends a third of the way into the target.
+  const across = a.top === b.top;
+  const [atX, atY] = across ? [0.5, 0.16] : [0.11, 0.5]; // where in a card the arrow runs, as fractions
+  const x1 = a.left - area.left + a.width * atX, y1 = a.top - area.top + a.height * atY;
+  const x2 = b.left - area.left + b.width * atX, y2 = b.top - area.top + b.height * atY;
+  const dx = Math.sign(x2 - x1), dy = Math.sign(y2 - y1);
+  const tipX = x2 - dx * b.width * 0.17, tipY = y2 - dy * b.height * 0.17;
+  const width = Math.max(2.5, Math.min(a.width, a.height) / 14);
+  const line = `x1="${x1}" y1="${y1}" x2="${tipX}" y2="${tipY}"`;
+  svg.setAttribute("viewBox", `0 0 ${area.width} ${area.height}`);
+  svg.innerHTML = `<defs><marker id="arrow-head" viewBox="0 0 10 10" refX="8" refY="5" markerWidth="4" ` +
+    `markerHeight="4" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"></path></marker></defs>` +
+    `<circle class="halo" cx="${x1}" cy="${y1}" r="${width * 1.6}"></circle>` +
+    `<line class="halo" ${line} stroke-width="${width + 4}"></line>` +
+    `<line class="shaft" ${line} stroke-width="${width}" marker-end="url(#arrow-head)"></line>` +
+    `<circle class="dot" cx="${x1}" cy="${y1}" r="${width * 1.2}"></circle>`;
+  svg.dataset.move = hinted.move;
 }
 
 // --- the user's actions ---
@@ -509,7 +760,7 @@ function solve() {
     const answer = await call("Boaf/Solve", { state: current.state }, signal);
     const nodes = Number(answer.nodes || 0).toLocaleString("en");
     if (answer.status !== "UNKNOWN") factsOf(current.state).solve = { status: answer.status, moves: answer.moves || [] };
-    drawVerdicts();
+    verdictsChanged();
     drawActions();
     if (answer.status === "SOLVABLE") {
       say(`Winnable: ${answer.moves.length} moves (${nodes} nodes). Play the solution to watch it.`);
@@ -533,11 +784,13 @@ function playSolution() {
   });
 }
 
-async function dealSeed(text, moves = []) {
+// Deals `seed` (the text typed or linked) on a grid of `size` ([rows, cols], or a function that reads it).
+async function dealSeed(text, size, moves = []) {
   await run("deal", async (signal) => {
     const seed = parseSeed(text);
-    const state = await call("Game/Deal", { seed }, signal);
-    await open({ seed, state }, moves, signal, `Deal ${seed}.`);
+    const [rows, cols] = typeof size === "function" ? size() : size;
+    const state = await call("Game/Deal", { seed, rows, cols }, signal);
+    await open({ seed, state }, moves, signal, `${dealTitle(seed, state)}.`);
   });
 }
 
@@ -613,16 +866,32 @@ function guarded(work) {
   };
 }
 
+// A link's position: ?seed=N[&rows=R&cols=C] or ?grid=…, and &moves=A-B,…; the forms show what it asked for
+// even when it is refused.
 function openFromUrl() {
   const params = new URLSearchParams(location.search);
   const moves = (params.get("moves") || "").split(",").filter(Boolean);
-  if (params.has("grid")) return loadGrid(params.get("grid"), moves);
-  return dealSeed(params.get("seed") ?? "1", moves);
+  if (params.has("grid")) {
+    $("grid").value = params.get("grid");
+    return loadGrid(params.get("grid"), moves);
+  }
+  const seed = params.get("seed") ?? "1", rows = params.get("rows") ?? "4", cols = params.get("cols") ?? "4";
+  $("seed").value = seed;
+  showSize(Number(rows), Number(cols));
+  [$("rows").value, $("cols").value] = [rows, cols];
+  const size = () => checkSize(parseCount(rows, "The link's rows"), parseCount(cols, "The link's columns"));
+  return dealSeed(seed, size, moves);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("deal-form").addEventListener("submit", guarded(() => dealSeed($("seed").value)));
-  $("random").addEventListener("click", guarded(() => dealSeed(String(Math.floor(Math.random() * 1000000)))));
+  $("deal-form").addEventListener("submit", guarded(() => dealSeed($("seed").value, chosenSize)));
+  $("size").addEventListener("change", () => {
+    const custom = $("size").value === "custom";
+    $("custom-size").hidden = !custom;
+    if (!custom) [$("rows").value, $("cols").value] = SIZES[$("size").value].map(String);
+  });
+  $("random").addEventListener("click", guarded(() => dealSeed(String(Math.floor(Math.random() * 1000000)), chosenSize)));
+  new ResizeObserver(drawArrow).observe($("board"));
   $("grid-form").addEventListener("submit", guarded(() => loadGrid($("grid").value)));
   $("puzzle-form").addEventListener("submit", guarded(generatePuzzle));
   $("solve").addEventListener("click", guarded(solve));
