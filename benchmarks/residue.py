@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,22 +48,19 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from boaf import search
-from boaf.game import State, deal, format_grid, parse_grid, random_state
+from boaf.game import State, deal
 from boaf.jobs.census import CensusChunk, census, census_chunk
 from boaf.jobs.runner import Cluster
 from boaf.models.classifier import Classifier
-from boaf.models.datasets import DatasetSpec, generate_chunk
 from boaf.models.inputs import model_inputs
 from boaf.models.metrics import Scores, scores
-from boaf.search import SOLVABLE, UNKNOWN, solve_deals, solve_many
+from boaf.models.residue import LABEL_MAX_NODES, NOISE, Residue, ResidueSpec, generate
+from boaf.search import UNKNOWN, solve_deals
 
-LABEL_MAX_NODES = 2_000_000  # nodes of the labelling search per residue state
 SMALL_LABEL_MAX_NODES = 100_000  # --small: a tiny run labels less
-NOISE = 0.15  # the plausible player's share of random moves
 PREDICTORS = ("model", "constant", "logistic")
 NO_SCORES = Scores(*[float("nan")] * 5)  # an empty residue's figures
 EXACT_CHUNK = 100_000  # deals per exact-path call (and per step of the progress bar)
-Source = Callable[[int, int, int], tuple[list[State], np.ndarray | None]]  # (seed, batch, size) -> states, labels
 
 
 @dataclass(frozen=True)
@@ -121,130 +118,22 @@ def held_out_sets(small: bool = False) -> list[HeldOut]:
     ]
 
 
-@dataclass
-class Residue:
-    """A generated set: how many states, how many the exact path settled, and the labelled rest."""
-
-    states: int
-    exact: int
-    dropped: int  # residue states the labelling search could not settle (left out)
-    residue: list[State]
-    solvable: np.ndarray
-    batches: int
-    notes: dict[str, Any] = field(default_factory=dict)
-
-    def minority(self) -> int:
-        return int(min(self.solvable.sum(), (~self.solvable).sum()))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "states": self.states,
-            "exact": self.exact,
-            "dropped": self.dropped,
-            "batches": self.batches,
-            "notes": self.notes,
-            "grids": [format_grid(s) for s in self.residue],
-            "solvable": [bool(v) for v in self.solvable],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Residue:
-        return cls(
-            data["states"],
-            data["exact"],
-            data["dropped"],
-            [parse_grid(g) for g in data["grids"]],
-            np.array(data["solvable"], dtype=bool),
-            data["batches"],
-            data["notes"],
-        )
-
-
-def open_index(classifier: Classifier, states: list[State]) -> np.ndarray:
-    """Indices of ``states`` (one grid shape) that the classifier's exact path leaves open."""
-    if not states:
-        return np.zeros(0, dtype=np.intp)
-    budget = classifier.exact
-    status = solve_many(states, budget.algorithm, max_nodes=budget.max_nodes, reasons=False).status
-    return np.flatnonzero(np.array([s is UNKNOWN for s in status], dtype=bool))
-
-
-def random_source(rows: int, cols: int, fewest: int) -> Source:
-    def make(seed: int, batch: int, size: int) -> tuple[list[State], None]:
-        rng = np.random.default_rng([seed, batch])
-        cards = rows * cols
-        return [random_state(rng, rows, cols, int(rng.integers(fewest, cards + 1))) for _ in range(size)], None
-
-    return make
-
-
-def decisions_source(seed: int, batch: int, size: int) -> tuple[list[State], np.ndarray]:
-    first = seed + batch * size
-    table = generate_chunk((DatasetSpec("decisions", first, size), 0, size))
-    states = [parse_grid(g) for g in table.column("grid").to_pylist()]
-    return states, np.asarray(table.column("solvable").to_pylist(), dtype=bool)
-
-
-def plausible_source(classifier: Classifier) -> Source:
-    def make(seed: int, batch: int, size: int) -> tuple[list[State], None]:
-        first = seed + batch * size
-        return [s for game in range(first, first + size) for s in plausible_game(classifier, game)], None
-
-    return make
-
-
-def plausible_game(classifier: Classifier, seed: int, noise: float = NOISE) -> list[State]:
-    """The positions (after each move) of a game from deal ``seed`` by a player who follows the hints.
-
-    At each position the player rates every move by Classify on its result (the Hint logic) and plays
-    one of the best rated, or with probability ``noise`` any legal move; the game ends at one stack or
-    when no move is left.
-    """
-    rng = np.random.default_rng([seed, 1])
-    state, reached = deal(seed), []
-    while state.n_stacks > 1:
-        children = [state.apply(move) for move in state.legal_moves()]
-        if not children:
-            break
-        if rng.random() < noise:
-            pick = int(rng.integers(len(children)))
-        else:
-            p = classifier.classify(children).p_solvable
-            pick = int(rng.choice(np.flatnonzero(p == p.max())))
-        state = children[pick]
-        reached.append(state)
-    return reached
-
-
-def label(states: list[State], max_nodes: int) -> np.ndarray:
-    """Status of each state by the exact solver with ``max_nodes`` nodes: 1 solvable, 0 not, -1 unknown."""
-    if not states:
-        return np.zeros(0, dtype=np.int8)
-    status = solve_many(states, max_nodes=max_nodes).status
-    return np.array([1 if s is SOLVABLE else -1 if s is UNKNOWN else 0 for s in status], dtype=np.int8)
-
-
-def generate(classifier: Classifier, spec: HeldOut, seed: int, source: Source, step: Callable[[str], None]) -> Residue:
-    """Batches of ``source`` until the residue meets ``spec``'s targets or ``spec.max_batches`` are spent."""
-    total, exact, dropped, kept, labels = 0, 0, 0, [], []
-    batch = 0
-    while batch < spec.max_batches:
-        states, known = source(seed, batch, spec.batch)
-        batch += 1
-        index = open_index(classifier, states)
-        total, exact = total + len(states), exact + len(states) - len(index)
-        found = (
-            known[index].astype(np.int8) if known is not None else label([states[i] for i in index], spec.label_nodes)
-        )
-        dropped += int(np.sum(found < 0))
-        kept += [states[i] for i, f in zip(index, found, strict=True) if f >= 0]
-        labels += [bool(f) for f in found if f >= 0]
-        y = np.array(labels, dtype=bool)
-        minority = int(min(y.sum(), (~y).sum()))
-        step(f"{len(kept):,} open, {minority} of the minority")
-        if len(kept) >= spec.min_states and minority >= spec.min_minority:
-            break
-    return Residue(total, exact, dropped, kept, np.array(labels, dtype=bool), batch)
+def residue_spec(spec: HeldOut, seed: int) -> ResidueSpec:
+    """The generator's terms for one split (``seed``) of ``spec``."""
+    return ResidueSpec(
+        spec.name,
+        spec.kind,
+        seed,
+        spec.rows,
+        spec.cols,
+        spec.fewest_cards,
+        spec.batch,
+        spec.max_batches,
+        spec.min_states,
+        spec.min_minority,
+        spec.label_nodes,
+        NOISE,
+    )
 
 
 def census_table(seeds: range, cache: Path, small: bool, regenerate: bool) -> Any:
@@ -329,18 +218,10 @@ def collect(
     if spec.kind == "deals":
         residue = deals_residue(classifier, spec, seed, cache, small, regenerate, step)
     else:
-        residue = generate(classifier, spec, seed, source_of(classifier, spec), step)
+        residue = generate(classifier, residue_spec(spec, seed), step)
     progress.update(task, total=residue.batches, completed=residue.batches)
     path.write_text(json.dumps({"key": key, **residue.to_json()}), encoding="utf-8")
     return residue
-
-
-def source_of(classifier: Classifier, spec: HeldOut) -> Source:
-    if spec.kind == "random":
-        return random_source(spec.rows, spec.cols, spec.fewest_cards)
-    if spec.kind == "decisions":
-        return decisions_source
-    return plausible_source(classifier)
 
 
 @dataclass(frozen=True)
