@@ -48,7 +48,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from boaf import search
-from boaf.game import State, deal
+from boaf.game import State, deal, format_grid
 from boaf.jobs.census import CensusChunk, census, census_chunk
 from boaf.jobs.runner import Cluster
 from boaf.models.classifier import Classifier
@@ -315,7 +315,33 @@ def run(
             )
             rows += evaluate(classifier, spec.name, test, train)
             whole[spec.name] = whole_set(spec, test, train)
+            if spec.kind == "deals":
+                seeds = range(spec.test_seed, spec.test_seed + spec.batch * spec.max_batches)
+                whole[spec.name]["calls"] = deal_calls(classifier, test, census_table(seeds, cache, small, False))
     return rows, whole
+
+
+def deal_calls(classifier: Classifier, test: Residue, census: Any) -> dict[str, int]:
+    """How Classify calls the deals of a census: FFUDs and solvable deals called unsolvable (exact or p < 0.5).
+
+    A deal the exact path settles is called right; a residue deal is called by the model's p.
+    """
+    seeds = np.array(census.column("seed").to_pylist())
+    classes = np.array(census.column("class").to_pylist(), dtype=object)
+    status = np.array(census.column("status").to_pylist())
+    p = model_p(classifier, test.residue) if test.residue else np.zeros(0)
+    called_unsolvable = {format_grid(s): bool(q < classifier.threshold) for s, q in zip(test.residue, p, strict=True)}
+    ffud_grids = [format_grid(deal(int(seed))) for seed in seeds[classes == "FFUD"]]
+    ffud_open = [g for g in ffud_grids if g in called_unsolvable]
+    solvable_open = [s for s, y in zip(test.residue, test.solvable, strict=True) if y]
+    return {
+        "ffud": len(ffud_grids),
+        "ffud_exact": len(ffud_grids) - len(ffud_open),
+        "ffud_open_called_unsolvable": sum(called_unsolvable[g] for g in ffud_open),
+        "ffud_open": len(ffud_open),
+        "solvable": int(np.sum(status == search.SOLVABLE)),
+        "solvable_called_unsolvable": sum(called_unsolvable[format_grid(s)] for s in solvable_open),
+    }
 
 
 def whole_set(spec: HeldOut, test: Residue, train: Residue) -> dict[str, Any]:
@@ -362,6 +388,22 @@ def table_lines(rows: list[Row], whole: dict[str, dict[str, Any]]) -> Iterator[s
             f"| {name} | {w['states']:,} | {w['exact_share']:.2%} | {w['dropped']} | {w['residue']:,} "
             f"({w['minority']}){met} | {w['train_residue']:,} ({w['train_minority']}) | {acc} |"
         )
+    calls = [(name, w["calls"]) for name, w in whole.items() if "calls" in w]
+    if calls:
+        yield ""
+        for name, figures in calls:
+            yield calls_line(name, figures)
+
+
+def calls_line(name: str, calls: dict[str, int]) -> str:
+    """The census-labelled deals' calls as one line: FFUD recall and solvable deals called unsolvable."""
+    ffud_called = calls["ffud_exact"] + calls["ffud_open_called_unsolvable"]
+    return (
+        f"{name}: {ffud_called} of {calls['ffud']} FFUDs called unsolvable ({ffud_called / max(calls['ffud'], 1):.1%}: "
+        f"{calls['ffud_exact']} exactly, {calls['ffud_open_called_unsolvable']} of {calls['ffud_open']} open ones "
+        f"by the model); {calls['solvable_called_unsolvable']} of {calls['solvable']:,} solvable deals called "
+        f"unsolvable ({calls['solvable_called_unsolvable'] / max(calls['solvable'], 1):.3%})"
+    )
 
 
 def to_json(rows: list[Row], whole: dict[str, dict[str, Any]]) -> dict[str, Any]:

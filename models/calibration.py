@@ -50,14 +50,22 @@ class Calibration:
         return out
 
 
-def fit_calibration(p: np.ndarray, solvable: np.ndarray, stacks: np.ndarray) -> Calibration:
-    """Isotonic curves of held-out raw scores ``p`` against labels, per stack count with ``MIN_ROWS`` rows."""
-    by_stacks = {
-        int(k): _isotonic(p[stacks == k], solvable[stacks == k])
-        for k in np.unique(stacks)
-        if np.sum(stacks == k) >= MIN_ROWS and len(np.unique(solvable[stacks == k])) == 2
-    }
-    return Calibration(_isotonic(p, solvable), by_stacks)
+def fit_calibration(
+    p: np.ndarray, solvable: np.ndarray, stacks: np.ndarray | None = None, weight: np.ndarray | None = None
+) -> Calibration:
+    """Isotonic curves of held-out raw scores ``p`` against labels, per stack count with ``MIN_ROWS`` rows.
+
+    Without ``stacks`` there is one pooled curve. ``weight`` weighs the rows (default: equally).
+    """
+    w = np.ones(len(p)) if weight is None else np.asarray(weight, dtype=np.float64)
+    by_stacks = {}
+    if stacks is not None:
+        by_stacks = {
+            int(k): _isotonic(p[stacks == k], solvable[stacks == k], w[stacks == k])
+            for k in np.unique(stacks)
+            if np.sum(stacks == k) >= MIN_ROWS and len(np.unique(solvable[stacks == k])) == 2
+        }
+    return Calibration(_isotonic(p, solvable, w), by_stacks)
 
 
 def read_calibration(directory: Path) -> Calibration | None:
@@ -83,9 +91,11 @@ def write_calibration(directory: Path, calibration: Calibration) -> Path:
     return write_text_atomically(directory / CALIBRATION_FILE, json.dumps(data) + "\n")
 
 
-def _isotonic(p: np.ndarray, solvable: np.ndarray) -> Curve:
+def _isotonic(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> Curve:
     # Fitting is training work (boaf[train]); for start-up time serving never imports scikit-learn.
     from sklearn.isotonic import IsotonicRegression
 
-    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p, solvable.astype(np.float64))
+    fitted = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+        p, solvable.astype(np.float64), sample_weight=weight
+    )
     return Curve([float(v) for v in fitted.X_thresholds_], [float(v) for v in fitted.y_thresholds_])

@@ -69,3 +69,17 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every NaN float replaced by None, at any depth: a card is strict JSON.
+
+    (GetServerInfo sends the card as a Struct, and an undefined figure is null there.)
+    """
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value

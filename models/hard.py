@@ -48,7 +48,7 @@ from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_
 from boaf.models.datasets import DatasetSpec, generate_chunk
 from boaf.models.errors import ModelError
 from boaf.models.exact import EXACT_FILE, ExactBudget, write_exact_budget
-from boaf.models.files import write_json_atomically
+from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.inputs import input_names, model_inputs
 from boaf.models.onnx_export import export_onnx, parity
 from boaf.models.ordering import ORDERING_FILE
@@ -305,7 +305,7 @@ def train_hard_model(
         },
         "exact_path": installed.card.get("exact_path", {EXACT_FILE: installed.exact.to_json()}),
     }
-    write_json_atomically(out / CARD_FILE, _no_nan(card))
+    write_json_atomically(out / CARD_FILE, strict_json(card))
     log(f"hard test split: {json.dumps(card['evaluation']['hard_test']['calibrated'])}")
     log(f"installed model on it: {json.dumps(card['evaluation']['hard_test']['installed_model'])}")
     return card
@@ -381,17 +381,6 @@ def _metadata(version: str) -> dict[str, str]:
         "inputs": ",".join(input_names(0, PROGRESS_NODES)),
         "threshold": "0.5",
     }
-
-
-def _no_nan(value: Any) -> Any:
-    # A card is strict JSON (GetServerInfo sends it as a Struct): an undefined figure (NaN) is null.
-    if isinstance(value, float) and value != value:
-        return None
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_no_nan(v) for v in value]
-    return value
 
 
 def retrain_hard(

@@ -47,6 +47,8 @@ BATCH_ONLY = frozenset(
         "boaf.models.hard",  # scikit-learn
         "boaf.models.ordering",  # scikit-learn (fitting the ordering model; search reads its JSON)
         "boaf.models.plots",  # matplotlib
+        "boaf.models.residue",  # pyarrow (decision states come from models.datasets)
+        "boaf.models.residue_model",  # lightgbm, matplotlib
         "boaf.models.retrain_steps",  # matplotlib, lightgbm
         "boaf.models.training",  # lightgbm
         "boaf.puzzles.plot",  # matplotlib

@@ -86,7 +86,19 @@ def test_a_second_run_reads_the_cache_and_agrees(cache: Path, small_run: tuple[l
 def test_the_table_has_a_line_per_row_and_per_set(small_run: tuple[list[residue.Row], dict]) -> None:
     rows, whole = small_run
     lines = list(residue.table_lines(rows, whole))
-    assert len(lines) == 2 + len(rows) + 1 + 2 + len(whole)
+    assert len(lines) == 2 + len(rows) + 1 + 2 + len(whole) + 2
+    assert lines[-1].startswith("deals: ") and "FFUDs called unsolvable" in lines[-1]
     columns = lines[0].count("|")
     assert all(line.count("|") == columns for line in lines[2 : 2 + len(rows)])
     assert residue.to_json(rows, whole)["sets"] == whole
+
+
+def test_the_deals_calls_add_up_to_the_census(small_run: tuple[list[residue.Row], dict]) -> None:
+    """Every FFUD of the census is settled exactly or open (and then called by the model); counts match the census."""
+    _, whole = small_run
+    calls, notes = whole["deals"]["calls"], whole["deals"]["notes"]
+    assert calls["ffud"] == notes["ffud"] == calls["ffud_exact"] + calls["ffud_open"]
+    assert calls["ffud_open"] == notes["ffud_open"]
+    assert 0 <= calls["ffud_open_called_unsolvable"] <= calls["ffud_open"]
+    assert calls["solvable"] == whole["deals"]["states"] - notes["unsolvable"]
+    assert 0 <= calls["solvable_called_unsolvable"] <= calls["solvable"]

@@ -1,0 +1,368 @@
+"""The learned model trained where it answers: on residue sets, calibrated on held-out residue, gated on residue.
+
+``train_residue_model`` fits LightGBM on the residue sets of ``boaf.models.residue``
+(the feature vector and a 300-node search's progress, ``boaf.models.progress``).
+Each set is split by label into a fitting part (``FIT_SHARE``) and a calibration
+part. Weights: every set carries the same total weight, whatever its size, so
+that the 23,000 open deals (99.8% solvable) do not drown the 700 open decision
+states (92% solvable); within a set every state weighs the same. The candidate
+parameters (``CANDIDATES``) are fitted on the fitting parts and the one with the
+least weighted log loss on the calibration parts is kept; its scores are then
+recalibrated by one isotonic curve fitted on the calibration parts
+(``boaf.models.calibration``). The model card records, per set, the calibration
+part's figures for the model and for the set's base-rate constant.
+
+``residue_gate`` decides whether a new version may replace the installed one. On
+held-out residue sets (``GATE_SETS``, seeds no other step uses) generated under
+the exact path of the smaller budget (with one algorithm, a deterministic search
+that settles a state within b nodes settles it within any larger budget, so that
+residue holds every state either version leaves open), each version answers with
+its own exact path: its exact answers cost nothing in log loss. The new version
+passes when, on every set, its whole-set log loss is no worse than the installed
+one's and, on its own residue, its log loss is below the base-rate constant's
+(the set's training residue rate).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from boaf.features import SCHEMA_VERSION
+from boaf.models import plots, registry
+from boaf.models.calibration import Calibration, fit_calibration, write_calibration
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, ESTIMATE_FLOOR, Classifier, load_classifier
+from boaf.models.errors import ModelError
+from boaf.models.exact import write_exact_budget
+from boaf.models.files import strict_json, write_json_atomically
+from boaf.models.inputs import input_names, model_inputs
+from boaf.models.metrics import Scores, scores
+from boaf.models.onnx_export import export_onnx, parity
+from boaf.models.ordering import ORDERING_FILE
+from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cached
+from boaf.models.retrain_steps import new_version
+from boaf.models.training import make_classifier
+
+PROGRESS_NODES = 300  # the search whose progress the model reads
+FIT_SHARE = 0.7  # of each set (per label) to fit on; the rest calibrates and chooses
+#: Candidate LightGBM parameters; the least weighted log loss on the calibration parts wins.
+CANDIDATES: tuple[dict[str, Any], ...] = (
+    {"n_estimators": 300, "learning_rate": 0.03, "num_leaves": 15, "min_child_samples": 20},
+    {"n_estimators": 600, "learning_rate": 0.02, "num_leaves": 7, "min_child_samples": 40},
+    {"n_estimators": 200, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 20},
+)
+#: Shared by every candidate: row and column subsampling, and some L2, against over-fitting small residues.
+COMMON_PARAMS: dict[str, Any] = {"colsample_bytree": 0.8, "subsample": 0.8, "subsample_freq": 1, "reg_lambda": 1.0}
+#: Held-out residue sets for the retraining gate: the training distributions, other seeds, fewer states.
+GATE_SETS = (
+    ResidueSpec("random 4x4", "random", 31_501, batch=2000),
+    ResidueSpec("decisions", "decisions", 3_800_000, batch=20),
+    ResidueSpec(
+        "deals", "deals", 2_140_000_000, batch=100_000, max_batches=3, min_states=10**9, label_nodes=20_000_000
+    ),
+    ResidueSpec("random 5x5", "random", 31_505, 5, 5, 9, batch=1000),
+    ResidueSpec("random 6x6", "random", 31_506, 6, 6, 12, batch=500),
+    ResidueSpec("random 4x13", "random", 31_513, 4, 13, 18, batch=200),
+    ResidueSpec("plausible play", "plausible", 1_900_000_000, batch=50, max_batches=20),
+)
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A set's fitting or calibration part: inputs, labels and per-row weights."""
+
+    inputs: np.ndarray
+    solvable: np.ndarray
+    weight: np.ndarray
+
+
+def split(residue: Residue, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices of the fitting and calibration parts: ``FIT_SHARE`` of each label, at random (seeded)."""
+    rng = np.random.default_rng(seed)
+    fit_rows, calibrate_rows = [], []
+    for value in (False, True):
+        rows = rng.permutation(np.flatnonzero(residue.solvable == value))
+        cut = round(FIT_SHARE * len(rows))
+        fit_rows.append(rows[:cut])
+        calibrate_rows.append(rows[cut:])
+    return np.sort(np.concatenate(fit_rows)), np.sort(np.concatenate(calibrate_rows))
+
+
+def parts(sets: Mapping[str, Residue], seed: int) -> tuple[dict[str, Part], dict[str, Part]]:
+    """Each set's fitting and calibration parts; every set's rows weigh 1 in all, shared equally."""
+    fitting, calibrating = {}, {}
+    present = {name: residue for name, residue in sets.items() if len(residue.solvable)}
+    rows_in_all = sum(len(residue.solvable) for residue in present.values())
+    for name, residue in present.items():
+        inputs = model_inputs(residue.residue, 0, PROGRESS_NODES)
+        weight = rows_in_all / len(present) / len(residue.solvable)  # mean weight 1 over all sets' rows
+        for out, rows in zip((fitting, calibrating), split(residue, seed), strict=True):
+            out[name] = Part(inputs[rows], residue.solvable[rows], np.full(len(rows), weight))
+    return fitting, calibrating
+
+
+def _stack(part_of: Mapping[str, Part]) -> Part:
+    chosen = list(part_of.values())
+    return Part(
+        np.vstack([p.inputs for p in chosen]),
+        np.concatenate([p.solvable for p in chosen]),
+        np.concatenate([p.weight for p in chosen]),
+    )
+
+
+def weighted_log_loss(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> float:
+    """Weighted mean cross-entropy in nats (``p`` clipped to [1e-15, 1 - 1e-15])."""
+    q = np.clip(p, 1e-15, 1 - 1e-15)
+    loss = -np.where(solvable, np.log(q), np.log1p(-q))
+    return float(np.sum(weight * loss) / np.sum(weight))
+
+
+def train_residue_model(
+    sets: Mapping[str, Residue],
+    out: Path,
+    installed: Classifier,
+    version: str,
+    seed: int = 0,
+    log: Log = print,
+    candidates: Sequence[Mapping[str, Any]] = CANDIDATES,
+) -> dict[str, Any]:
+    """Fit, choose, calibrate, export and describe a model trained on ``sets``; writes a version into ``out``.
+
+    The version keeps the installed exact path and ordering model. Returns its card.
+    """
+    fitting, calibrating = parts(sets, seed)
+    fit_all, calibrate_all = _stack(fitting), _stack(calibrating)
+    if len(np.unique(fit_all.solvable)) < 2:
+        raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
+    tried = []
+    for params in candidates:
+        model = make_classifier({**COMMON_PARAMS, **params}, seed, threads=1)
+        model.fit(fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight)
+        raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
+        loss = weighted_log_loss(raw, calibrate_all.solvable, calibrate_all.weight)
+        tried.append({"params": dict(params), "calibration_log_loss_raw": loss})
+        log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} on the calibration parts")
+    losses = [t["calibration_log_loss_raw"] for t in tried]
+    best = {**COMMON_PARAMS, **candidates[int(np.argmin(losses))]}
+    model = make_classifier(best, seed, threads=1).fit(
+        fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight
+    )
+    raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
+    calibration = fit_calibration(raw, calibrate_all.solvable, weight=calibrate_all.weight)
+    out.mkdir(parents=True, exist_ok=True)
+    names = input_names(0, PROGRESS_NODES)
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _metadata(version))
+    check = parity(model, onnx_path, calibrate_all.inputs)
+    if not check.passes():
+        raise RuntimeError(f"ONNX parity failed on the calibration parts: {check}")
+    write_calibration(out, calibration)
+    figures = {}
+    curves = {}
+    for name, part in calibrating.items():
+        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1])
+        rate = float(sets[name].solvable.mean())
+        figures[name] = {
+            "rows": len(part.solvable),
+            "base_rate": float(part.solvable.mean()),
+            "training_rate": rate,
+            "model": asdict(scores(p, part.solvable)),
+            "constant": asdict(scores(np.full(len(p), rate), part.solvable)),
+        }
+        curves[name] = (p, part.solvable.astype(np.float64))
+    plots.calibration_plot(curves, out / "plots" / "calibration.png")
+    gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
+    plots.importance_plot(names, gains, out / "plots" / "importance.png")
+    write_exact_budget(out, installed.exact)
+    if installed.ordering_path is not None:
+        shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
+    card = {
+        "model_version": version,
+        "feature_schema": SCHEMA_VERSION,
+        "probe_nodes": 0,
+        "progress_nodes": PROGRESS_NODES,
+        "inputs": names,
+        "params": best,
+        "candidates": tried,
+        "trained_on": {
+            name: {"states": r.states, "exact": r.exact, "residue": len(r.solvable), "minority": r.minority()}
+            for name, r in sets.items()
+        },
+        "weighting": "every set the same total weight; equal weights within a set",
+        "residue_calibration": figures,
+        "parity": asdict(check),
+        "ordering": installed.card.get("ordering"),
+        "base_model": installed.card.get("base_model"),
+        "exact_path": installed.card.get("exact_path", {"max_nodes": installed.exact.max_nodes}),
+    }
+    write_json_atomically(out / CARD_FILE, strict_json(card))
+    for name, row in figures.items():
+        log(
+            f"{name}: calibration part {row['rows']:,} states, log loss {row['model']['log_loss']:.4f} "
+            f"(constant {row['constant']['log_loss']:.4f}), ECE {row['model']['ece']:.4f}"
+        )
+    return card
+
+
+def _estimate(calibration: Calibration, raw: np.ndarray) -> np.ndarray:
+    stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve
+    return np.clip(calibration.apply(raw, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One held-out set's verdict: each version's whole-set log loss, and the new one's residue against its constant."""
+
+    set: str
+    states: int  # labelled states of the set (exact answers included)
+    installed_log_loss: float  # whole set
+    new_log_loss: float  # whole set
+    new_residue: int  # states the new version leaves to its model
+    new_residue_scores: Scores
+    constant_residue_scores: Scores
+    constant: float  # the base-rate constant: the set's training residue rate
+
+    @property
+    def passes(self) -> bool:
+        no_worse = self.new_log_loss <= self.installed_log_loss + 1e-12
+        beats_constant = self.new_residue == 0 or (
+            self.new_residue_scores.log_loss < self.constant_residue_scores.log_loss
+        )
+        return no_worse and beats_constant
+
+
+def whole_set_log_loss(classifier: Classifier, residue: Residue) -> tuple[float, np.ndarray, np.ndarray]:
+    """The version's log loss over the whole set whose open part is ``residue``, its p and exact flags there.
+
+    States outside ``residue`` are settled by (a budget no larger than) each version's exact path: loss 0.
+    """
+    labelled = residue.states - residue.dropped
+    if not residue.residue:
+        return 0.0, np.zeros(0), np.zeros(0, dtype=bool)
+    answers = classifier.classify(residue.residue)
+    q = np.clip(answers.p_solvable, 1e-15, 1 - 1e-15)
+    loss = -np.where(residue.solvable, np.log(q), np.log1p(-q))
+    return float(loss.sum() / max(labelled, 1)), answers.p_solvable, answers.exact
+
+
+def residue_gate(
+    installed: Classifier, new: Classifier, sets: Mapping[str, Residue], constants: Mapping[str, float]
+) -> list[GateRow]:
+    """Each held-out set's ``GateRow``; ``sets`` were generated under the smaller of the two exact paths."""
+    rows = []
+    for name, residue in sets.items():
+        old_loss, _, _ = whole_set_log_loss(installed, residue)
+        new_loss, p, exact = whole_set_log_loss(new, residue)
+        learned = ~exact
+        y = residue.solvable[learned]
+        constant = constants[name]
+        rows.append(
+            GateRow(
+                name,
+                residue.states - residue.dropped,
+                old_loss,
+                new_loss,
+                int(learned.sum()),
+                scores(p[learned], y),
+                scores(np.full(len(y), constant), y),
+                constant,
+            )
+        )
+    return rows
+
+
+def gate_budget_owner(installed: Classifier, new: Classifier) -> Classifier:
+    """The version whose exact path leaves open every state the other's does: the smaller budget, one algorithm."""
+    if installed.exact.algorithm != new.exact.algorithm and min(installed.exact.max_nodes, new.exact.max_nodes):
+        raise ModelError(
+            f"the gate compares exact paths of one algorithm; installed uses {installed.exact.algorithm!r}, "
+            f"the new version {new.exact.algorithm!r}"
+        )
+    return installed if installed.exact.max_nodes <= new.exact.max_nodes else new
+
+
+def gate_table(rows: Sequence[GateRow]) -> list[dict[str, Any]]:
+    """The gate's rows as JSON for the model card (and GetServerInfo, which sends the card)."""
+    return [
+        {
+            "set": r.set,
+            "states": r.states,
+            "installed_log_loss": r.installed_log_loss,
+            "new_log_loss": r.new_log_loss,
+            "residue": r.new_residue,
+            "constant": r.constant,
+            "model": asdict(r.new_residue_scores),
+            "constant_scores": asdict(r.constant_residue_scores),
+            "passes": r.passes,
+        }
+        for r in rows
+    ]
+
+
+def _metadata(version: str) -> dict[str, str]:
+    return {
+        "model_version": version,
+        "feature_schema": SCHEMA_VERSION,
+        "probe_nodes": "0",
+        "progress_nodes": str(PROGRESS_NODES),
+        "inputs": ",".join(input_names(0, PROGRESS_NODES)),
+        "threshold": "0.5",
+    }
+
+
+def retrain_residue(
+    out: Path,
+    cache: Path,
+    installed_dir: Path | None = None,
+    seed: int = 0,
+    log: Log = print,
+    training: Sequence[ResidueSpec] = TRAINING_SETS,
+    gate: Sequence[ResidueSpec] = GATE_SETS,
+    candidates: Sequence[Mapping[str, Any]] = CANDIDATES,
+) -> Path:
+    """Generate (or reuse from ``cache``) the residue sets, train, gate, and install the version under ``out``.
+
+    Nothing is installed unless the gate passes on every set (``ModelError`` names the sets that failed);
+    the card records the gate's table either way, in the staging directory.
+    """
+    installed = load_classifier(installed_dir)
+    sets = {spec.name: cached(installed, spec, cache, _told(log, spec.name)) for spec in training}
+    version = new_version(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    stage = registry.staging_dir(out, version)
+    train_residue_model(sets, stage, installed, version, seed, log, candidates)
+    new = load_classifier(stage)
+    owner = gate_budget_owner(installed, new)
+    held_out = {spec.name: cached(owner, spec, cache, _told(log, f"gate: {spec.name}")) for spec in gate}
+    constants = {name: float(sets[name].solvable.mean()) if len(sets[name].solvable) else 0.5 for name in held_out}
+    rows = residue_gate(installed, new, held_out, constants)
+    _add_to_card(stage, {"gate": gate_table(rows)})
+    for row in rows:
+        log(
+            f"gate, {row.set}: whole-set log loss {row.new_log_loss:.5f} (installed {row.installed_log_loss:.5f}); "
+            f"residue {row.new_residue:,}: {row.new_residue_scores.log_loss:.4f} "
+            f"(constant {row.constant_residue_scores.log_loss:.4f}) {'pass' if row.passes else 'FAIL'}"
+        )
+    failed = [row.set for row in rows if not row.passes]
+    if failed:
+        raise ModelError(
+            f"refused: on {', '.join(failed)} the new model is worse than the installed one on the whole set "
+            f"or no better than its residue's base-rate constant (figures in {stage / CARD_FILE})"
+        )
+    return registry.install(out, stage, version)
+
+
+def _told(log: Log, name: str) -> Callable[[str], None]:
+    return lambda status: log(f"{name}: {status}")
+
+
+def _add_to_card(directory: Path, entries: dict[str, Any]) -> None:
+    path = directory / CARD_FILE
+    card = json.loads(path.read_text(encoding="utf-8"))
+    write_json_atomically(path, strict_json({**card, **entries}))

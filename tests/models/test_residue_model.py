@@ -1,0 +1,167 @@
+"""The model trained on residue sets, and the retraining gate that judges a version on the residue.
+
+Small fixed-seed sets: a check of the machinery, not of the figures (those are ``benchmarks/models.py``'s).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boaf.models.classifier import CARD_FILE, load_classifier
+from boaf.models.errors import ModelError
+from boaf.models.metrics import scores
+from boaf.models.registry import installed_version
+from boaf.models.residue import Residue, ResidueSpec, cache_key, cached, generate
+from boaf.models.residue_model import (
+    FIT_SHARE,
+    gate_budget_owner,
+    parts,
+    residue_gate,
+    retrain_residue,
+    split,
+    train_residue_model,
+    whole_set_log_loss,
+)
+from boaf.search import SOLVABLE, solve_many
+
+#: Tiny distributions: 5x5 and 4x13 states leave many open at the exact path's budget, so a few batches do.
+TRAINING = (
+    ResidueSpec("random 5x5", "random", 7_005, 5, 5, 9, batch=150, max_batches=4, min_states=120, min_minority=12),
+    ResidueSpec("random 4x13", "random", 7_013, 4, 13, 18, batch=40, max_batches=4, min_states=60, min_minority=3),
+)
+GATE = (
+    ResidueSpec("random 5x5", "random", 8_005, 5, 5, 9, batch=150, max_batches=3, min_states=100, min_minority=10),
+    ResidueSpec("random 4x13", "random", 8_013, 4, 13, 18, batch=40, max_batches=3, min_states=50, min_minority=3),
+)
+CANDIDATES = ({"n_estimators": 40, "learning_rate": 0.1, "num_leaves": 7, "min_child_samples": 5},)
+
+
+def quiet(_: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The training and gate sets, generated once under the committed model's exact path."""
+    directory = tmp_path_factory.mktemp("residue-sets")
+    installed = load_classifier()
+    for spec in TRAINING + GATE:
+        cached(installed, spec, directory)
+    return directory
+
+
+def sets_in(cache: Path, specs: tuple[ResidueSpec, ...]) -> dict[str, Residue]:
+    installed = load_classifier()
+    return {spec.name: cached(installed, spec, cache) for spec in specs}
+
+
+def test_a_residue_holds_exactly_the_open_states_with_the_solvers_labels() -> None:
+    installed = load_classifier()
+    spec = replace(TRAINING[0], max_batches=1)
+    residue = generate(installed, spec)
+    assert residue.states == spec.batch and residue.exact + len(residue.residue) + residue.dropped == spec.batch
+    assert not installed.classify(residue.residue).exact.any()
+    truth = solve_many(residue.residue).status
+    assert [s is SOLVABLE for s in truth] == residue.solvable.tolist()
+
+
+def test_a_cached_set_is_reused_only_under_the_same_key(cache: Path) -> None:
+    installed = load_classifier()
+    path = cache / f"random-5x5-{TRAINING[0].seed}.json"
+    data = json.loads(path.read_text())
+    assert data["key"] == cache_key(installed, TRAINING[0])
+    assert data["key"]["max_nodes"] == installed.exact.max_nodes
+    other = replace(installed, exact=replace(installed.exact, max_nodes=installed.exact.max_nodes + 1))
+    assert cache_key(other, TRAINING[0]) != data["key"]
+
+
+def test_the_split_keeps_each_labels_share_and_every_set_weighs_the_same(cache: Path) -> None:
+    sets = sets_in(cache, TRAINING)
+    for residue in sets.values():
+        fit_rows, calibrate_rows = split(residue, 0)
+        assert sorted(np.concatenate([fit_rows, calibrate_rows]).tolist()) == list(range(len(residue.solvable)))
+        for value in (False, True):
+            count = int(np.sum(residue.solvable == value))
+            assert int(np.sum(residue.solvable[fit_rows] == value)) == round(FIT_SHARE * count)
+    fitting, calibrating = parts(sets, 0)
+    totals = {name: fitting[name].weight.sum() + calibrating[name].weight.sum() for name in sets}
+    assert max(totals.values()) == pytest.approx(min(totals.values()))
+
+
+def test_a_tiny_model_trains_loads_and_describes_its_residue(cache: Path, tmp_path: Path) -> None:
+    installed = load_classifier()
+    card = train_residue_model(sets_in(cache, TRAINING), tmp_path, installed, "tiny", 0, quiet, CANDIDATES)
+    model = load_classifier(tmp_path)
+    assert model.version == "tiny" and model.exact == installed.exact and model.progress_nodes == 300
+    assert model.calibration is not None and not model.calibration.by_stacks
+    assert set(card["residue_calibration"]) == {s.name for s in TRAINING}
+    assert card["parity"]["label_agreement"] == 1.0
+    for row in card["residue_calibration"].values():
+        r, b = min(max(row["training_rate"], 1e-15), 1 - 1e-15), row["base_rate"]
+        assert row["rows"] > 0 and math.isfinite(row["model"]["log_loss"])
+        assert row["constant"]["log_loss"] == pytest.approx(-(b * math.log(r) + (1 - b) * math.log1p(-r)))
+    answers = model.classify(sets_in(cache, GATE)["random 5x5"].residue)
+    assert not answers.exact.any() and np.all((answers.p_solvable > 0) & (answers.p_solvable < 1))
+    assert (tmp_path / "plots" / "calibration.png").is_file()
+
+
+def test_the_whole_set_log_loss_counts_exact_answers_as_free(cache: Path) -> None:
+    installed = load_classifier()
+    residue = sets_in(cache, GATE)["random 5x5"]
+    loss, p, exact = whole_set_log_loss(installed, residue)
+    assert not exact.any()
+    per_state = scores(p, residue.solvable).log_loss
+    assert loss == pytest.approx(per_state * len(residue.solvable) / (residue.states - residue.dropped))
+
+
+def test_the_gate_refuses_a_model_worse_than_its_residues_base_rate(cache: Path, tmp_path: Path) -> None:
+    """A tiny model trained on inverted labels is confidently wrong: the gate refuses it and installs nothing."""
+    installed = load_classifier()
+    inverted = tmp_path / "inverted-sets"
+    inverted.mkdir()
+    for spec in TRAINING:
+        path = cache / f"{spec.name.replace(' ', '-')}-{spec.seed}.json"
+        data = json.loads(path.read_text())
+        data["solvable"] = [not v for v in data["solvable"]]
+        (inverted / path.name).write_text(json.dumps(data))
+    for spec in GATE:
+        name = f"{spec.name.replace(' ', '-')}-{spec.seed}.json"
+        (inverted / name).write_text((cache / name).read_text())
+    lines: list[str] = []
+    with pytest.raises(ModelError, match="refused: on random 5x5"):
+        retrain_residue(tmp_path / "out", inverted, None, 0, lines.append, TRAINING, GATE, CANDIDATES)
+    assert installed_version(tmp_path / "out") is None
+    stage = next((tmp_path / "out").glob(".*.staging"))
+    gate = json.loads((stage / CARD_FILE).read_text())["gate"]
+    row = next(r for r in gate if r["set"] == "random 5x5")
+    assert not row["passes"] and row["model"]["log_loss"] > row["constant_scores"]["log_loss"]
+    assert any("FAIL" in line for line in lines)
+    assert installed.version == load_classifier().version
+
+
+def test_the_gate_passes_a_version_no_worse_on_every_set(cache: Path, tmp_path: Path) -> None:
+    """The installed model against itself: equal whole-set log loss; the verdict then rests on the constant alone."""
+    installed = load_classifier()
+    sets = sets_in(cache, GATE)
+    constants = {name: float(r.solvable.mean()) for name, r in sets.items()}
+    rows = residue_gate(installed, installed, sets, constants)
+    for row in rows:
+        assert row.new_log_loss == pytest.approx(row.installed_log_loss)
+        beats = row.new_residue_scores.log_loss < row.constant_residue_scores.log_loss
+        assert row.passes == beats
+
+
+def test_the_gate_generates_its_sets_under_the_smaller_budget() -> None:
+    installed = load_classifier()
+    bigger = replace(installed, exact=replace(installed.exact, max_nodes=installed.exact.max_nodes * 2))
+    assert gate_budget_owner(installed, bigger) is installed
+    assert gate_budget_owner(bigger, installed) is installed
+    other = replace(installed, exact=replace(installed.exact, algorithm="compatible"))
+    with pytest.raises(ModelError, match="one algorithm"):
+        gate_budget_owner(installed, other)
