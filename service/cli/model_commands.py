@@ -163,6 +163,27 @@ def train_hard_command(
     typer.echo(str(installed))
 
 
+@app.command("train-residue")
+def train_residue_command(
+    out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
+    model: ModelDir = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Residue sets are kept and reused here (default: OUT/residue-sets).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Train the learned model on residue sets (states the exact path leaves open); install it if the gate passes.
+
+    The gate: on held-out residue sets of every distribution, the new version's whole-set log loss is no
+    worse than the installed one's, and on its residue it beats the base-rate constant.
+    """
+    # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
+    from boaf.models.residue_model import retrain_residue
+
+    installed = retrain_residue(out, cache or out / "residue-sets", model, seed, log=_log)
+    typer.echo(str(installed))
+
+
 @app.command("retrain")
 def retrain_command(
     rows: Annotated[int, typer.Option("--rows", min=100, help="Random states to generate and train on.")] = 500_000,
@@ -170,31 +191,23 @@ def retrain_command(
     out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
     decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals for the decisions set.")] = 2000,
     folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds.")] = 10,
-    hard: Annotated[bool, typer.Option("--hard/--no-hard", help="Then train on the hard remainder.")] = True,
-    per_stack: Annotated[
-        int, typer.Option("--per-stack", min=10, help="Hard set: random states per stack count.")
-    ] = 15_000,
-    hard_deals: Annotated[int, typer.Option("--hard-deals", min=1, help="Hard set: deals searched.")] = 50_000,
-    hard_decision_deals: Annotated[
-        int, typer.Option("--hard-decision-deals", min=1, help="Hard set: deals of decision states.")
-    ] = 800,
-    ffud_like: Annotated[
-        int, typer.Option("--ffud-like", min=0, help="Hard set: random 16-card deals sieved for FFUD-like states.")
-    ] = 1_000_000,
+    residue: Annotated[
+        bool, typer.Option("--residue/--no-residue", help="Then train on residue sets (boaf train-residue).")
+    ] = True,
     workers: Workers = None,
     scheduler: Scheduler = None,
 ) -> None:
     """Regenerate data, train, evaluate, export, sweep the cutoff, and install a new model version.
 
-    With --hard (the default) the installed version then gets its exact-path budget by measurement, and a
-    model trained on the hard remainder (boaf train-hard) replaces it when it is no less accurate.
+    With --residue (the default) the installed version then gets its exact-path budget by measurement, and a
+    model trained on residue sets (boaf train-residue) replaces it when it passes the residue gate.
     """
     # Imported here for start-up time: only this command pays for Dask, onnxruntime, LightGBM and matplotlib.
     from boaf.jobs.retrain import RetrainConfig, retrain
     from boaf.jobs.runner import Cluster
     from boaf.models.budget import tune_budget, tuning_sets
     from boaf.models.errors import ModelError
-    from boaf.models.hard import retrain_hard
+    from boaf.models.residue_model import retrain_residue
 
     config = RetrainConfig(
         out=out,
@@ -205,12 +218,10 @@ def retrain_command(
         cluster=Cluster(workers, scheduler),
     )
     installed = retrain(config, log=_log)
-    if hard:
+    if residue:
         tune_budget(installed, tuning_sets(5000, 40, seed), log=_log)
         try:
-            installed = retrain_hard(
-                out, installed, per_stack, hard_decision_deals, hard_deals, seed=seed, log=_log, ffud_like=ffud_like
-            )
+            installed = retrain_residue(out, out / "residue-sets", installed, seed, log=_log)
         except ModelError as exc:
             _log(f"kept {installed.name}: {exc}")
     typer.echo(str(installed))
