@@ -91,7 +91,8 @@ class Classifier:
         small whatever its size. Every stage reads ``cancel``: the exact search at each node,
         the features and the progress search before each state, inference between chunks. Once
         it is set the call raises ``ClassifyStopped``, within one state's work (~50 ms on 52 cards).
-        ``exact`` replaces the model's exact-path budget for this call (None: the model's).
+        ``exact`` replaces the model's exact-path budget for this call (None: the model's); the
+        search of each state gets the grid's budget (``ExactBudget.nodes_for(rows, cols)``).
         """
         cells = np.ascontiguousarray(cells, dtype=np.int8).reshape(-1, rows * cols)
         flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
@@ -111,7 +112,7 @@ class Classifier:
     def _classify_chunk(
         self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray, exact: ExactBudget
     ) -> Predictions:
-        with self.trace("exact path", states=len(cells), max_nodes=exact.max_nodes):
+        with self.trace("exact path", states=len(cells), max_nodes=exact.nodes_for(rows, cols)):
             answers = exact_search(cells, rows, cols, exact, cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
