@@ -103,8 +103,9 @@ def any_latency(monkeypatch: pytest.MonkeyPatch) -> None:
     The budget sweep still measures and records each budget's cost; only ``choose_budget``'s bar is lifted,
     so a loaded machine cannot refuse every budget (``choose_budget``'s bar is tested with fixed costs below).
     """
-    monkeypatch.setattr(budget, "BATCH_MS_TARGET", float("inf"))
-    monkeypatch.setattr(budget, "SINGLE_P99_MS_TARGET", float("inf"))
+    monkeypatch.setattr(
+        budget, "TARGETS", {g: budget.LatencyTarget(float("inf"), float("inf")) for g in budget.TARGETS}
+    )
 
 
 def quick_retrain_hard(out: Path, installed: Path | None, lines: list[str]) -> Path:
@@ -213,7 +214,8 @@ def cost(max_nodes: int, batch_ms: float, single_p99_ms: float) -> budget.Budget
 
 
 def test_choose_budget_takes_the_largest_budget_under_both_bars_on_every_set() -> None:
-    bar_batch, bar_single = budget.HEADROOM * budget.BATCH_MS_TARGET, budget.HEADROOM * budget.SINGLE_P99_MS_TARGET
+    target = budget.TARGETS["4x4"]
+    bar_batch, bar_single = budget.HEADROOM * target.batch_ms, budget.HEADROOM * target.single_p99_ms
     costs = [cost(100, 0.1 * bar_batch, 0.1 * bar_single), cost(500, 0.5 * bar_batch, 0.9 * bar_single)]
     assert budget.choose_budget(costs) == 500
     over = [*costs, cost(500, 0.5 * bar_batch, 1.1 * bar_single)]  # one set over the single-state bar
