@@ -121,23 +121,51 @@ def tune_cutoff_command(
     typer.echo(json.dumps(result, indent=2))
 
 
+def _grid_names(text: str) -> str:
+    """``--grids``, checked: each name a grid with latency targets (``boaf.models.budget.TARGETS``)."""
+    from boaf.models.budget import TARGETS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in TARGETS]
+    if not names or unknown:
+        raise typer.BadParameter(f"{', '.join(unknown) or 'none'}: not a grid with targets ({', '.join(TARGETS)})")
+    return ",".join(dict.fromkeys(names))
+
+
 @app.command("tune-budget")
 def tune_budget_command(
     model: Annotated[Path, typer.Option("--model", help="Model version directory to write exact_path.json into.")],
-    random_count: Annotated[int, typer.Option("--random-states", min=100, help="Held-out random states.")] = 5000,
+    grids: Annotated[
+        str,
+        typer.Option(
+            "--grids",
+            help="Grids to set a budget for, each measured on its own held-out states (4x4, 5x5, 6x6, 4x13).",
+            callback=_grid_names,
+        ),
+    ] = "4x4,4x13",
+    random_count: Annotated[int, typer.Option("--random-states", min=100, help="Held-out random 4x4 states.")] = 5000,
     decision_deals: Annotated[int, typer.Option("--decision-deals", min=1, help="Deals of held-out decisions.")] = 40,
+    grid_states: Annotated[
+        int, typer.Option("--grid-states", min=100, help="Held-out random states of each grid but 4x4.")
+    ] = 1000,
     singles: Annotated[int, typer.Option("--singles", min=100, help="States per set timed one by one.")] = 1000,
     budgets: Annotated[str | None, typer.Option("--budgets", help="Candidates, e.g. 500,1000,2000.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
-    """Choose Classify's exact-path node budget by measuring it against the latency targets; save it with the model."""
+    """Choose Classify's exact-path node budget of each grid by measuring it against that grid's latency targets.
+
+    The 4x4 budget is the one every grid without its own gets; the budgets and each grid's latency figures
+    are saved with the model (exact_path.json, model_card.json) and printed.
+    """
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
-    from boaf.models.budget import CANDIDATES, tune_budget, tuning_sets
+    from boaf.models.budget import CANDIDATES, grid_tuning_sets, tune_budget
 
     candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
-    sets = tuning_sets(random_count, decision_deals, seed)
+    sets = grid_tuning_sets(grids.split(","), random_count, decision_deals, grid_states, seed)
     entry = tune_budget(model, sets, candidates, singles, log=lambda line: typer.echo(line, err=True))
-    typer.echo(json.dumps({k: entry[k] for k in ("max_nodes", "algorithm", "targets", "at_budget")}, indent=2))
+    measured = set(grids.split(","))
+    report = {g: {k: v for k, v in r.items() if k != "sweep"} for g, r in entry["grids"].items() if g in measured}
+    typer.echo(json.dumps({**{k: entry[k] for k in ("max_nodes", "by_grid", "algorithm")}, "grids": report}, indent=2))
 
 
 @app.command("train-hard")
