@@ -384,10 +384,10 @@ class DataPlane:
         return FeatureRows(matrix, tuple(features.feature_names()), features.SCHEMA_VERSION)
 
     def hint_budget(self, max_nodes_per_move: int) -> ExactBudget:
-        """The search budget of each move of a Hint: the request's nodes, or 0 for the model's exact-path budget.
+        """The search budget of each move of a Hint: the request's nodes on any grid, or 0 for the model's budgets.
 
-        The model's budget is capped by ``BOAF_HINT_MAX_NODES``; a request asking for more than that
-        is ``LimitExceeded``.
+        The model's budgets (each grid's own included) are capped by ``BOAF_HINT_MAX_NODES``; a
+        request asking for more than that is ``LimitExceeded``.
         """
         limit = self.settings.hint_max_nodes
         if max_nodes_per_move > limit:
@@ -395,7 +395,10 @@ class DataPlane:
                 f"max_nodes_per_move: {max_nodes_per_move} exceeds the server's limit of {limit} (BOAF_HINT_MAX_NODES)"
             )
         exact = self.classifier.exact
-        return dataclasses.replace(exact, max_nodes=max_nodes_per_move or min(exact.max_nodes, limit))
+        if max_nodes_per_move:
+            return dataclasses.replace(exact, max_nodes=max_nodes_per_move, by_grid={})
+        by_grid = {grid: min(nodes, limit) for grid, nodes in exact.by_grid.items()}
+        return dataclasses.replace(exact, max_nodes=min(exact.max_nodes, limit), by_grid=by_grid)
 
     def hint(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
         """Each legal move of ``state`` (``State.legal_moves``' order) with its result and a verdict.
@@ -630,6 +633,9 @@ class DataPlane:
                 "model_card": model.card,
                 "classify_threshold": model.threshold,
                 "classify_exact_max_nodes": model.exact.max_nodes,
+                "classify_exact_grid_budgets": [
+                    {"rows": rows, "cols": cols, "max_nodes": nodes} for rows, cols, nodes in model.exact.grid_budgets()
+                ],
                 "limits": {name: getattr(settings, name) for name in LIMITS},
             }
         return self._info

@@ -139,6 +139,8 @@ def test_server_info_answers_what_grpc_answers(client: Client, stub: boaf_pb2_gr
     )
     assert info.feature_names == tuple(expected.feature_names)
     assert info.classify_exact_max_nodes == expected.classify_exact_max_nodes
+    budgets = tuple((g.rows, g.cols, g.max_nodes) for g in expected.classify_exact_grid_budgets)
+    assert info.classify_exact_grid_budgets == budgets
     assert set(info.algorithms) == set(ALGORITHMS) and info.default_algorithm == "ordered"
 
 

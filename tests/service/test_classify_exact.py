@@ -1,4 +1,5 @@
-"""Classify says which answers are exact; the served budget comes from the model directory; old clients still parse."""
+"""Classify says which answers are exact; the served budgets (each grid's too) come from the model directory and
+GetServerInfo reports them over gRPC and HTTP; old clients still parse."""
 
 from __future__ import annotations
 
@@ -9,36 +10,77 @@ import grpc
 import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from http_client import Client
 from servers import channel_to, loopback_settings, ready_server
 
-from boaf.game import random_states
+from boaf.game import deal, random_states
 from boaf.models.exact import ExactBudget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
 from boaf.service.converters import state_to_proto
+from boaf.service.http import HttpServer
+from boaf.service.server import BoafServer
 from boaf.v1 import boaf_pb2 as pb
-from boaf.v1 import boaf_pb2_grpc
+from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 BUDGET = 777  # not the committed model's
+BIG_BUDGET = 123  # 4x13's own
 
 
 @pytest.fixture(scope="module")
-def stub_of_temp_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boaf_pb2_grpc.BoafStub]:
+def temp_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoafServer]:
     root = tmp_path_factory.mktemp("models")
     shutil.copytree(default_root(), root / "v1")
-    write_exact_budget(root / "v1", ExactBudget(BUDGET))
+    write_exact_budget(root / "v1", ExactBudget(BUDGET, by_grid={"4x13": BIG_BUDGET}))
     (root / "CURRENT").write_text("v1\n", encoding="utf-8")
-    server = ready_server(loopback_settings(model_dir=root))
-    with channel_to(server) as channel:
-        yield boaf_pb2_grpc.BoafStub(channel)
+    server = ready_server(loopback_settings(model_dir=root, http_port=0))
+    yield server
     server.stop(0)
 
 
-def test_server_info_reports_the_budget_of_the_served_model_directory(
+@pytest.fixture(scope="module")
+def stub_of_temp_model(temp_model_server: BoafServer) -> Iterator[boaf_pb2_grpc.BoafStub]:
+    with channel_to(temp_model_server) as channel:
+        yield boaf_pb2_grpc.BoafStub(channel)
+
+
+def test_server_info_reports_the_budgets_of_the_served_model_directory(
     stub_of_temp_model: boaf_pb2_grpc.BoafStub,
 ) -> None:
     info = stub_of_temp_model.GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
     assert info.classify_exact_max_nodes == BUDGET
+    assert list(info.classify_exact_grid_budgets) == [pb.GridBudget(rows=4, cols=13, max_nodes=BIG_BUDGET)]
+
+
+def test_server_info_over_http_reports_the_budgets_in_proto3_json(temp_model_server: BoafServer) -> None:
+    http = HttpServer(temp_model_server)
+    http.start()
+    try:
+        answer = Client(f"http://127.0.0.1:{http.port}").call("Boaf/GetServerInfo")
+    finally:
+        http.stop()
+    assert answer.status == 200, answer.body
+    assert answer.body["classifyExactMaxNodes"] == str(BUDGET)  # a uint64 is a string in proto3 JSON
+    assert answer.body["classifyExactGridBudgets"] == [{"rows": 4, "cols": 13, "maxNodes": str(BIG_BUDGET)}]
+
+
+def test_a_state_gets_its_grids_budget(stub_of_temp_model: boaf_pb2_grpc.BoafStub) -> None:
+    states = [*random_states(6, 30, rows=4, cols=13), *random_states(6, 30)]
+    request = pb.ClassifyRequest(states=[state_to_proto(s) for s in states])
+    nodes = [p.nodes for p in stub_of_temp_model.Classify(request, timeout=30).predictions]
+    assert nodes[:30] == solve_many(states[:30], max_nodes=BIG_BUDGET).nodes.tolist()
+    assert nodes[30:] == solve_many(states[30:], max_nodes=BUDGET).nodes.tolist()
+
+
+def test_a_hint_searches_at_the_grids_budget_unless_the_request_names_one(temp_model_server: BoafServer) -> None:
+    state = deal(7, rows=4, cols=13)
+    results = [state.apply(move) for move in state.legal_moves()]
+    with channel_to(temp_model_server) as channel:
+        game = game_pb2_grpc.GameStub(channel)
+        for asked, budget in [(0, BIG_BUDGET), (BUDGET, BUDGET)]:
+            request = game_pb2.HintRequest(state=state_to_proto(state), max_nodes_per_move=asked)
+            nodes = [m.nodes for m in game.Hint(request, timeout=30).moves]
+            assert nodes == solve_many(results, max_nodes=budget).nodes.tolist()
 
 
 def test_classify_marks_exact_answers_and_they_are_the_solvers(stub_of_temp_model: boaf_pb2_grpc.BoafStub) -> None:

@@ -385,6 +385,9 @@ class ServerInfo:
     algorithms: tuple[str, ...]
     default_algorithm: str
     classify_exact_max_nodes: int
+    #: ``(rows, cols, max_nodes)`` of each grid with an exact-path budget of its own; the others get
+    #: ``classify_exact_max_nodes``.
+    classify_exact_grid_budgets: tuple[tuple[int, int, int], ...]
 
 
 # ---------------------------------------------------------------- conversions
@@ -515,6 +518,7 @@ def _server_info(message: pb.ServerInfo) -> ServerInfo:
         algorithms=tuple(_ALGORITHM_NAMES[a] for a in message.algorithms if a in _ALGORITHM_NAMES),
         default_algorithm=_ALGORITHM_NAMES.get(message.default_algorithm, ""),
         classify_exact_max_nodes=message.classify_exact_max_nodes,
+        classify_exact_grid_budgets=tuple((g.rows, g.cols, g.max_nodes) for g in message.classify_exact_grid_budgets),
     )
 
 
