@@ -165,7 +165,7 @@ def deals_residue(
     still_open = []
     for first in range(seeds.start, seeds.stop, spec.batch):
         chunk = np.arange(first, min(first + spec.batch, seeds.stop), dtype=np.int64)
-        batch = solve_deals(chunk, budget.algorithm, max_nodes=budget.max_nodes, reasons=False)
+        batch = solve_deals(chunk, budget.algorithm, max_nodes=budget.nodes_for(4, 4), reasons=False)
         still_open.append(chunk[np.array([s is UNKNOWN for s in batch.status], dtype=bool)])
         step(f"{sum(len(o) for o in still_open):,} open deals")
     open_seeds = np.concatenate(still_open)
@@ -199,7 +199,7 @@ def collect(
         **asdict(spec),
         "split": split,
         "seed": seed,
-        "max_nodes": classifier.exact.max_nodes,
+        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "noise": NOISE,

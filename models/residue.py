@@ -124,8 +124,8 @@ def open_index(classifier: Classifier, states: list[State]) -> np.ndarray:
     """Indices of ``states`` (one grid shape) that the classifier's exact path leaves open."""
     if not states:
         return np.zeros(0, dtype=np.intp)
-    budget = classifier.exact
-    status = solve_many(states, budget.algorithm, max_nodes=budget.max_nodes, reasons=False).status
+    budget, rows, cols = classifier.exact, states[0].rows, states[0].cols
+    status = solve_many(states, budget.algorithm, max_nodes=budget.nodes_for(rows, cols), reasons=False).status
     return np.flatnonzero(np.array([s is UNKNOWN for s in status], dtype=bool))
 
 
@@ -204,7 +204,7 @@ def open_deals(classifier: Classifier, seeds: range) -> list[State]:
     """The deals of ``seeds`` that the classifier's exact path leaves open (one compiled call, no State made first)."""
     array = np.arange(seeds.start, seeds.stop, dtype=np.int64)
     budget = classifier.exact
-    status = solve_deals(array, budget.algorithm, max_nodes=budget.max_nodes, reasons=False).status
+    status = solve_deals(array, budget.algorithm, max_nodes=budget.nodes_for(4, 4), reasons=False).status
     return [deal(int(s)) for s in array[np.array([s is UNKNOWN for s in status], dtype=bool)]]
 
 
@@ -243,7 +243,7 @@ def cache_key(classifier: Classifier, spec: ResidueSpec) -> dict[str, Any]:
     """Everything that determines ``spec``'s residue under ``classifier``: a cached set is reused only if it matches."""
     return {
         **asdict(spec),
-        "max_nodes": classifier.exact.max_nodes,
+        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),  # the exact path's budget on this grid
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "model_version": classifier.version if spec.kind == "plausible" else None,

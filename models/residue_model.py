@@ -97,7 +97,8 @@ def split(residue: Residue, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def parts(sets: Mapping[str, Residue], seed: int) -> tuple[dict[str, Part], dict[str, Part]]:
     """Each set's fitting and calibration parts; every set's rows weigh 1 in all, shared equally."""
-    fitting, calibrating = {}, {}
+    fitting: dict[str, Part] = {}
+    calibrating: dict[str, Part] = {}
     present = {name: residue for name, residue in sets.items() if len(residue.solvable)}
     rows_in_all = sum(len(residue.solvable) for residue in present.values())
     for name, residue in present.items():
@@ -141,15 +142,16 @@ def train_residue_model(
     fit_all, calibrate_all = _stack(fitting), _stack(calibrating)
     if len(np.unique(fit_all.solvable)) < 2:
         raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
-    tried = []
+    tried: list[dict[str, Any]] = []
+    losses: list[float] = []
     for params in candidates:
         model = make_classifier({**COMMON_PARAMS, **params}, seed, threads=1)
         model.fit(fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight)
         raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
         loss = weighted_log_loss(raw, calibrate_all.solvable, calibrate_all.weight)
         tried.append({"params": dict(params), "calibration_log_loss_raw": loss})
+        losses.append(loss)
         log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} on the calibration parts")
-    losses = [t["calibration_log_loss_raw"] for t in tried]
     best = {**COMMON_PARAMS, **candidates[int(np.argmin(losses))]}
     model = make_classifier(best, seed, threads=1).fit(
         fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight
@@ -163,7 +165,7 @@ def train_residue_model(
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the calibration parts: {check}")
     write_calibration(out, calibration)
-    figures = {}
+    figures: dict[str, dict[str, Any]] = {}
     curves = {}
     for name, part in calibrating.items():
         p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1])
@@ -199,7 +201,7 @@ def train_residue_model(
         "parity": asdict(check),
         "ordering": installed.card.get("ordering"),
         "base_model": installed.card.get("base_model"),
-        "exact_path": installed.card.get("exact_path", {"max_nodes": installed.exact.max_nodes}),
+        "exact_path": installed.card.get("exact_path", installed.exact.to_json()),
     }
     write_json_atomically(out / CARD_FILE, strict_json(card))
     for name, row in figures.items():
@@ -212,7 +214,8 @@ def train_residue_model(
 
 def _estimate(calibration: Calibration, raw: np.ndarray) -> np.ndarray:
     stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve
-    return np.clip(calibration.apply(raw, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+    estimate: np.ndarray = np.clip(calibration.apply(raw, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+    return estimate
 
 
 @dataclass(frozen=True)
@@ -277,14 +280,18 @@ def residue_gate(
     return rows
 
 
-def gate_budget_owner(installed: Classifier, new: Classifier) -> Classifier:
-    """The version whose exact path leaves open every state the other's does: the smaller budget, one algorithm."""
-    if installed.exact.algorithm != new.exact.algorithm and min(installed.exact.max_nodes, new.exact.max_nodes):
+def gate_budget_owner(installed: Classifier, new: Classifier, rows: int, cols: int) -> Classifier:
+    """The version whose exact path on ``rows`` x ``cols`` leaves open every state the other's does.
+
+    That is the smaller budget on that grid, when both search with one algorithm.
+    """
+    mine, theirs = installed.exact.nodes_for(rows, cols), new.exact.nodes_for(rows, cols)
+    if installed.exact.algorithm != new.exact.algorithm and min(mine, theirs):
         raise ModelError(
             f"the gate compares exact paths of one algorithm; installed uses {installed.exact.algorithm!r}, "
             f"the new version {new.exact.algorithm!r}"
         )
-    return installed if installed.exact.max_nodes <= new.exact.max_nodes else new
+    return installed if mine <= theirs else new
 
 
 def gate_table(rows: Sequence[GateRow]) -> list[dict[str, Any]]:
@@ -338,8 +345,12 @@ def retrain_residue(
     stage = registry.staging_dir(out, version)
     train_residue_model(sets, stage, installed, version, seed, log, candidates)
     new = load_classifier(stage)
-    owner = gate_budget_owner(installed, new)
-    held_out = {spec.name: cached(owner, spec, cache, _told(log, f"gate: {spec.name}")) for spec in gate}
+    held_out = {
+        spec.name: cached(
+            gate_budget_owner(installed, new, spec.rows, spec.cols), spec, cache, _told(log, f"gate: {spec.name}")
+        )
+        for spec in gate
+    }
     constants = {name: float(sets[name].solvable.mean()) if len(sets[name].solvable) else 0.5 for name in held_out}
     rows = residue_gate(installed, new, held_out, constants)
     _add_to_card(stage, {"gate": gate_table(rows)})

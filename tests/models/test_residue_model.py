@@ -160,8 +160,10 @@ def test_the_gate_passes_a_version_no_worse_on_every_set(cache: Path, tmp_path: 
 def test_the_gate_generates_its_sets_under_the_smaller_budget() -> None:
     installed = load_classifier()
     bigger = replace(installed, exact=replace(installed.exact, max_nodes=installed.exact.max_nodes * 2))
-    assert gate_budget_owner(installed, bigger) is installed
-    assert gate_budget_owner(bigger, installed) is installed
+    assert gate_budget_owner(installed, bigger, 4, 4) is installed
+    assert gate_budget_owner(bigger, installed, 4, 4) is installed
+    wide = replace(bigger, exact=replace(bigger.exact, by_grid={"4x13": 100}))
+    assert gate_budget_owner(installed, wide, 4, 13) is wide and gate_budget_owner(installed, wide, 4, 4) is installed
     other = replace(installed, exact=replace(installed.exact, algorithm="compatible"))
     with pytest.raises(ModelError, match="one algorithm"):
-        gate_budget_owner(installed, other)
+        gate_budget_owner(installed, other, 4, 4)
