@@ -12,14 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import boaf
 
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
 from boaf.models.metrics import scores
 from boaf.models.registry import installed_version
-from boaf.models.residue import Residue, ResidueSpec, cache_key, cached, generate
+from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
 from boaf.models.residue_model import (
     FIT_SHARE,
+    GATE_SETS,
     gate_budget_owner,
     parts,
     residue_gate,
@@ -167,3 +169,23 @@ def test_the_gate_generates_its_sets_under_the_smaller_budget() -> None:
     other = replace(installed, exact=replace(installed.exact, algorithm="compatible"))
     with pytest.raises(ModelError, match="one algorithm"):
         gate_budget_owner(installed, other, 4, 4)
+
+
+def test_boaf_train_residue_refuses_a_worse_model_and_installs_nothing(cache: Path, tmp_path: Path) -> None:
+    """The command end to end, its sets read from --cache: every training set holds a tiny residue with inverted
+    labels (stored under the real sets' keys), every gate set a tiny true one; it exits 1 and names the sets."""
+    installed = load_classifier()
+    small = json.loads((cache / f"random-5x5-{TRAINING[0].seed}.json").read_text())
+    gate = json.loads((cache / f"random-5x5-{GATE[0].seed}.json").read_text())
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    for spec in TRAINING_SETS:
+        data = {**small, "key": cache_key(installed, spec), "solvable": [not v for v in small["solvable"]]}
+        (sets / f"{spec.name.replace(' ', '-')}-{spec.seed}.json").write_text(json.dumps(data))
+    for spec in GATE_SETS:
+        data = {**gate, "key": cache_key(installed, spec)}
+        (sets / f"{spec.name.replace(' ', '-')}-{spec.seed}.json").write_text(json.dumps(data))
+    result = boaf("train-residue", "--out", str(tmp_path / "out"), "--cache", str(sets))
+    assert result.returncode == 1, result.stderr
+    assert "refused: on random 4x4" in result.stderr
+    assert installed_version(tmp_path / "out") is None
