@@ -20,7 +20,9 @@ residue holds every state either version leaves open), each version answers with
 its own exact path: its exact answers cost nothing in log loss. The new version
 passes when, on every set, its whole-set log loss is no worse than the installed
 one's and, on its own residue, its log loss is below the base-rate constant's
-(the set's training residue rate).
+(the set's training residue rate). A residue too small for that comparison to mean
+anything (``GATE_MIN_STATES``, ``GATE_MIN_MINORITY``) is judged on the whole set
+alone, and the table says so.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ GATE_SETS = (
     ResidueSpec("random 4x13", "random", 31_513, 4, 13, 18, batch=200),
     ResidueSpec("plausible play", "plausible", 1_900_000_000, batch=50, max_batches=20),
 )
+#: A gate set's residue judged against its constant must hold this many states and of its minority class: below
+#: that the comparison is noise (24 plausible-play positions, all solvable, would pass or fail on one state).
+GATE_MIN_STATES = 100
+GATE_MIN_MINORITY = 10
 Log = Callable[[str], None]
 
 
@@ -230,14 +236,22 @@ class GateRow:
     new_residue_scores: Scores
     constant_residue_scores: Scores
     constant: float  # the base-rate constant: the set's training residue rate
+    new_minority: int  # the residue's states of its minority class
+
+    @property
+    def judged(self) -> bool:
+        """Whether the residue is large enough to judge against its constant (``GATE_MIN_STATES``, ``_MINORITY``)."""
+        return self.new_residue >= GATE_MIN_STATES and self.new_minority >= GATE_MIN_MINORITY
+
+    @property
+    def beats_constant(self) -> bool:
+        return self.new_residue_scores.log_loss < self.constant_residue_scores.log_loss
 
     @property
     def passes(self) -> bool:
+        """No worse than the installed version on the whole set, and, where judged, better than the constant."""
         no_worse = self.new_log_loss <= self.installed_log_loss + 1e-12
-        beats_constant = self.new_residue == 0 or (
-            self.new_residue_scores.log_loss < self.constant_residue_scores.log_loss
-        )
-        return no_worse and beats_constant
+        return no_worse and (self.beats_constant or not self.judged)
 
 
 def whole_set_log_loss(classifier: Classifier, residue: Residue) -> tuple[float, np.ndarray, np.ndarray]:
@@ -275,6 +289,7 @@ def residue_gate(
                 scores(p[learned], y),
                 scores(np.full(len(y), constant), y),
                 constant,
+                int(min(y.sum(), (~y).sum())),
             )
         )
     return rows
@@ -306,6 +321,8 @@ def gate_table(rows: Sequence[GateRow]) -> list[dict[str, Any]]:
             "constant": r.constant,
             "model": asdict(r.new_residue_scores),
             "constant_scores": asdict(r.constant_residue_scores),
+            "minority": r.new_minority,
+            "judged_against_constant": r.judged,
             "passes": r.passes,
         }
         for r in rows
@@ -358,7 +375,8 @@ def retrain_residue(
         log(
             f"gate, {row.set}: whole-set log loss {row.new_log_loss:.5f} (installed {row.installed_log_loss:.5f}); "
             f"residue {row.new_residue:,}: {row.new_residue_scores.log_loss:.4f} "
-            f"(constant {row.constant_residue_scores.log_loss:.4f}) {'pass' if row.passes else 'FAIL'}"
+            f"(constant {row.constant_residue_scores.log_loss:.4f}){'' if row.judged else ', too small to judge'} "
+            f"{'pass' if row.passes else 'FAIL'}"
         )
     failed = [row.set for row in rows if not row.passes]
     if failed:

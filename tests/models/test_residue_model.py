@@ -21,7 +21,10 @@ from boaf.models.registry import installed_version
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
 from boaf.models.residue_model import (
     FIT_SHARE,
+    GATE_MIN_MINORITY,
+    GATE_MIN_STATES,
     GATE_SETS,
+    GateRow,
     gate_budget_owner,
     parts,
     residue_gate,
@@ -38,7 +41,7 @@ TRAINING = (
     ResidueSpec("random 4x13", "random", 7_013, 4, 13, 18, batch=40, max_batches=4, min_states=60, min_minority=3),
 )
 GATE = (
-    ResidueSpec("random 5x5", "random", 8_005, 5, 5, 9, batch=150, max_batches=3, min_states=100, min_minority=10),
+    ResidueSpec("random 5x5", "random", 8_005, 5, 5, 9, batch=300, max_batches=8, min_states=100, min_minority=10),
     ResidueSpec("random 4x13", "random", 8_013, 4, 13, 18, batch=40, max_batches=3, min_states=50, min_minority=3),
 )
 CANDIDATES = ({"n_estimators": 40, "learning_rate": 0.1, "num_leaves": 7, "min_child_samples": 5},)
@@ -156,7 +159,20 @@ def test_the_gate_passes_a_version_no_worse_on_every_set(cache: Path, tmp_path: 
     for row in rows:
         assert row.new_log_loss == pytest.approx(row.installed_log_loss)
         beats = row.new_residue_scores.log_loss < row.constant_residue_scores.log_loss
-        assert row.passes == beats
+        assert row.judged == (row.new_residue >= GATE_MIN_STATES and row.new_minority >= GATE_MIN_MINORITY)
+        assert row.passes == (beats or not row.judged)
+    assert any(row.judged for row in rows)
+
+
+def test_a_residue_too_small_to_judge_is_judged_on_the_whole_set_alone() -> None:
+    """A handful of residue states, all solvable: the constant's edge there is noise, so only the whole set counts."""
+    right, wrong = scores(np.full(24, 0.93), np.ones(24, bool)), scores(np.full(24, 0.945), np.ones(24, bool))
+    row = GateRow("plausible play", 10_000, 0.0005, 0.0001, 24, right, wrong, 0.945, 0)
+    assert not row.judged and not row.beats_constant and row.passes
+    worse = replace(row, new_log_loss=0.0006)
+    assert not worse.passes
+    judged = replace(row, new_residue=GATE_MIN_STATES, new_minority=GATE_MIN_MINORITY)
+    assert judged.judged and not judged.passes
 
 
 def test_the_gate_generates_its_sets_under_the_smaller_budget() -> None:
