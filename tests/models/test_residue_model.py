@@ -17,7 +17,7 @@ from cli_runner import boaf
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
 from boaf.models.metrics import scores
-from boaf.models.registry import installed_version
+from boaf.models.registry import default_root, installed_version
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
 from boaf.models.residue_model import (
     FIT_SHARE,
@@ -205,3 +205,15 @@ def test_boaf_train_residue_refuses_a_worse_model_and_installs_nothing(cache: Pa
     assert result.returncode == 1, result.stderr
     assert "refused: on random 4x4" in result.stderr
     assert installed_version(tmp_path / "out") is None
+
+
+def test_the_committed_card_is_strict_json_and_records_the_residue_gate() -> None:
+    # GetServerInfo sends the card as a protobuf Struct, which cannot hold NaN or infinities.
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"model card holds {constant}")
+
+    card = json.loads((default_root() / CARD_FILE).read_text(encoding="utf-8"), parse_constant=refuse)
+    names = [spec.name for spec in TRAINING_SETS]
+    assert list(card["trained_on"]) == names and list(card["residue_calibration"]) == names
+    assert [row["set"] for row in card["gate"]] == [spec.name for spec in GATE_SETS]
+    assert all(row["passes"] for row in card["gate"]) and card["exact_path"]["max_nodes"] > 0
