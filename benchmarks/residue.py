@@ -8,9 +8,12 @@ baselines learn from a *training* residue: the same generator with another seed
 (or seed range), never the test residue.
 
 Seven held-out sets, none overlapping a range any training or tuning step uses
-(random states: seeds 0, 2026, 20,141+, 70,009-70,016, 90,000; decision states:
-deals 1,100-3,099, 20,000-20,099, 40,000-40,199, 60,000-60,799; deals: 0-100,000,
-100,001-999,999 and -1,000,000…-1 for hard negatives):
+(random states: seeds 0, 2026, 20,141+, 70,009-70,016, 90,000, and the residue
+model's 31,101/31,105/31,106/31,113 (training, shared with the baselines here) and
+31,501-31,513 (its gate); decision states: deals 1,100-3,099, 20,000-20,099,
+40,000-40,199, 60,000-60,799, 3,500,000-3,509,999 and 3,800,000-; deals: 0-100,000,
+100,001-999,999 and -1,000,000…-1 for hard negatives, 2,100,000,000-2,100,999,999 and
+2,140,000,000-2,140,299,999; plausible play: from 1,800,000,000 and 1,900,000,000):
 
 1. ``random 4x4``: Araki's random states (k uniform in 1…16);
 2. ``decisions``: Neller's decision states of deals from 3,000,000 (train: 3,500,000);
