@@ -123,6 +123,7 @@ def tune_cutoff_command(
 
 def _grid_names(text: str) -> str:
     """``--grids``, checked: each name a grid with latency targets (``boaf.models.budget.TARGETS``)."""
+    # Imported here for start-up time: models.budget brings matplotlib, which only this command needs.
     from boaf.models.budget import TARGETS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
