@@ -264,7 +264,7 @@ def train_hard_model(
     raw = {name: np.asarray(model.predict_proba(m))[:, 1] for name, m in inputs.items()}
     calibration = fit_calibration(raw["calibrate"], calibrate.solvable, _stacks(calibrate))
     calibrated = np.clip(calibration.apply(raw["test"], _stacks(test)), 1e-3, 1 - 1e-3)
-    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _metadata(version))
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
     check = parity(model, onnx_path, inputs["test"])
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the hard test split: {check}")
@@ -275,9 +275,7 @@ def train_hard_model(
     plots.roc_plot(curves, out / "plots" / "roc.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
     plots.importance_plot(input_names(0, PROGRESS_NODES), gains, out / "plots" / "importance.png")
-    write_exact_budget(out, installed.exact)
-    if installed.ordering_path is not None:
-        shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
+    keep_search_settings(out, installed)
     card = {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
@@ -372,7 +370,15 @@ def _stacks(part: HardSet) -> np.ndarray:
     return np.array([s.n_stacks for s in part.states])
 
 
-def _metadata(version: str) -> dict[str, str]:
+def keep_search_settings(out: Path, installed: Classifier) -> None:
+    """Give the version in ``out`` the installed one's exact path (``exact_path.json``) and ordering model."""
+    write_exact_budget(out, installed.exact)
+    if installed.ordering_path is not None:
+        shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
+
+
+def onnx_metadata(version: str) -> dict[str, str]:
+    """The ONNX metadata of a model reading the features and a ``PROGRESS_NODES`` search's progress (no probe)."""
     return {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
@@ -413,7 +419,7 @@ def retrain_hard(
     train_hard_model(hard, stage, installed, version, seed, log)
     tune_budget(stage, tuning_sets(gate_states, gate_deals, seed), budgets, log=log)
     gate = {s.name: _accuracies(installed, load_classifier(stage), s) for s in tuning_sets(gate_states, gate_deals, 1)}
-    _add_to_card(stage, {"gate": gate})
+    add_to_card(stage, {"gate": gate})
     worse = [name for name, row in gate.items() if row["new"] < row["installed"]]
     log(f"held-out gate: {json.dumps(gate)}")
     if worse:
@@ -428,7 +434,8 @@ def _accuracies(installed: Classifier, new: Classifier, labelled: Any) -> dict[s
     return {"installed": accuracy(installed), "new": accuracy(new), "rows": len(labelled.states)}
 
 
-def _add_to_card(directory: Path, entries: dict[str, Any]) -> None:
+def add_to_card(directory: Path, entries: dict[str, Any]) -> None:
+    """Merge ``entries`` into ``directory``'s model card (strict JSON, written atomically)."""
     path = directory / CARD_FILE
     card = json.loads(path.read_text(encoding="utf-8"))
-    write_json_atomically(path, {**card, **entries})
+    write_json_atomically(path, strict_json({**card, **entries}))

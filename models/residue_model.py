@@ -28,7 +28,6 @@ alone, and the table says so.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,17 +40,15 @@ from boaf.models import plots, registry
 from boaf.models.calibration import Calibration, fit_calibration, write_calibration
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, ESTIMATE_FLOOR, Classifier, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact import write_exact_budget
 from boaf.models.files import strict_json, write_json_atomically
+from boaf.models.hard import PROGRESS_NODES, add_to_card, keep_search_settings, onnx_metadata
 from boaf.models.inputs import input_names, model_inputs
 from boaf.models.metrics import Scores, scores
 from boaf.models.onnx_export import export_onnx, parity
-from boaf.models.ordering import ORDERING_FILE
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cached
 from boaf.models.retrain_steps import new_version
 from boaf.models.training import make_classifier
 
-PROGRESS_NODES = 300  # the search whose progress the model reads
 FIT_SHARE = 0.7  # of each set (per label) to fit on; the rest calibrates and chooses
 #: Candidate LightGBM parameters; the least weighted log loss on the calibration parts wins.
 CANDIDATES: tuple[dict[str, Any], ...] = (
@@ -166,7 +163,7 @@ def train_residue_model(
     calibration = fit_calibration(raw, calibrate_all.solvable, weight=calibrate_all.weight)
     out.mkdir(parents=True, exist_ok=True)
     names = input_names(0, PROGRESS_NODES)
-    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, _metadata(version))
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
     check = parity(model, onnx_path, calibrate_all.inputs)
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the calibration parts: {check}")
@@ -187,9 +184,7 @@ def train_residue_model(
     plots.calibration_plot(curves, out / "plots" / "calibration.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
     plots.importance_plot(names, gains, out / "plots" / "importance.png")
-    write_exact_budget(out, installed.exact)
-    if installed.ordering_path is not None:
-        shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
+    keep_search_settings(out, installed)
     card = {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
@@ -329,17 +324,6 @@ def gate_table(rows: Sequence[GateRow]) -> list[dict[str, Any]]:
     ]
 
 
-def _metadata(version: str) -> dict[str, str]:
-    return {
-        "model_version": version,
-        "feature_schema": SCHEMA_VERSION,
-        "probe_nodes": "0",
-        "progress_nodes": str(PROGRESS_NODES),
-        "inputs": ",".join(input_names(0, PROGRESS_NODES)),
-        "threshold": "0.5",
-    }
-
-
 def retrain_residue(
     out: Path,
     cache: Path,
@@ -370,7 +354,7 @@ def retrain_residue(
     }
     constants = {name: float(sets[name].solvable.mean()) if len(sets[name].solvable) else 0.5 for name in held_out}
     rows = residue_gate(installed, new, held_out, constants)
-    _add_to_card(stage, {"gate": gate_table(rows)})
+    add_to_card(stage, {"gate": gate_table(rows)})
     for row in rows:
         log(
             f"gate, {row.set}: whole-set log loss {row.new_log_loss:.5f} (installed {row.installed_log_loss:.5f}); "
@@ -389,9 +373,3 @@ def retrain_residue(
 
 def _told(log: Log, name: str) -> Callable[[str], None]:
     return lambda status: log(f"{name}: {status}")
-
-
-def _add_to_card(directory: Path, entries: dict[str, Any]) -> None:
-    path = directory / CARD_FILE
-    card = json.loads(path.read_text(encoding="utf-8"))
-    write_json_atomically(path, strict_json({**card, **entries}))
