@@ -6,7 +6,7 @@ in three variants, ``--rounds`` times in turn:
 
 - **full**: the server as it ships (``tests/servers.py``'s loopback settings with
   the default limits' concurrency);
-- **no edge**: the admission gate (``boaf.service.interceptors.CallGate``) left out of the
+- **no edge**: the admission gate (``boaf.service.grpc.interceptors.CallGate``) left out of the
   gRPC server, and Classify a plain function: the states read (``converters``),
   ``Classifier.classify_cells``, the answer built; no batch budget, alarm, cancel
   flag, metrics or tracing;
@@ -48,8 +48,8 @@ sys.path = [str(ROOT), *sys.path, str(ROOT / "tests")]
 from servers import loopback_settings, ready_server  # noqa: E402
 
 from boaf.service import converters  # noqa: E402
-from boaf.service.dataplane import CancelFlag  # noqa: E402
-from boaf.service.servicer import BoafServicer  # noqa: E402
+from boaf.service.core.dataplane import CancelFlag  # noqa: E402
+from boaf.service.grpc.servicer import BoafServicer  # noqa: E402
 from boaf.v1 import boaf_pb2 as pb  # noqa: E402
 
 CLIENTS = 16
@@ -95,7 +95,7 @@ def variant(name: str) -> Iterator[str]:
     classify, gate = VARIANTS[name]
     with (
         mock.patch.object(BoafServicer, "Classify", classify) if classify else _nothing(),
-        mock.patch("boaf.service.server.grpc.server", _server_without_gate) if not gate else _nothing(),
+        mock.patch("boaf.service.grpc.server.grpc.server", _server_without_gate) if not gate else _nothing(),
     ):
         server = ready_server(loopback_settings(http_enabled=False, max_concurrent_rpcs=64, max_workers=16))
         try:

@@ -71,7 +71,7 @@ from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from boaf.game import State, card_text, deal, random_states
-from boaf.service.settings import Settings
+from boaf.service.core.settings import Settings
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

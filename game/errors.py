@@ -11,9 +11,9 @@ and the branch says who can fix it:
   is missing or broken, a solution did not check, the service is not ready.
 
 Each package subclasses these (``boaf.search.errors``, ``boaf.puzzles.errors``,
-``boaf.models.errors``, ``boaf.jobs.runner``, ``boaf.service.errors``). The CLI maps each
+``boaf.models.errors``, ``boaf.jobs.runner``, ``boaf.service.core.errors``). The CLI maps each
 branch to one exit status (``boaf.service.cli.EXIT_CODES``) and the service to gRPC
-status codes (``boaf.service.errors.STATUS_CODES``); neither looks below the branch
+status codes (``boaf.service.core.errors.STATUS_CODES``); neither looks below the branch
 except where the service has a more precise code.
 """
 

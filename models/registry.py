@@ -11,7 +11,7 @@ A version is built in a hidden staging directory and renamed into place only
 when complete; CURRENT is then replaced atomically. An interrupted retrain
 therefore never changes what is installed. ``publish`` copies a version into
 another root the same way (the volume serving pods read: deploy/k8s), and a
-server watching that root reloads it (``boaf.service.reload``).
+server watching that root reloads it (``boaf.service.core.reload``).
 """
 
 from __future__ import annotations

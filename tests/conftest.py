@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from boaf.service.kernels import UNITS, Kernels
+from boaf.service.core.warmup import UNITS, Kernels
 
 
 @pytest.fixture(scope="session", autouse=True)

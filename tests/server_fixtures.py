@@ -8,7 +8,7 @@ import grpc
 import pytest
 from servers import channel_to, loopback_settings, ready_server
 
-from boaf.service.server import BoafServer
+from boaf.service.grpc.server import BoafServer
 from boaf.v1 import boaf_pb2_grpc
 
 

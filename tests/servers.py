@@ -20,8 +20,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from boaf.service.server import BoafServer, ClassifierLoader, load_default_classifier
-from boaf.service.settings import Settings
+from boaf.service.core.settings import Settings
+from boaf.service.grpc.server import BoafServer, ClassifierLoader, load_default_classifier
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

@@ -268,8 +268,8 @@ EXTRA_ONLY = ("sklearn", "lightgbm", "onnx", "onnxmltools", "skl2onnx", "pyarrow
 SERVING_PATH = """
 import sys
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer, check_model
-from boaf.service.settings import Settings
+from boaf.service.grpc.server import BoafServer, check_model
+from boaf.service.core.settings import Settings
 from boaf.service.cli import main
 check_model(Settings())
 print(" ".join(sorted({name.split(".")[0] for name in sys.modules})))

@@ -37,9 +37,9 @@ from uvicorn.protocols.http import h11_impl
 from uvicorn.server import ServerState
 
 from boaf.game import kernel_cache
-from boaf.service import kernels
+from boaf.service.core import warmup as kernels
+from boaf.service.grpc.server import BoafHealth
 from boaf.service.http import protocol
-from boaf.service.server import BoafHealth
 
 ROOT = Path(__file__).resolve().parents[1]
 UPPER_BOUNDS = ("<", "<=", "~=", "==", "===")
@@ -210,13 +210,13 @@ INTERNALS = [
     Internal(
         "numba",
         "Dispatcher._cache, Cache._cache_file._load_index(), Cache._index_key()",
-        "boaf.service.kernels.is_cached",
+        "boaf.service.core.warmup.is_cached",
         check_cache_index,
     ),
     Internal(
         "grpcio",
         "grpc._server: Server._state.active_rpc_count and .maximum_concurrent_rpcs",
-        "boaf.service.server._concurrency_exceeded",
+        "boaf.service.grpc.server._concurrency_exceeded",
         check_server_state,
     ),
     Internal(

@@ -127,10 +127,10 @@ def check_rpcs() -> None:
     import grpc
 
     from boaf.game.notation import parse_state
-    from boaf.service.converters import state_to_proto
-    from boaf.service.logs import configure_logging
-    from boaf.service.server import BoafServer
-    from boaf.service.settings import Settings
+    from boaf.service.core.logs import configure_logging
+    from boaf.service.core.settings import Settings
+    from boaf.service.grpc.server import BoafServer
+    from boaf.service.rpc.converters import state_to_proto
     from boaf.v1 import boaf_pb2 as pb
     from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

@@ -21,7 +21,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from boaf.game.notation import parse_state
-from boaf.service.converters import state_to_proto
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

@@ -35,7 +35,7 @@ from boaf.service.cli import (  # noqa: F401
 from boaf.service.cli.app import app
 from boaf.service.cli.compiling import COMPILING_NOTICE, say_compiling
 from boaf.service.cli.usage import UsageError, usage_error_message
-from boaf.service.compile_log import CompileRecorder
+from boaf.service.core.compile_log import CompileRecorder
 
 __all__ = ["COMPILING_NOTICE", "EXIT_CODES", "QUICK_EXIT", "USAGE_ERROR", "app", "exit_code", "main", "missing_extra"]
 

@@ -22,6 +22,6 @@ def say_compiling(_stage: str = "") -> None:
 def compile_for_workers(*units: str) -> None:
     """Compile (once, here) the kernel units a Dask job's workers will run, saying so when they were not cached."""
     # Imported here for start-up time: the unit list imports every kernel module.
-    from boaf.service.kernels import Kernels, unit_named
+    from boaf.service.core.warmup import Kernels, unit_named
 
     Kernels().prepare([unit_named(name) for name in units], on_stage=say_compiling)

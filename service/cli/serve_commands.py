@@ -1,7 +1,7 @@
 """``boaf serve``: run the gRPC and HTTP/JSON service until SIGTERM or Ctrl-C; SIGHUP reloads the model.
 
 SIGHUP makes a server whose ``BOAF_MODEL_DIR`` is a model root look at its ``CURRENT``
-at once, and load a new version without a restart (``boaf.service.reload``).
+at once, and load a new version without a restart (``boaf.service.core.reload``).
 
 Start-up errors are one line on stderr, never a traceback: a setting that cannot
 be used (a value that does not parse, a port that is taken, a TLS file that is
@@ -9,7 +9,7 @@ missing or does not match its pair, an unreadable tokens file, a model directory
 without a model that loads) names the setting and its value, exit status 2: the flag
 when a flag set it (``--http-port=52080``), else its ``BOAF_*`` variable. Anything else
 is an internal failure, exit status 1 (its traceback goes to the log). Every other line
-the process writes is a log line (``boaf.service.logs``), but for the one that says
+the process writes is a log line (``boaf.service.core.logs``), but for the one that says
 where it serves.
 """
 
@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from boaf.service.cli.app import app
-from boaf.service.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.service.core.settings import InvalidSettings, Settings, env_name, unbindable
 
 if TYPE_CHECKING:
+    from boaf.service.grpc.server import BoafServer
     from boaf.service.http import HttpServer
-    from boaf.service.server import BoafServer
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def serve_command(
 ) -> None:
     """Serve every RPC over gRPC and over HTTP/JSON (with the playground page at /), health, reflection and metrics.
 
-    Every other setting comes from BOAF_* environment variables (see service/settings.py).
+    Every other setting comes from BOAF_* environment variables (see service/core/settings.py).
     """
     # SIGTERM first: as a container's PID 1, the process would ignore it until a handler is set.
     stopping = threading.Event()
@@ -117,15 +117,15 @@ def named_by_flags(message: str, fields: Iterable[str]) -> str:
 
 def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
-    from boaf.service.logs import configure_logging
-    from boaf.service.server import check_model
+    from boaf.service.core.logs import configure_logging
+    from boaf.service.grpc.server import check_model
 
     configure_logging(settings.log_level, settings.log_format)
     if check:
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
     server, web = _start(settings)
-    # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (boaf.service.reload).
+    # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (boaf.service.core.reload).
     signal.signal(signal.SIGHUP, lambda *_: _reload_now(server))
     # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
     while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
@@ -165,8 +165,8 @@ def _reload_now(server: BoafServer) -> None:
 def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
     """Both edges, started; a failure stops what had started, and ends the command (see the module notes)."""
     # Imported here for start-up time, as in serve: only this command loads the servers.
+    from boaf.service.grpc.server import BoafServer
     from boaf.service.http import HttpServer
-    from boaf.service.server import BoafServer
 
     server: BoafServer | None = None
     web: HttpServer | None = None

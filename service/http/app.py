@@ -63,9 +63,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
-from boaf.service.admission import Admission, mark_arrival, quoted
-from boaf.service.compile_log import COMPILING, CompileProgress
-from boaf.service.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from boaf.service.core.admission import Admission, mark_arrival, quoted
+from boaf.service.core.compile_log import COMPILING, CompileProgress
+from boaf.service.core.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.settings import Settings
+from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.grpc.interceptors import UNKNOWN_METHOD
 from boaf.service.http.api_page import ApiPage, api_page, base_url_of
 from boaf.service.http.context import CallAborted, CallContext
 from boaf.service.http.guards import EdgeGuard
@@ -82,11 +87,6 @@ from boaf.service.http.wire import (
     gzipped,
     request_compression,
 )
-from boaf.service.interceptors import UNKNOWN_METHOD
-from boaf.service.kernels import RETRY_AFTER_S
-from boaf.service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
-from boaf.service.metrics import Metrics
-from boaf.service.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -29,10 +29,10 @@ import grpc
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from boaf.service.admission import quoted
+from boaf.service.core.admission import quoted
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.settings import Settings
 from boaf.service.http.statuses import error_response
-from boaf.service.metrics import Metrics
-from boaf.service.settings import Settings
 
 REQUEST_ID_HEADER = "x-request-id"
 REQUEST_ID: ContextVar[str | None] = ContextVar("boaf_request_id", default=None)
@@ -135,7 +135,7 @@ def _raw(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
 def install_request_id_logging() -> None:
     """Give every log record made while a request is served its ``request_id`` (once per process).
 
-    A record factory, not a handler filter, so the JSON lines of ``boaf.service.logs`` and any
+    A record factory, not a handler filter, so the JSON lines of ``boaf.service.core.logs`` and any
     other handler see it, whichever logger wrote the line (the servicers', uvicorn's).
     """
     current = logging.getLogRecordFactory()

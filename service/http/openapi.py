@@ -40,9 +40,9 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from boaf.game.state import MAX_CELLS
 from boaf.models.provenance import package_version
+from boaf.service.core.settings import Settings, env_name
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
 from boaf.service.http.wire import GET_MAX_URL_BYTES
-from boaf.service.settings import Settings, env_name
 
 OPENAPI_VERSION = "3.1.0"
 JSON = "application/json"

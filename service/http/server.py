@@ -26,10 +26,10 @@ from typing import Any
 
 import uvicorn
 
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http.app import build_app
 from boaf.service.http.guards import install_request_id_logging
 from boaf.service.http.protocol import HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
-from boaf.service.server import BoafServer
 from boaf.v1 import boaf_pb2, game_pb2
 
 log = logging.getLogger(__name__)

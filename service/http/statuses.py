@@ -1,10 +1,10 @@
 """The one table from gRPC status codes to HTTP statuses and Connect's code names.
 
-The servicers decide the gRPC code (``boaf.service.errors.status_of``); the HTTP edge
+The servicers decide the gRPC code (``boaf.service.core.errors.status_of``); the HTTP edge
 only translates it here, so a call fails the same way on both sides, with the
 same message. The statuses are Connect's (connectrpc.com/docs/protocol).
 ``error_response`` writes every error the edge answers, whoever decided it, with
-the same details the gRPC side sends (``boaf.service.errors.error_details``), in
+the same details the gRPC side sends (``boaf.service.core.errors.error_details``), in
 Connect's form: ``{"type": "google.rpc.RetryInfo", "value": <base64 of the
 message>, "debug": <the message as JSON>}``.
 """
@@ -20,9 +20,9 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from starlette.responses import JSONResponse
 
-from boaf.service.admission import cut_quotes
-from boaf.service.errors import error_details
-from boaf.service.kernels import RETRY_AFTER_S
+from boaf.service.core.admission import cut_quotes
+from boaf.service.core.errors import error_details
+from boaf.service.core.warmup import RETRY_AFTER_S
 
 HTTP_STATUS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.OK: 200,

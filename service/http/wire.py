@@ -9,7 +9,7 @@ method's request message are INVALID_ARGUMENT. The rest of these notes are about
 Parsing is RFC 8259 JSON (no ``NaN`` or ``Infinity``, no number too large for a
 float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
 INVALID_ARGUMENT and a message that may quote the input, cut and escaped by
-``boaf.service.admission``, so it always encodes. Parsing reads, and encoding writes, the
+``boaf.service.core.admission``, so it always encodes. Parsing reads, and encoding writes, the
 large repeated fields of a message (10,000 states, predictions or feature
 vectors) in chunks, and between chunks stops a call that has ended (client gone,
 deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
@@ -32,8 +32,8 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
-from boaf.service.admission import cut_quotes, quoted
-from boaf.service.errors import Cancelled, DeadlineExceeded, LimitExceeded
+from boaf.service.core.admission import cut_quotes, quoted
+from boaf.service.core.errors import Cancelled, DeadlineExceeded, LimitExceeded
 from boaf.service.http.context import CallAborted, CallContext
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state

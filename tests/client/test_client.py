@@ -34,9 +34,9 @@ from boaf.client import (
     Unavailable,
 )
 from boaf.game import State, deal, parse_grid, play, random_state, random_states
-from boaf.service.converters import state_from_proto, state_to_proto
-from boaf.service.kernels import RETRY_AFTER_S
-from boaf.service.server import BoafServer
+from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_from_proto, state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

@@ -28,9 +28,9 @@ from kubernetes_validate.utils import SchemaNotFoundError, all_versions
 
 from boaf.models import registry
 from boaf.models.classifier import load_classifier
-from boaf.service.memory import reload_memory_mb
-from boaf.service.server import HEALTH_SERVICES, SERVICE_NAME
-from boaf.service.settings import MIB, Settings, env_name, env_names
+from boaf.service.core.memory import reload_memory_mb
+from boaf.service.core.settings import MIB, Settings, env_name, env_names
+from boaf.service.grpc.server import HEALTH_SERVICES, SERVICE_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

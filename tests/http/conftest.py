@@ -8,8 +8,8 @@ import pytest
 from http_client import Client
 from servers import loopback_settings, ready_server
 
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
 
 TOKEN = "s3cret-token"
 ORIGIN = "https://play.example"

@@ -24,11 +24,11 @@ from http_client import Answer, Client
 from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
 from boaf.service.http.app import has_no_side_effects
 from boaf.service.http.wire import GET_MAX_URL_BYTES
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2
 

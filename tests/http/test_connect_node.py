@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "connect-node"
 NPM_TIMEOUT_S = 600

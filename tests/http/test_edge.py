@@ -17,11 +17,11 @@ from google.protobuf import json_format
 from http_client import Answer, Client, parse_answer, raw_exchange, read_until_closed
 from servers import TEST_LIMITS, grid_state, wait_for
 
-from boaf.service.errors import SHUTTING_DOWN_MESSAGE, ModelUnavailable
+from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE, ModelUnavailable
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
 from boaf.service.http.context import CallContext
 from boaf.service.http.wire import encode_answer
-from boaf.service.server import BoafServer
 from boaf.v1 import boaf_pb2 as pb
 
 from .conftest import TOKEN

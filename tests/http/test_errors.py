@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
+from boaf.service.rpc.converters import state_to_proto
 
 
 def grpc_table() -> ModuleType:

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS, channel_to, grid_state
 
 from boaf.models.errors import ModelError
-from boaf.service.errors import ModelUnavailable
+from boaf.service.core.errors import ModelUnavailable
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
-from boaf.service.server import BoafServer
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
 

@@ -37,8 +37,8 @@ from schemathesis.specs.openapi.checks import (
 from servers import TEST_LIMITS, grid_state
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
 from boaf.service.http.openapi import COMMENTS_FILE, JSON, PROTO
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
 

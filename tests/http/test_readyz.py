@@ -8,9 +8,9 @@ import pytest
 from http_client import Client
 from servers import GatedLoader, loopback_settings, start_server
 
-from boaf.service.compile_log import COMPILING, CompileProgress
+from boaf.service.core.compile_log import COMPILING, CompileProgress
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from http_client import Client
 from servers import GatedLoader, channel_to, grid_state, loopback_settings, start_server, wait_for
 
 from boaf.game import deal, play
-from boaf.service.converters import state_to_proto
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

@@ -6,7 +6,7 @@ import pytest
 from http_client import Client
 from servers import wait_for
 
-from boaf.service.server import BoafServer
+from boaf.service.grpc.server import BoafServer
 
 from .conftest import ORIGIN, TOKEN
 

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from http_client import Answer, Client, boaf_process, boaf_serve
 from servers import grid_state, wait_for
 
-from boaf.service.errors import SHUTTING_DOWN_MESSAGE
+from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE
 
 HARD = {
     "state": json_format.MessageToDict(grid_state("2D JS AS 5C/9D JD 4H 6S/4C TS QS 8S/7D KD 9S TD")),

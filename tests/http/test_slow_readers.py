@@ -23,9 +23,9 @@ from http_client import Client, read_until_closed
 from servers import loopback_settings, ready_server, wait_for
 
 from boaf.game.deals import random_states
-from boaf.service.converters import state_to_proto
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 
 IDLE_TIMEOUT_S = 2.0

@@ -10,10 +10,10 @@ import pytest
 from google.protobuf import json_format
 
 from boaf.game import random_state
-from boaf.service.converters import state_to_proto
-from boaf.service.errors import Cancelled, DeadlineExceeded
+from boaf.service.core.errors import Cancelled, DeadlineExceeded
 from boaf.service.http.context import CallAborted, CallContext
 from boaf.service.http.wire import ENCODE_CHUNK, GZIP_CHUNK, accepts_gzip, gzipped, parse_request
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 
 SIZE = 3 * ENCODE_CHUNK + 7  # three whole chunks and a part

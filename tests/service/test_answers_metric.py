@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from servers import loopback_settings, ready_server
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

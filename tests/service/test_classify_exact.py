@@ -17,9 +17,9 @@ from boaf.game import deal, random_states
 from boaf.models.exact import ExactBudget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
-from boaf.service.converters import state_to_proto
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

@@ -11,7 +11,8 @@ from strategies import states
 from boaf.game import InvalidState, State, deal
 from boaf.game.arrays import states_to_array
 from boaf.puzzles import DepthCount
-from boaf.service.converters import (
+from boaf.service.core.dataplane import StateArray
+from boaf.service.rpc.converters import (
     algorithm_from_proto,
     analysis_options,
     generation_options,
@@ -19,7 +20,6 @@ from boaf.service.converters import (
     state_to_proto,
     states_from_proto,
 )
-from boaf.service.dataplane import StateArray
 from boaf.v1 import boaf_pb2 as pb
 
 

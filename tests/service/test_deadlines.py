@@ -24,8 +24,8 @@ from servers import free_port, serve_process
 
 from boaf.game import deal
 from boaf.game.cards import card_text
-from boaf.service.converters import state_to_proto
-from boaf.service.settings import Settings
+from boaf.service.core.settings import Settings
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

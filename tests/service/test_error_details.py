@@ -1,4 +1,4 @@
-"""``boaf.service.errors.error_details``: the google.rpc details both edges send with an error."""
+"""``boaf.service.core.errors.error_details``: the google.rpc details both edges send with an error."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 
-from boaf.service.errors import error_details
+from boaf.service.core.errors import error_details
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 OUT_OF_RANGE = grpc.StatusCode.OUT_OF_RANGE

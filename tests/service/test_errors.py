@@ -19,10 +19,10 @@ from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
 from boaf.jobs.runner import InvalidJob, JobError, JobFailed
 from boaf.models.errors import ClassifyStopped, DatasetError, ModelError
 from boaf.models.progress import ProgressStopped
-from boaf.service import errors
 from boaf.service.cli import exit_code
-from boaf.service.converters import state_to_proto
-from boaf.service.settings import InvalidSettings, Settings
+from boaf.service.core import errors
+from boaf.service.core.settings import InvalidSettings, Settings
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 

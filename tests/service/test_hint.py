@@ -15,8 +15,8 @@ from boaf.game import State, deal, random_states
 from boaf.game.arrays import states_to_array
 from boaf.models.classifier import load_classifier
 from boaf.models.exact import ExactBudget
-from boaf.service.converters import state_from_proto, state_to_proto
-from boaf.service.server import BoafServer
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_from_proto, state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2, game_pb2_grpc
 

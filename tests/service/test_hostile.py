@@ -36,10 +36,10 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process, wait_for
 
 from boaf.game import deal, random_state
-from boaf.service.converters import state_to_proto
-from boaf.service.dataplane import SolveBudget
-from boaf.service.interceptors import PROBE_CALLS
-from boaf.service.server import BoafServer
+from boaf.service.core.dataplane import SolveBudget
+from boaf.service.grpc.interceptors import PROBE_CALLS
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2
 

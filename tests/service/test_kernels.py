@@ -24,12 +24,12 @@ from numba.core.registry import CPUDispatcher as Dispatcher
 from servers import GatedLoader, channel_to, loopback_settings, ready_server, start_server, wait_for
 
 from boaf.game import deal
-from boaf.service import kernels
 from boaf.service.cli import COMPILING_NOTICE, missing_extra
-from boaf.service.compile_log import COMPILING, CompileRecorder
-from boaf.service.converters import state_to_proto
+from boaf.service.core import warmup as kernels
+from boaf.service.core.compile_log import COMPILING, CompileRecorder
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
@@ -57,7 +57,7 @@ ONE_COPY = """
 import inspect, sys
 from numba import types
 from numba.core.registry import CPUDispatcher
-from boaf.service import kernels
+from boaf.service.core import warmup as kernels
 packages = ("boaf.game", "boaf.search", "boaf.features", "boaf.models", "boaf.puzzles")
 def walk(phase):
     for module in sorted(name for name in sys.modules if ".".join(name.split(".")[:2]) in packages):
@@ -229,7 +229,7 @@ def test_the_search_and_islands_units_are_cached_only_by_their_own_copy(tmp_path
     """Both units are ``dfs`` and ``solve_batch``, typed by a different ``Config``: each is cached only when its
     own copy is (a cache holding the served copy alone must not say Island Merge's is there)."""
     script = (
-        "from service import kernels\n"
+        "from boaf.service.core import warmup as kernels\n"
         "search, islands = kernels.unit_named('search'), kernels.unit_named('islands')\n"
         "print(kernels.is_cached(search), kernels.is_cached(islands))\n"
         "search.run()\n"
@@ -349,7 +349,7 @@ def _compile_children(parent: int) -> list[int]:
             command = (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if fields.get("PPid", "").strip() == str(parent) and b"boaf.service.kernels" in command:
+        if fields.get("PPid", "").strip() == str(parent) and b"boaf.service.core.warmup" in command:
             found.append(int(status.parent.name))
     return found
 

@@ -28,10 +28,10 @@ from servers import (
 )
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
-from boaf.service.errors import SHUTTING_DOWN_MESSAGE
-from boaf.service.kernels import RETRY_AFTER_S
-from boaf.service.server import STOP_MARGIN_S, BoafServer
+from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE
+from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.grpc.server import STOP_MARGIN_S, BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from boaf.service.logs import JsonFormatter, TextFormatter, formatter_for
+from boaf.service.core.logs import JsonFormatter, TextFormatter, formatter_for
 
 
 class Terminal(io.StringIO):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from boaf.models.classifier import load_classifier
 from boaf.models.registry import default_root
-from boaf.service.dataplane import DataPlane
-from boaf.service.settings import Settings
+from boaf.service.core.dataplane import DataPlane
+from boaf.service.core.settings import Settings
 
 
 def test_the_served_model_directory_supplies_the_ordering(tmp_path: Path) -> None:

@@ -14,10 +14,10 @@ from servers import TEST_LIMITS, grid_state, health_status
 
 from boaf import puzzles, search
 from boaf.game import deal, play, random_state
-from boaf.service.converters import state_from_proto, state_to_proto
-from boaf.service.dataplane import SolveBudget
-from boaf.service.errors import status_of
-from boaf.service.server import BoafServer
+from boaf.service.core.dataplane import SolveBudget
+from boaf.service.core.errors import status_of
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_from_proto, state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

@@ -36,8 +36,8 @@ from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE
 from boaf.models.onnx_export import export_onnx
 from boaf.models.retrain_steps import labelled_random_states
 from boaf.models.training import PAPER_PARAMS, fit
-from boaf.service.memory import model_memory_mb
-from boaf.service.server import BoafServer, load_default_classifier
+from boaf.service.core.memory import model_memory_mb
+from boaf.service.grpc.server import BoafServer, load_default_classifier
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

@@ -12,10 +12,10 @@ from boaf import features
 from boaf.game import State, deal, play, random_states
 from boaf.game.notation import format_grid
 from boaf.models.classifier import load_classifier
-from boaf.service.converters import state_to_proto
-from boaf.service.dataplane import LIMITS, DataPlane
+from boaf.service.core.dataplane import LIMITS, DataPlane
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http.context import CallContext
-from boaf.service.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

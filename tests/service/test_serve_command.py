@@ -69,7 +69,7 @@ def test_boaf_serve_answers_then_stops_on_sigterm_with_json_logs() -> None:
 SERVE = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve"]
 # An internal failure at start: the metrics server breaks as no setting could make it.
 BROKEN_METRICS = (
-    "import boaf.service.metrics as m\n"
+    "import boaf.service.core.metrics as m\n"
     "def broken(*args, **kwargs):\n"
     "    raise RuntimeError('the metrics registry is broken')\n"
     "m.Metrics.serve = broken\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from boaf.service.game_servicer import GameServicer
-from boaf.service.servicer import BoafServicer
+from boaf.service.grpc.game_servicer import GameServicer
+from boaf.service.grpc.servicer import BoafServicer
 from boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from boaf.service import errors
-from boaf.service.settings import InvalidSettings, Settings, env_names
+from boaf.service.core import errors
+from boaf.service.core.settings import InvalidSettings, Settings, env_names
 
 
 def test_defaults_bind_loopback_on_50051() -> None:

@@ -3,7 +3,7 @@
 grpcio's client always reads, so these tests speak HTTP/2 themselves (``h2``): the
 client offers a window of ``WINDOW`` bytes for the answer and never widens it, so the
 server can send no more than that of a ~3 MB Features answer, and the client then
-reads nothing more. The gate (``boaf.service.interceptors``) cancels an answer not taken
+reads nothing more. The gate (``boaf.service.grpc.interceptors``) cancels an answer not taken
 within the idle timeout, which gives back the call's admission; the call holds no
 work slot while its answer waits.
 """
@@ -28,8 +28,8 @@ from servers import channel_to, loopback_settings, ready_server, wait_for
 
 from boaf.game import deal
 from boaf.game.deals import random_states
-from boaf.service.converters import state_to_proto
-from boaf.service.server import BoafServer
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

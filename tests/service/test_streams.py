@@ -1,6 +1,6 @@
 """Streams never hold a worker: idle health Watch and reflection streams up to their cap leave every call answering.
 
-The concurrency model (``boaf.service.admission``): unary calls are counted against
+The concurrency model (``boaf.service.core.admission``): unary calls are counted against
 ``BOAF_MAX_CONCURRENT_RPCS``, streams apart against ``BOAF_MAX_STREAMS``, and
 each admitted call or stream has a thread of its own, so no number of idle
 streams shuts out a call. One stream past the cap is RESOURCE_EXHAUSTED, and
@@ -20,9 +20,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from servers import loopback_settings, ready_server, wait_for
 
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
-from boaf.service.server import BoafServer
-from boaf.service.settings import Settings
+from boaf.service.core.settings import Settings
+from boaf.service.grpc.server import BoafServer
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 

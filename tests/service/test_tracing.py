@@ -1,6 +1,6 @@
 """Optional OpenTelemetry tracing: an RPC is a span with its stages as children, on both edges; off, nothing loads.
 
-Spans go to the SDK's in-memory exporter (``boaf.service.tracing.enable(exporter)``).
+Spans go to the SDK's in-memory exporter (``boaf.service.core.tracing.enable(exporter)``).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from servers import channel_to, loopback_settings, ready_server
 
 from boaf.game import deal
-from boaf.service import tracing
-from boaf.service.converters import state_to_proto
+from boaf.service.core import tracing
+from boaf.service.core.settings import InvalidSettings
+from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.server import BoafServer
-from boaf.service.settings import InvalidSettings
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
@@ -97,7 +97,7 @@ from servers import channel_to, loopback_settings, ready_server
 from boaf.v1 import boaf_pb2 as pb, boaf_pb2_grpc
 from boaf.service.http import HttpServer
 from boaf.game import deal
-from boaf.service.converters import state_to_proto
+from boaf.service.rpc.converters import state_to_proto
 
 server = ready_server(loopback_settings(http_port=0))
 web = HttpServer(server)

@@ -10,7 +10,7 @@ by request size; the data plane, by states; every puzzle call) asks
 the last ask, so no call waits for it and a burst gets one trim. Elsewhere than
 glibc (musl, macOS) it does nothing.
 
-A model reload (``boaf.service.reload``) holds two models for a while: ``check_reload_fits``
+A model reload (``boaf.service.core.reload``) holds two models for a while: ``check_reload_fits``
 counts the second one against ``BOAF_MEMORY_LIMIT_MB`` before it is loaded.
 """
 
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from boaf.service.settings import MIB, Settings
+from boaf.service.core.settings import MIB, Settings
 
 TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 TRIM_EVERY_S = 2.0  # at most one collect-and-trim this often

@@ -30,9 +30,9 @@ from boaf.models.errors import ModelError
 from boaf.models.exact import ExactBudget, Predictions
 from boaf.models.provenance import package_version
 from boaf.puzzles.generation import GeneratedPuzzle, generate
-from boaf.service.admission import arrival_time
-from boaf.service.compile_log import COMPILING
-from boaf.service.errors import (
+from boaf.service.core.admission import arrival_time
+from boaf.service.core.compile_log import COMPILING
+from boaf.service.core.errors import (
     Busy,
     Cancelled,
     Compiling,
@@ -41,9 +41,9 @@ from boaf.service.errors import (
     ModelUnavailable,
     ServiceError,
 )
-from boaf.service.kernels import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
-from boaf.service.memory import give_memory_back_soon
-from boaf.service.settings import Settings
+from boaf.service.core.memory import give_memory_back_soon
+from boaf.service.core.settings import Settings
+from boaf.service.core.warmup import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
@@ -69,7 +69,7 @@ LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its me
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
 
-The kernels are compiled (``boaf.service.kernels``) before it starts, so the checks
+The kernels are compiled (``boaf.service.core.warmup``) before it starts, so the checks
 take well under a second; the limit only stops a broken build from hanging."""
 
 
@@ -338,7 +338,7 @@ class DataPlane:
         stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
         when the server's limit ran out), or ``Cancelled`` when something else set it (the
         client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
-        states asks for its memory to be given back once it ends (``boaf.service.memory``).
+        states asks for its memory to be given back once it ends (``boaf.service.core.memory``).
         """
         try:
             with self._alarm.armed(cancel, budget.deadline):
@@ -644,7 +644,7 @@ class DataPlane:
         """Classify, featurize and solve a few deals, and check the answers; returns the seconds taken.
 
         Raises when any answer is wrong, so a broken build never reports SERVING.
-        The kernels are compiled before (``boaf.service.kernels``); the checks have their
+        The kernels are compiled before (``boaf.service.core.warmup``); the checks have their
         own time limit (``WARM_UP_TIME_LIMIT_S``), started here, not a request's.
         The puzzle checks run only once the puzzle kernels are loaded.
         """

@@ -19,7 +19,7 @@ compiled by running a little real work through the public API of its package:
   retry hint. No compile ever runs inside a request.
 
 When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
-child processes (``python -m boaf.service.kernels UNIT``; each fills the shared cache),
+child processes (``python -m boaf.service.core.warmup UNIT``; each fills the shared cache),
 and loads each unit in this process from the cache as soon as its child ends
 (the puzzle RPCs need not wait for Island Merge's compile). The children report
 each kernel they compiled and its time, which this process logs, once per kernel; it also logs
@@ -56,7 +56,7 @@ from boaf.models.progress import warm_up_progress
 from boaf.puzzles.generation import generate
 from boaf.search import kernel
 from boaf.search.tables import compat_table, kernel_config, line_table
-from boaf.service.compile_log import COMPILING, Compiled, CompileProgress, CompileRecorder
+from boaf.service.core.compile_log import COMPILING, Compiled, CompileProgress, CompileRecorder
 
 log = logging.getLogger(__name__)
 
@@ -362,12 +362,12 @@ atexit.register(_terminate, _children)  # a child must not go on compiling for a
 def _compile_in_child(
     name: str, on_compiled: Callable[[Compiled], None], running: set[subprocess.Popen[str]] | None = None
 ) -> bool:
-    """Run ``python -m boaf.service.kernels NAME``, hearing each kernel it compiled as it goes; False when it failed.
+    """Run ``python -m boaf.service.core.warmup NAME``, hearing each kernel as it compiles; False when it failed.
 
     A child that fails (no cache directory it can write, say) costs nothing but
     its time: the parent then compiles what is missing itself, and logs it.
     """
-    command = [sys.executable, "-m", "boaf.service.kernels", name]
+    command = [sys.executable, "-m", "boaf.service.core.warmup", name]
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty child cannot block on it
         with _children_lock:
             try:
@@ -400,7 +400,7 @@ def _compile_in_child(
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m boaf.service.kernels UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
+    """``python -m boaf.service.core.warmup UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
     recorder = CompileRecorder(
         lambda c: print(json.dumps({"kernel": c.kernel, "seconds": round(c.seconds, 3)}), flush=True)
     )

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from boaf.service.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
-from boaf.service.settings import Settings
+from boaf.service.core.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
+from boaf.service.core.settings import Settings
 
 QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)

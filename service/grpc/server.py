@@ -5,7 +5,7 @@ Lifecycle of a ``BoafServer``:
 1. ``start()`` binds the ports and serves at once, with health NOT_SERVING and
    every Boaf RPC UNAVAILABLE, then, in a background thread, compiles the
    kernels Classify, Solve and Features need if numba's cache lacks them
-   (``boaf.service.kernels``; ``stage`` says "compiling kernels (first start
+   (``boaf.service.core.warmup``; ``stage`` says "compiling kernels (first start
    only)"), loads the classifier and warms up (a classify, a features batch and
    a solve, checked, on the warm-up's own time limit).
 2. When the warm-up has passed, the servicer gets its ``DataPlane`` and health
@@ -13,7 +13,7 @@ Lifecycle of a ``BoafServer``:
    health stays NOT_SERVING and ``load_error`` says why. The puzzle kernels
    then compile in the background; until they are loaded, the puzzle RPCs
    answer UNAVAILABLE with a retry hint.
-3. When ``BOAF_MODEL_DIR`` is a model root, a ``boaf.service.reload.ModelWatcher``
+3. When ``BOAF_MODEL_DIR`` is a model root, a ``boaf.service.core.reload.ModelWatcher``
    watches its ``CURRENT``: a new version is loaded and warmed up beside the
    served one and swapped in (``_reload``), with no call failing; ``reload_now()``
    (SIGHUP) looks at once.
@@ -22,7 +22,7 @@ Lifecycle of a ``BoafServer``:
    and gives the calls in flight ``grace`` seconds; those still running then end
    UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``, and their searches stop.
 
-Threads (``boaf.service.admission`` has the whole model): the gRPC pool has a thread
+Threads (``boaf.service.core.admission`` has the whole model): the gRPC pool has a thread
 for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
 and gRPC's own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
 Connections: one idle for ``BOAF_IDLE_TIMEOUT_S`` is closed; every connection is
@@ -45,18 +45,18 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from boaf.models import registry
-from boaf.service import reflection as reflection_v1
-from boaf.service import reload, tracing
-from boaf.service.admission import Admission
-from boaf.service.compile_log import COMPILING
-from boaf.service.dataplane import DataPlane, ServedModel, warm_up_puzzles
-from boaf.service.game_servicer import GameServicer
-from boaf.service.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
-from boaf.service.kernels import UNITS, Kernels
-from boaf.service.memory import ReloadRefused, check_reload_fits, settle_heap
-from boaf.service.metrics import Metrics
-from boaf.service.servicer import BoafServicer
-from boaf.service.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.service.core import reload, tracing
+from boaf.service.core.admission import Admission
+from boaf.service.core.compile_log import COMPILING
+from boaf.service.core.dataplane import DataPlane, ServedModel, warm_up_puzzles
+from boaf.service.core.memory import ReloadRefused, check_reload_fits, settle_heap
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.service.core.warmup import UNITS, Kernels
+from boaf.service.grpc import reflection as reflection_v1
+from boaf.service.grpc.game_servicer import GameServicer
+from boaf.service.grpc.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
+from boaf.service.grpc.servicer import BoafServicer
 from boaf.v1 import boaf_pb2, boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -270,7 +270,7 @@ class BoafServer:
         return True
 
     def _reload(self, version: str) -> str:
-        """Load, warm up and swap in ``version`` of the model root; returns the outcome (``boaf.service.reload``)."""
+        """Load, warm up and swap in ``version`` of the model root; returns the outcome (see ``core.reload``)."""
         assert self.watcher is not None
         directory, started = self.watcher.root / version, time.perf_counter()
         served = self.servicer.plane.classifier.version if self.servicer.plane is not None else None

@@ -17,10 +17,10 @@ import numpy as np
 
 from boaf.game import deal, play
 from boaf.game.state import State
-from boaf.service import converters
-from boaf.service.dataplane import ESTIMATE
-from boaf.service.metrics import Metrics
-from boaf.service.servicer import BoafServicer, rpc
+from boaf.service.core.dataplane import ESTIMATE
+from boaf.service.core.metrics import Metrics
+from boaf.service.grpc.servicer import BoafServicer, rpc
+from boaf.service.rpc import converters
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2, game_pb2_grpc
 

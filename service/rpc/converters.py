@@ -22,9 +22,9 @@ from boaf.game.errors import BoafError, InvalidState
 from boaf.game.notation import check_rows_and_cols, state_from_json
 from boaf.game.state import MAX_CELLS, State
 from boaf.puzzles.generation import GeneratedPuzzle
-from boaf.service import dataplane
-from boaf.service.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
-from boaf.service.errors import Cancelled
+from boaf.service.core import dataplane
+from boaf.service.core.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
+from boaf.service.core.errors import Cancelled
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
 

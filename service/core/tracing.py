@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from boaf.service.settings import InvalidSettings
+from boaf.service.core.settings import InvalidSettings
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 

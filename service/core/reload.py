@@ -8,7 +8,7 @@ At once (``CURRENT`` may have changed while the model loaded), then every
 other than the served one is handed to the server's reload (``BoafServer``), which:
 
 1. refuses it when two models would not fit the memory limit
-   (``boaf.service.memory.check_reload_fits``), since the old one serves meanwhile;
+   (``boaf.service.core.memory.check_reload_fits``), since the old one serves meanwhile;
 2. loads it and warms it up beside the served model, with the checks and time
    limit of the start's warm-up (``DataPlane.warm_up``);
 3. swaps the servicers' data plane only when the warm-up passed. Calls in flight

@@ -20,7 +20,7 @@ from typing import Any
 
 from boaf.game.errors import InvalidInput
 from boaf.game.state import MAX_CELLS
-from boaf.service.logs import LOG_FORMATS
+from boaf.service.core.logs import LOG_FORMATS
 
 ENV_PREFIX = "BOAF_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -292,7 +292,7 @@ class Settings:
         puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
         at its cap. ``batches``: every admitted call holding a request of the largest
         size while it waits (``max_concurrent_rpcs``, both edges together), and every
-        work slot (``max_workers``, shared by both edges: ``boaf.service.admission``) parsing
+        work slot (``max_workers``, shared by both edges: ``boaf.service.core.admission``) parsing
         and processing one (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte; batches
         are processed in chunks, so their working arrays stay within this). ``base``:
         the process with the model and the compiled kernels (``BASE_MEMORY_MB``).

@@ -1,7 +1,7 @@
 """Hearing numba compile: which kernels it compiles (not loads from its cache), and for how long.
 
 Light on purpose (numba only): the CLI installs a ``CompileRecorder`` around every
-command to say once that it is compiling, and ``boaf.service.kernels`` logs each kernel.
+command to say once that it is compiling, and ``boaf.service.core.warmup`` logs each kernel.
 """
 
 from __future__ import annotations

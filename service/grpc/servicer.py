@@ -1,7 +1,7 @@
 """The ``boaf.v1.Boaf`` servicer: each RPC converts, calls one ``DataPlane`` method, converts back.
 
 ``rpc`` is the one decorator every method wears. It maps any exception to a
-status code through ``boaf.service.errors.status_of`` (anything unexpected becomes
+status code through ``boaf.service.core.errors.status_of`` (anything unexpected becomes
 INTERNAL and is logged with its traceback), and it records the metrics.
 """
 
@@ -18,12 +18,13 @@ import grpc
 
 from boaf import search
 from boaf.puzzles import AnalysisStopped
-from boaf.service import converters, tracing
-from boaf.service.admission import cut_quotes
-from boaf.service.dataplane import CancelFlag, DataPlane
-from boaf.service.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
-from boaf.service.kernels import RETRY_AFTER_S
-from boaf.service.metrics import Metrics
+from boaf.service.core import tracing
+from boaf.service.core.admission import cut_quotes
+from boaf.service.core.dataplane import CancelFlag, DataPlane
+from boaf.service.core.errors import Cancelled, DeadlineExceeded, NotReady, abort, status_of
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.rpc import converters
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
@@ -38,7 +39,7 @@ def rpc(method: Method[Request, Response]) -> Method[Request, Response]:
     """Map errors to status codes, and keep the in-flight gauge of one RPC method.
 
     The edges count each call (``boaf_requests_total``) once, with the code its client gets: the gRPC
-    gate (``boaf.service.interceptors``) and the HTTP edge (``boaf.service.http.app``), which may still turn an
+    gate (``boaf.service.grpc.interceptors``) and the HTTP edge (``boaf.service.http.app``), which may still turn an
     answer into UNAVAILABLE (the server stopped) or DEADLINE_EXCEEDED after this returns.
     """
     name = method.__name__

@@ -1,6 +1,6 @@
 """What every gRPC call goes through before a servicer sees it: admission, its arrival time, its payload, its count.
 
-``CallGate`` is the server's one interceptor, the gRPC side of ``boaf.service.admission``
+``CallGate`` is the server's one interceptor, the gRPC side of ``boaf.service.core.admission``
 (read its notes for the concurrency model). For every call it
 
 - notes the arrival time (``arrival_time()`` in the handler), so time limits
@@ -46,11 +46,19 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from boaf.game.errors import InvalidInput
-from boaf.service.admission import Admission, mark_arrival
-from boaf.service.errors import SHUTTING_DOWN_MESSAGE, Busy, Cancelled, DeadlineExceeded, ServiceError, abort, status_of
-from boaf.service.kernels import RETRY_AFTER_S
-from boaf.service.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
-from boaf.service.metrics import Metrics
+from boaf.service.core.admission import Admission, mark_arrival
+from boaf.service.core.errors import (
+    SHUTTING_DOWN_MESSAGE,
+    Busy,
+    Cancelled,
+    DeadlineExceeded,
+    ServiceError,
+    abort,
+    status_of,
+)
+from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.warmup import RETRY_AFTER_S
 
 log = logging.getLogger(__name__)
 
