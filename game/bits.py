@@ -31,11 +31,10 @@ def lean_njit(*, inline: str = "never") -> Any:
     counting (``_nrt=False``).
 
     With it, every array read out of a named tuple (``boaf.search.kernel.bundles``)
-    and every array argument costs an atomic increment and decrement: the
-    search kernel on typed state ran 2.3x slower until its allocation-free
-    functions were compiled this way. Such a function may create views but no
-    arrays, and may call only functions of its kind (numba compiles callees
-    with the caller's flags).
+    and every array argument costs an atomic increment and decrement, on every
+    node of a search: more than the rest of a node's work. Such a function may
+    create views but no arrays, and may call only functions of its kind (numba
+    compiles callees with the caller's flags).
     """
     options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False, "inline": inline}
     return numba.njit(**options)

@@ -31,13 +31,10 @@ Representation (any grid with ``rows * cols <= 52``):
 - ``line[cell]``: ``uint64`` mask of the other cells in its row or column.
 - The memo key of a state is exact, never a hash (``keys``, ``memo``).
 
-Measured and deleted: a ``CANONICAL`` option (memo keys of the
-canonical member of the state's symmetry class: rows and columns sorted by
-their card sets, and the transpose on square grids) cut the nodes of the
-hardest deals by only ~6% (360528: 3.82M -> 3.59M) and cost more in key
-building than it saved; a ``LOOKAHEAD`` option (looking all children up in the
-memo at once, to overlap cache misses) doubled the mean time per deal, since
-most deals are solved long before most children are visited.
+Memo keys are not canonical under the grid's symmetries, and children are
+looked up in the memo one at a time: canonical keys cost more to build than
+the nodes they save, and a batched lookup visits children that a solved deal
+never reaches (``docs/history/solver-v2.md``).
 
 Statuses: ``SOLVABLE``, ``UNSOLVABLE``, ``UNKNOWN`` (a node or time budget ran
 out, or the cancel flag was raised). Nodes count *expanded* states: states with

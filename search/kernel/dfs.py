@@ -244,9 +244,8 @@ def _opens(nodes, options, max_nodes):
     (``PRUNE_OPEN``), its gathering at ``OPEN_AFTER`` and ``GATHER_AGAIN`` (``PRUNE_GATHER``). A search whose node
     budget is under ``OPEN_MIN_BUDGET`` wants an answer fast or none (Classify's exact path, at 1,500 nodes): it
     skips open blocks, which would cost it more than the states they settle (up to ``OPEN_TOTAL`` positions, ~1
-    ms on mid-game states: Classify's single p99 on decision states went from 1.34 to 1.76 ms, ``boaf
-    tune-budget``, for 95.52 -> 95.56% settled exactly), and gathers once, at ``OPEN_AFTER``, with the joins of
-    half its budget (``gather_refutes``)."""
+    ms on mid-game states, close to Classify's whole single-call p99, which ``boaf tune-budget`` prints), and
+    gathers once, at ``OPEN_AFTER``, with the joins of half its budget (``gather_refutes``)."""
     if _small_budget(max_nodes):
         return nodes == OPEN_AFTER and options & PRUNE_GATHER != 0
     if nodes == OPEN_AFTER:

@@ -234,12 +234,10 @@ def _order(cells, board, compat, config, src, dst, scratch, targets):
     stacks (the most the ordering model was fitted on: a 4x4 deal) the score
     is the subset-H estimate (``_child_scores``), and above, it is the
     squared degrees, ties broken by the child's edges: a few popcounts a target instead
-    of connectivity flows on graphs of up to 52 cards, which made tiny searches
-    on 5x5 and 6x6 grids cost 10-40x a 4x4 search of as many nodes. On 4x13
-    deals 1-200 it expands 75k nodes where the edges alone took 1.5-2.6M with
-    two deals out of time at 1 s, and it settles all of deals 1-1000 within
-    1 s each (subset H without connectivity, the degree range alone or counts
-    of leaves did not).
+    of connectivity flows on graphs of up to 52 cards, which would make tiny
+    searches on 5x5 and 6x6 grids cost 10-40x a 4x4 search of as many nodes.
+    With it the search settles every 4x13 deal of 1-1000 within 1 s
+    (``benchmarks/solver.py`` prints the 5x5 and 4x13 rows).
 
     With ``ORDER_LATER`` the scores are left in ``scratch.scores``, with the
     highest at ``BEST_SCORE``, and the children in generation order: ``dfs``

@@ -1,19 +1,19 @@
 # mypy: disable-error-code="no-untyped-def"
 """The option bits of ``dfs`` and ``best_n``, and the pruning rules they switch on, each with its proof.
 
-Solver v2 option bits, on in ``ordered`` (``SLEEP`` in ``compatible`` too),
-measured in the same process by ``benchmarks/solver.py --ablation``:
-``PRUNE_LEAF`` and ``PRUNE_ANCHOR`` (stranded leaves, ``_leaf_stranded``) decide
-360528 and 731678 at the root's children (3.8M / 3.6M nodes before) and
-cut 557593 from 1.1M nodes to 18, 174024 12.7x, -115618 3.2x; ``SLEEP`` (sleep
-sets, ``_fall_asleep``) changes no node count of a memoised state and saves
-1.3-1.6x of the time on -4965 and -115618 by not probing commuted children.
-Six hard deals: 23.0 s -> 3.3 s. ``PRUNE_FROZEN`` (a frozen block hanging from
-a cut vertex by one edge, ``_frozen_block``) then decides -4965 and eight of the
-ten hardest deals of the census -500,000..499,999 at the root (-4965: 2,348,019
-nodes -> 1). Solver v3: ``PRUNE_BLOCKS`` (``_stuck_block``) widens
-it to blocks that can move inside, near a deal's root, and decides the FFUD
-deals 6727 and 59481 at the root's children.
+``ordered`` switches on every rule below, ``compatible`` only ``SLEEP``; each
+rule's proof is its function's docstring, and ``benchmarks/solver.py
+--ablation`` prints what each saves, in nodes and time, in one process:
+
+- ``PRUNE_LEAF`` and ``PRUNE_ANCHOR``: a child that strands a leaf of G
+  (``_leaf_stranded``) is unsolvable.
+- ``SLEEP``: sleep sets (``_fall_asleep``) skip a child reached by two
+  commuting moves whose other order was searched; no node count of a
+  memoised state changes.
+- ``PRUNE_FROZEN``: a frozen block hanging from a cut vertex by one edge must
+  be able to come down (``_frozen_block``).
+- ``PRUNE_BLOCKS``: near a deal's root, no block hanging from G by one edge,
+  even one that can move inside, may be stuck (``_stuck_block``).
 """
 
 from __future__ import annotations
@@ -328,14 +328,10 @@ def _stuck_block(cells, board, tables, scratch, budget):
     Each block's search sees at most ``budget`` positions (past them it claims
     nothing). ``dfs`` checks the nodes of 13 stacks or more at depth up to 3
     (``dfs.BLOCKS_BUDGET``), for sides of up to ``WIDE_MAX`` cards: a deal's
-    first moves, where a stuck block prunes the most. There it costs nothing
-    measurable (deals 1-10,000: 0.9% fewer nodes, the same time). At every
-    node, even behind a cache of blocks in their cells, its searches cost more
-    time than the nodes they saved (sides of up to 5: -115618 621,699 ->
-    339,690 nodes but 0.34 -> 2.3 s; sides of up to 3 in searches past 4,000
-    nodes: deals 1-10,000 2.5% fewer nodes, 7% more time). It decides the FFUD
-    deals 6727 and 59481 at the root's children (12,647 and 118,549 nodes
-    before) and takes -115618 from 621,699 nodes to 492,526.
+    first moves, where a stuck block prunes the most, at no measurable cost in
+    time; checked at every node, its searches cost more time than the nodes
+    they save (``docs/history/solver-v3.md``). It decides the FFUD deals 6727
+    and 59481 at the root's children.
     """
     present, occupied, compat = board.present, board.occupied, tables.compat
     if board.n_stacks <= 3:
