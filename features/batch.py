@@ -1,7 +1,7 @@
 """The fast batch path: many states in, a feature matrix or Arrow table out.
 
 This is what the service, the models and the exports call. It runs the compiled
-kernel (``boaf.features.kernel``) over a batch and equals ``boaf.features.reference``
+kernel (``boaf.features.compiled``) over a batch and equals ``boaf.features.reference``
 exactly on integer features and to 1e-9 on the others.
 
 Exact integers (``spanning_trees``, ``adjacency_det``):
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from boaf.features import kernel
+from boaf.features import compiled as kernel
 from boaf.features.schema import BIG_INTEGER_FEATURES, FEATURE_INDEX, SCHEMA_VERSION, feature_names, is_integer_feature
 from boaf.game.arrays import EMPTY, states_to_array
 from boaf.game.cards import DECK_SIZE

@@ -22,7 +22,7 @@ from typing import Any
 import igraph
 import numpy as np
 
-from boaf.features.exact import adjacency_determinant, spanning_tree_count
+from boaf.features.determinants import adjacency_determinant, spanning_tree_count
 from boaf.game.cards import Card, compatible
 
 

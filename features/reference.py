@@ -1,6 +1,6 @@
 """The reference feature vector of one state: plain igraph, numpy and exact integers.
 
-This is the definition the compiled batch path (``boaf.features.kernel``) is tested
+This is the definition the compiled batch path (``boaf.features.compiled``) is tested
 against. It costs about a millisecond per state; use ``features.feature_matrix``
 for batches.
 """

@@ -7,7 +7,7 @@ one class on both sides: it ships in the boaf-client distribution (``clients/pyt
 ``boaf.client`` and the stubs, and the server distribution depends on it. ``import boaf.game``
 (cards, states, notation, errors) is pure Python and stays light. The seeded deals (``deal``,
 ``deal_cards``, ``random_state``, ``random_states``) and the compiled parts (``graph``, ``bits``,
-``arrays``, ``kernel_cache``) need numpy and numba, which only the server installs: the deals
+``arrays``, ``numba_cache``) need numpy and numba, which only the server installs: the deals
 load on first use (PEP 562), and the client never touches either.
 """
 

@@ -19,9 +19,9 @@ import numpy as np
 from llvmlite import ir
 from numba.extending import intrinsic
 
-from boaf.game import kernel_cache
+from boaf.game import numba_cache
 
-kernel_cache.install()  # before any kernel is defined: every boaf kernel's cache is stamped with all kernel sources
+numba_cache.install()  # before any kernel is defined: every boaf kernel's cache is stamped with all kernel sources
 
 __all__ = ["lean_njit", "lowest_bit", "popcount", "shuffled_cells"]
 

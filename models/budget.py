@@ -6,7 +6,7 @@ on the calling thread's CPU clock (one core), and keeps, for each grid the sets
 are on, the largest budget whose cost meets that grid's targets (``TARGETS``) on
 every set of the grid: the more nodes, the more states are answered exactly.
 The 4x4 budget is the model's ``max_nodes``, which every grid without a budget
-of its own gets; another grid's goes to ``by_grid`` (``boaf.models.exact``). It
+of its own gets; another grid's goes to ``by_grid`` (``boaf.models.exact_path``). It
 writes the budgets beside the model (``exact_path.json``, read by the
 classifier), each grid's measurements into the model card, and each grid's
 sweep plot.
@@ -30,7 +30,7 @@ from boaf.models import plots
 from boaf.models.classifier import CARD_FILE, Classifier, load_classifier
 from boaf.models.datasets import DatasetSpec, exact_labels, generate_chunk
 from boaf.models.errors import ModelError
-from boaf.models.exact import ExactBudget, grid_key, write_exact_budget
+from boaf.models.exact_path import ExactBudget, grid_key, write_exact_budget
 from boaf.models.files import write_text_atomically
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
 

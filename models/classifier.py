@@ -1,7 +1,7 @@
 """The served solvability classifier: an ONNX model run by onnxruntime.
 
 A model directory holds ``classifier.onnx``, ``model_card.json`` and, when the
-model has an exact path (``boaf.models.exact``), ``exact_path.json``; a model trained
+model has an exact path (``boaf.models.exact_path``), ``exact_path.json``; a model trained
 on the hard remainder also has ``calibration.json`` (``boaf.models.calibration``). The ONNX
 file carries the feature schema it was trained on in its metadata, and loading
 refuses a model whose schema differs from ``features.SCHEMA_VERSION``: feeding a
@@ -27,7 +27,7 @@ from boaf.game.state import State
 from boaf.models import registry
 from boaf.models.calibration import Calibration, read_calibration
 from boaf.models.errors import ClassifyStopped, ModelError
-from boaf.models.exact import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
+from boaf.models.exact_path import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
 from boaf.models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
 from boaf.models.onnx_session import OnnxSession
 

@@ -47,7 +47,7 @@ from boaf.models.calibration import fit_calibration, write_calibration
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
 from boaf.models.datasets import DatasetSpec, generate_chunk
 from boaf.models.errors import ModelError
-from boaf.models.exact import EXACT_FILE, ExactBudget, write_exact_budget
+from boaf.models.exact_path import EXACT_FILE, ExactBudget, write_exact_budget
 from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.inputs import input_names, model_inputs
 from boaf.models.onnx_export import export_onnx, parity

@@ -19,7 +19,7 @@ of dead states (wide keys, a stamp per state of the batch).
 - ``progress_outcome``: 1 solved, 0 proved unsolvable, 0.5 budget spent.
 
 These are features, never answers: Classify's exact answers come from
-``search`` alone (``boaf.models.exact``). This is compiled code where speed beats
+``search`` alone (``boaf.models.exact_path``). This is compiled code where speed beats
 beauty; ``progress_reference`` is the plain-Python search it is tested against.
 """
 

@@ -1,7 +1,7 @@
 """Residue sets: the states Classify's exact path leaves to the learned model, with exact labels.
 
 The learned model only answers the *residue* of a distribution: the states the
-exact path (``boaf.models.exact``) leaves open. A residue set is generated a
+exact path (``boaf.models.exact_path``) leaves open. A residue set is generated a
 seeded batch at a time from one distribution until it holds ``min_states``
 states and ``min_minority`` of its minority class, or ``max_batches`` are spent;
 every batch goes through the exact path and its open states are labelled.

@@ -20,7 +20,7 @@ import numpy as np
 from boaf.game import State
 from boaf.game.arrays import state_to_array
 from boaf.game.validation import check_positive_int
-from boaf.puzzles import kernel
+from boaf.puzzles import compiled_enumeration as kernel
 from boaf.puzzles.errors import AnalysisStopped, InvalidPuzzleRequest
 from boaf.search import compat_table, line_table
 
@@ -36,7 +36,7 @@ class Enumeration:
     The root's k occupied cells are its slots: ``slot_cell[s]`` is the cell of
     slot s and ``cards[s]`` the card dealt there. The states live in the
     kernel's groups (``keys``, ``group_start``, ``group_size``, ``masks``,
-    ``level_group_start``; see ``boaf.puzzles.kernel``) and ``sizes[d]`` counts the
+    ``level_group_start``; see ``boaf.puzzles.compiled_enumeration``) and ``sizes[d]`` counts the
     states of depth d; ``edges`` and ``block_start`` record every move when
     ``moves`` is true (labelling needs them).
     ``complete_depths`` depths were finished; ``complete`` is true when that is

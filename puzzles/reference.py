@@ -1,6 +1,6 @@
 """Plain-Python enumeration of reachable states: small, slow and obviously correct.
 
-The oracle ``boaf.puzzles.kernel`` is tested against, never the product path.
+The oracle ``boaf.puzzles.compiled_enumeration`` is tested against, never the product path.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from packaging.version import Version
 from uvicorn.protocols.http import h11_impl
 from uvicorn.server import ServerState
 
-from boaf.game import kernel_cache
+from boaf.game import numba_cache
 from boaf.service.core import warmup as kernels
 from boaf.service.grpc.server import BoafHealth
 from boaf.service.http import protocol
@@ -60,20 +60,20 @@ class Internal:
 
 
 def check_cache_locator_base(tmp_path: Path) -> None:
-    missing = caching._CacheLocator.__abstractmethods__ - set(vars(kernel_cache.KernelSourcesLocator))
+    missing = caching._CacheLocator.__abstractmethods__ - set(vars(numba_cache.KernelSourcesLocator))
     assert not missing, f"_CacheLocator has new abstract methods KernelSourcesLocator lacks: {sorted(missing)}"
 
 
 def check_locator_classes(tmp_path: Path) -> None:
     locators = caching.CacheImpl._locator_classes
     assert isinstance(locators, list), f"CacheImpl._locator_classes is a {type(locators).__name__}, not a list"
-    assert locators[0] is kernel_cache.KernelSourcesLocator, "install() did not put its locator first"
+    assert locators[0] is numba_cache.KernelSourcesLocator, "install() did not put its locator first"
     # numba still consults the list: a cached kernel of boaf's gets the stamp of boaf's kernel sources
     from boaf.game import graph  # a module of cached kernels: decorating them picks their locator, no compile
 
     dispatcher = next(value for value in vars(graph).values() if isinstance(value, numba.core.registry.CPUDispatcher))
     locator = dispatcher._cache._impl.locator
-    assert isinstance(locator, kernel_cache.KernelSourcesLocator), f"numba chose {type(locator).__name__}"
+    assert isinstance(locator, numba_cache.KernelSourcesLocator), f"numba chose {type(locator).__name__}"
 
 
 def check_no_nrt_option(tmp_path: Path) -> None:
@@ -197,13 +197,13 @@ INTERNALS = [
     Internal(
         "numba",
         "numba.core.caching._CacheLocator (base class, its abstract methods)",
-        "boaf.game.kernel_cache.KernelSourcesLocator",
+        "boaf.game.numba_cache.KernelSourcesLocator",
         check_cache_locator_base,
     ),
     Internal(
         "numba",
         "numba.core.caching.CacheImpl._locator_classes (the locators numba tries, in order)",
-        "boaf.game.kernel_cache.install",
+        "boaf.game.numba_cache.install",
         check_locator_classes,
     ),
     Internal("numba", "the jit option _nrt=False", "boaf.game.bits.lean_njit", check_no_nrt_option),

@@ -27,7 +27,7 @@ from boaf.game.deals import deal
 from boaf.game.errors import Stopped
 from boaf.game.state import MAX_CELLS, State
 from boaf.models.errors import ModelError
-from boaf.models.exact import ExactBudget, Predictions
+from boaf.models.exact_path import ExactBudget, Predictions
 from boaf.models.provenance import package_version
 from boaf.puzzles.generation import GeneratedPuzzle, generate
 from boaf.service.core.admission import arrival_time

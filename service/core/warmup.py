@@ -174,7 +174,7 @@ UNITS: tuple[Unit, ...] = (
     Unit("game", ("boaf.game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
     Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
     Unit("search_late", SEARCH_LATE_ENTRIES, _run_search_late, at_start=True),
-    Unit("features", ("boaf.features.kernel:batch_kernel",), _run_features, at_start=True),
+    Unit("features", ("boaf.features.compiled:batch_kernel",), _run_features, at_start=True),
     Unit("progress", ("boaf.models.progress:_progress_batch",), _run_progress, at_start=True),
     Unit(
         "best_n",
@@ -184,7 +184,7 @@ UNITS: tuple[Unit, ...] = (
     ),
     Unit(
         "puzzles",
-        ("boaf.puzzles.kernel:enumerate_groups", "boaf.puzzles.kernel:label_groups"),
+        ("boaf.puzzles.compiled_enumeration:enumerate_groups", "boaf.puzzles.compiled_enumeration:label_groups"),
         _run_puzzles,
         at_start=False,
     ),

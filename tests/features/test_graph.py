@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boaf.features import kernel
+from boaf.features import compiled as kernel
 from boaf.features.batch import from_digits
-from boaf.features.exact import adjacency_determinant, integer_determinant, spanning_tree_count
+from boaf.features.determinants import adjacency_determinant, integer_determinant, spanning_tree_count
 from boaf.features.graph import graph_features
 from boaf.features.schema import FEATURE_INDEX, GRAPH_TOPICS, names_of
 

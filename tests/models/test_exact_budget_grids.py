@@ -13,7 +13,7 @@ from boaf.game import random_states
 from boaf.models import budget
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact import EXACT_FILE, ExactBudget, read_exact_budget, write_exact_budget
+from boaf.models.exact_path import EXACT_FILE, ExactBudget, read_exact_budget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import solve_many
 

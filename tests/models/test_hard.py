@@ -22,7 +22,7 @@ from boaf.models.calibration import (
 )
 from boaf.models.classifier import load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact import ExactBudget, write_exact_budget
+from boaf.models.exact_path import ExactBudget, write_exact_budget
 from boaf.models.hard import (
     FFUD_RANGES,
     HardSet,

@@ -14,7 +14,7 @@ from http_client import Client
 from servers import channel_to, loopback_settings, ready_server
 
 from boaf.game import deal, random_states
-from boaf.models.exact import ExactBudget, write_exact_budget
+from boaf.models.exact_path import ExactBudget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
 from boaf.service.grpc.server import BoafServer

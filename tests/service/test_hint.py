@@ -14,7 +14,7 @@ from boaf import search
 from boaf.game import State, deal, random_states
 from boaf.game.arrays import states_to_array
 from boaf.models.classifier import load_classifier
-from boaf.models.exact import ExactBudget
+from boaf.models.exact_path import ExactBudget
 from boaf.service.grpc.server import BoafServer
 from boaf.service.rpc.converters import state_from_proto, state_to_proto
 from boaf.v1 import boaf_pb2 as pb

@@ -37,10 +37,10 @@ KERNEL_MODULES = (
     "boaf.game.bits",
     "boaf.game.graph",
     *(f"boaf.search.kernel.{module}" for module in (*SEARCH_KERNEL, "batch")),
-    "boaf.features.graph_kernel",
-    "boaf.features.kernel",
+    "boaf.features.compiled_graph",
+    "boaf.features.compiled",
     "boaf.models.progress",
-    "boaf.puzzles.kernel",
+    "boaf.puzzles.compiled_enumeration",
 )
 
 
@@ -117,7 +117,7 @@ def test_every_unit_compiles_each_kernel_once_and_never_for_a_literal(tmp_path: 
     assert {row[0] for row in serving if row[1] != "1"} == set()
     assert {row[0] for row in rows if row[1] != "1"} == {
         "boaf.search.kernel.best_n._grow_rows",
-        "boaf.puzzles.kernel._grown",
+        "boaf.puzzles.compiled_enumeration._grown",
         *ISLAND_COPIES,
     }
     assert {row[1] for row in rows if row[0] in ISLAND_COPIES} == {"2"}

@@ -1,4 +1,4 @@
-"""numba's cache goes stale across files: an edit of a callee recompiles its callers (``boaf.game.kernel_cache``)."""
+"""numba's cache goes stale across files: an edit of a callee recompiles its callers (``boaf.game.numba_cache``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import boaf.game.bits
-from boaf.game import kernel_cache
+from boaf.game import numba_cache
 from boaf.search.kernel import dfs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,14 +34,14 @@ def ask():
     return answer()
 """
 
-# The toy package registers its own folder, as ``boaf.game.kernel_cache.install`` registers boaf's kernel sources.
+# The toy package registers its own folder, as ``boaf.game.numba_cache.install`` registers boaf's kernel sources.
 REGISTERED = """
 from pathlib import Path
 
-from boaf.game import kernel_cache
+from boaf.game import numba_cache
 
-kernel_cache.install()
-kernel_cache.register([Path(__file__).parent])
+numba_cache.install()
+numba_cache.register([Path(__file__).parent])
 """
 
 RUN = """
@@ -98,7 +98,7 @@ def test_without_the_locator_numba_runs_the_old_callee(tmp_path: Path) -> None:
 
 
 def copy_kernel_sources(target: Path) -> None:
-    for source in kernel_cache.KERNEL_SOURCES:
+    for source in numba_cache.KERNEL_SOURCES:
         origin, copy = ROOT / source, target / source
         if origin.is_dir():
             shutil.copytree(origin, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -110,19 +110,19 @@ def copy_kernel_sources(target: Path) -> None:
 def test_boaf_kernels_share_one_stamp_that_any_kernel_source_changes(tmp_path: Path) -> None:
     assert boaf.game.bits.__name__ == "boaf.game.bits"  # imported: it installs the locator before its kernels
     locator = dfs._cache._impl.locator
-    assert isinstance(locator, kernel_cache.KernelSourcesLocator)
+    assert isinstance(locator, numba_cache.KernelSourcesLocator)
     copy_kernel_sources(tmp_path)
-    group = kernel_cache.register(ROOT / source for source in kernel_cache.KERNEL_SOURCES)
-    assert kernel_cache.sources_stamp([tmp_path / source for source in kernel_cache.KERNEL_SOURCES]) == group.stamp()
+    group = numba_cache.register(ROOT / source for source in numba_cache.KERNEL_SOURCES)
+    assert numba_cache.sources_stamp([tmp_path / source for source in numba_cache.KERNEL_SOURCES]) == group.stamp()
     # The same files elsewhere (a container image built from this tree) have the same stamp.
-    copy_group = kernel_cache.register(tmp_path / source for source in kernel_cache.KERNEL_SOURCES)
-    copied = kernel_cache.KernelSourcesLocator.from_function(dfs.py_func, str(tmp_path / "search/kernel/dfs.py"))
+    copy_group = numba_cache.register(tmp_path / source for source in numba_cache.KERNEL_SOURCES)
+    copied = numba_cache.KernelSourcesLocator.from_function(dfs.py_func, str(tmp_path / "search/kernel/dfs.py"))
     assert copied is not None and copied.group is copy_group
     before = copied.get_source_stamp()
     assert before == locator.get_source_stamp()
     with (tmp_path / "features" / "kernel.py").open("a") as features_kernel:
         features_kernel.write("# an edit far from dfs\n")
-    after = kernel_cache.register(tmp_path / source for source in kernel_cache.KERNEL_SOURCES)
+    after = numba_cache.register(tmp_path / source for source in numba_cache.KERNEL_SOURCES)
     assert after.stamp() != group.stamp()
-    assert kernel_cache.group_of(tmp_path / "search/kernel/dfs.py") is after
-    assert kernel_cache.group_of(tmp_path / "jobs/census.py") is None  # not a kernel source: numba's own stamp
+    assert numba_cache.group_of(tmp_path / "search/kernel/dfs.py") is after
+    assert numba_cache.group_of(tmp_path / "jobs/census.py") is None  # not a kernel source: numba's own stamp

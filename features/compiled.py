@@ -11,7 +11,7 @@ order, and G is a ``boaf.game.graph`` graph over them: node ``i``'s neighbours a
 the bits of ``adj[i]`` (a ``uint64``), made from ``boaf.game.graph.compat_table()``.
 
 Layout: ``batch_kernel`` (here) runs, per state, the graph topics of
-``boaf.features.graph_kernel`` and the card and position topics here (as in the
+``boaf.features.compiled_graph`` and the card and position topics here (as in the
 reference's ``boaf.features.graph`` and ``boaf.features.cards``), each writing its
 columns of ``out``. What they read comes in one ``Tables`` per batch
 (``tables_for``), their work arrays in one ``Scratch`` (``scratch_for``).
@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from boaf.features.graph_kernel import COLUMN, DETERMINANT, SPANNING, graph_features, sorted_stats
+from boaf.features.compiled_graph import COLUMN, DETERMINANT, SPANNING, graph_features, sorted_stats
 from boaf.features.schema import FEATURE_INDEX, FEATURES
 from boaf.game.bits import popcount
 from boaf.game.cards import SUITS

@@ -4,7 +4,7 @@
 
 One function per graph topic of ``boaf.features.schema.Topic``, as in the reference
 (``boaf.features.graph``), each writing its columns of a state's ``out`` row;
-``graph_features`` runs them all. ``boaf.features.kernel`` calls it once per state.
+``graph_features`` runs them all. ``boaf.features.compiled`` calls it once per state.
 
 G is a ``boaf.game.graph`` graph: the stacks of a state are numbered 0 … n-1 in
 row-major cell order, node ``i``'s neighbours are the bits of ``adj[i]`` (a
@@ -294,7 +294,7 @@ def _matrix_features(adj, n, connected, tables, scratch, out, digits_row):
 def graph_features(adj, n, tables, scratch, out, digits_row):
     """Every feature of G into ``out``, the exact integers as Garner digits into ``digits_row``.
 
-    ``adj`` is ``uint64[n]`` (at least ``n`` long), ``tables`` and ``scratch`` are ``boaf.features.kernel``'s.
+    ``adj`` is ``uint64[n]`` (at least ``n`` long), ``tables`` and ``scratch`` are ``boaf.features.compiled``'s.
     """
     nodes = (U1 << np.uint64(n)) - U1
     _degree_features(adj, n, scratch, out)

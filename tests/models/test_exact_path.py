@@ -17,7 +17,7 @@ from boaf.game import State, deal, random_states
 from boaf.models.calibration import CALIBRATION_FILE
 from boaf.models.classifier import CHUNK_STATES, load_classifier
 from boaf.models.errors import ClassifyStopped, ModelError
-from boaf.models.exact import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
+from boaf.models.exact_path import EXACT_FILE, NO_EXACT_PATH, ExactBudget, read_exact_budget, write_exact_budget
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
