@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from boaf.service.core.errors import Busy, Cancelled, DeadlineExceeded, LimitExceeded, Unauthenticated
+from boaf.service.core.errors import Busy, Cancelled, DeadlineExceeded, Unauthenticated
+from boaf.service.core.limits import MAX_CONCURRENT_RPCS, MAX_MESSAGE_BYTES, MAX_STREAMS, MAX_WORKERS
 from boaf.service.core.settings import Settings
 
 QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
@@ -101,18 +102,14 @@ class Admission:
 
     def check_size(self, size: int, what: str = "request") -> None:
         """``LimitExceeded`` (OUT_OF_RANGE) when a message of ``size`` bytes is past ``BOAF_MAX_MESSAGE_BYTES``."""
-        limit = self.settings.max_message_bytes
-        if size > limit:
-            raise LimitExceeded(
-                f"{what}: a message of {size:,} bytes exceeds the limit of {limit:,} bytes (BOAF_MAX_MESSAGE_BYTES)"
-            )
+        MAX_MESSAGE_BYTES.check(self.settings, size, field=what)
 
     def try_call(self) -> None:
         """Admit one unary call, or ``Busy`` when ``max_concurrent_rpcs`` are in flight; pair with ``end_call``."""
         limit = self.settings.max_concurrent_rpcs
         with self._lock:
             if self._calls >= limit:
-                raise Busy(f"{limit} calls already in flight (BOAF_MAX_CONCURRENT_RPCS); retry later")
+                raise Busy(MAX_CONCURRENT_RPCS.message(limit))
             self._calls += 1
 
     def end_call(self) -> None:
@@ -125,7 +122,7 @@ class Admission:
         limit = self.settings.max_streams
         with self._lock:
             if self._streams >= limit:
-                raise Busy(f"{limit} streams already open (BOAF_MAX_STREAMS); retry later")
+                raise Busy(MAX_STREAMS.message(limit))
             self._streams += 1
 
     def end_stream(self) -> None:
@@ -148,10 +145,7 @@ class Admission:
             if not is_active():
                 raise Cancelled("the call was cancelled while it waited for a worker")
             if time.perf_counter() >= deadline:
-                raise DeadlineExceeded(
-                    f"the call's time ran out while it waited for a worker ({self.settings.max_workers} busy, "
-                    "BOAF_MAX_WORKERS)"
-                )
+                raise DeadlineExceeded(MAX_WORKERS.message(self.settings.max_workers))
         try:
             yield
         finally:

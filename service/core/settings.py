@@ -1,7 +1,9 @@
 """The one settings object of the service, read from ``BOAF_*`` environment variables.
 
 Every field below is one variable: the field name upper-cased with a ``BOAF_``
-prefix (``port`` is ``BOAF_PORT``). ``Settings.from_env()`` reads them, and the
+prefix (``port`` is ``BOAF_PORT``: ``env_name``). The limits a request meets take their
+default and documentation from their one declaration in ``boaf.service.core.limits``.
+``Settings.from_env()`` reads them, and the
 result is passed into the constructors that need it; nothing reads the
 environment anywhere else. An unset or empty variable keeps the default.
 
@@ -20,12 +22,13 @@ from typing import Any
 
 from boaf.game.errors import InvalidInput
 from boaf.game.state import MAX_CELLS
+from boaf.service.core import limits
+from boaf.service.core.limits import MIB as MIB
+from boaf.service.core.limits import env_name as env_name
 from boaf.service.core.logs import LOG_FORMATS
 
-ENV_PREFIX = "BOAF_"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
-MIB = 1024 * 1024
 # The memory arithmetic (worst_case_memory_mb; deploy/README.md shows the sums).
 BASE_MEMORY_MB = 512  # a warmed-up server: 317 MiB RSS measured, with room for Python's heap to grow
 PUZZLE_BYTES_PER_STATE = 60  # an enumerated state at its peak (boaf.puzzles.analysis.DEFAULT_BUDGET)
@@ -79,98 +82,21 @@ class Settings:
             "warmed up beside the served one, then swapped in without a restart (SIGHUP looks at once). 0: no polling."
         ),
     )
-    max_workers: int = field(
-        default=8,
-        metadata=_doc(
-            "Work slots, shared by gRPC and HTTP: calls parsing and computing at once (the kernels run in parallel, "
-            "GIL-free); an admitted call past them waits for one within its time, then is DEADLINE_EXCEEDED."
-        ),
-    )
-    max_concurrent_rpcs: int = field(
-        default=64,
-        metadata=_doc(
-            "Unary calls in flight at once, gRPC and HTTP together (running or waiting for a work slot); "
-            "more are RESOURCE_EXHAUSTED."
-        ),
-    )
-    max_streams: int = field(
-        default=64,
-        metadata=_doc(
-            "Open streams (health Watch, reflection) at once, apart from max_concurrent_rpcs; each has a thread of "
-            "its own, so none holds a worker. More are RESOURCE_EXHAUSTED."
-        ),
-    )
-    max_message_bytes: int = field(
-        default=4 * 1024 * 1024,
-        metadata=_doc(
-            "Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB); "
-            "a larger request is OUT_OF_RANGE."
-        ),
-    )
-    max_batch_size: int = field(
-        default=10_000, metadata=_doc("States per Classify or Features request; more are OUT_OF_RANGE.")
-    )
-    solve_max_nodes: int = field(
-        default=100_000_000,
-        metadata=_doc("Largest node budget of a Solve, and the budget when it asks for none; more is OUT_OF_RANGE."),
-    )
-    solve_time_limit_ms: int = field(
-        default=30_000,
-        metadata=_doc(
-            "Longest search time of a Solve or puzzle call in ms, and the limit when it asks for none; "
-            "more is OUT_OF_RANGE."
-        ),
-    )
-    batch_time_limit_ms: int = field(
-        default=30_000,
-        metadata=_doc(
-            "Longest time of a Classify or Features call in ms, counted from arrival; past it the call ends "
-            "DEADLINE_EXCEEDED (a client deadline shortens it)."
-        ),
-    )
-    puzzle_max_states: int = field(
-        default=10_000_000,
-        metadata=_doc(
-            "States a puzzle analysis may keep (about 60 bytes each at peak), and the budget when it asks for none "
-            "(more is OUT_OF_RANGE); the default keeps every 12-card puzzle exact."
-        ),
-    )
-    max_concurrent_puzzles: int = field(
-        default=1,
-        metadata=_doc(
-            "Puzzle analyses and generations running at once; more wait within their time limit, "
-            "then are RESOURCE_EXHAUSTED."
-        ),
-    )
-    max_concurrent_searches: int = field(
-        default=2,
-        metadata=_doc(
-            "Solve searches running at once (each may hold search_memory_mb); more wait within their time limit, "
-            "then are RESOURCE_EXHAUSTED."
-        ),
-    )
-    search_memory_mb: int = field(
-        default=384,
-        metadata=_doc(
-            "Memory cap of one exact search, in MiB. Solve passes it to the solver (max_memory_mb: past it the "
-            "answer is unknown, reason memory); each search of a puzzle call gets the nodes that fit in it "
-            "(search_node_cap)."
-        ),
-    )
-    hint_max_nodes: int = field(
-        default=20_000,
-        metadata=_doc(
-            "Largest node budget of each move's search in a Game Hint (max_nodes_per_move; more is OUT_OF_RANGE); "
-            "a Hint asking for none gets the model's exact-path budget, capped by this."
-        ),
-    )
-    puzzle_max_samples: int = field(
-        default=2_000,
-        metadata=_doc("Largest samples (states solved per sampled depth) of an AnalyzePuzzle; more are OUT_OF_RANGE."),
-    )
-    puzzle_max_iterations: int = field(
-        default=10_000, metadata=_doc("Largest iterations (local steps) of a GeneratePuzzle; more are OUT_OF_RANGE.")
-    )
+    max_workers: int = limits.MAX_WORKERS.setting()
+    max_concurrent_rpcs: int = limits.MAX_CONCURRENT_RPCS.setting()
+    max_streams: int = limits.MAX_STREAMS.setting()
+    max_message_bytes: int = limits.MAX_MESSAGE_BYTES.setting()
+    max_batch_size: int = limits.MAX_BATCH_SIZE.setting()
+    solve_max_nodes: int = limits.SOLVE_MAX_NODES.setting()
+    solve_time_limit_ms: int = limits.SOLVE_TIME_LIMIT_MS.setting()
+    batch_time_limit_ms: int = limits.BATCH_TIME_LIMIT_MS.setting()
+    puzzle_max_states: int = limits.PUZZLE_MAX_STATES.setting()
+    max_concurrent_puzzles: int = limits.MAX_CONCURRENT_PUZZLES.setting()
+    max_concurrent_searches: int = limits.MAX_CONCURRENT_SEARCHES.setting()
+    search_memory_mb: int = limits.SEARCH_MEMORY_MB.setting()
+    hint_max_nodes: int = limits.HINT_MAX_NODES.setting()
+    puzzle_max_samples: int = limits.PUZZLE_MAX_SAMPLES.setting()
+    puzzle_max_iterations: int = limits.PUZZLE_MAX_ITERATIONS.setting()
     memory_limit_mb: int = field(
         default=3072,
         metadata=_doc(
@@ -321,11 +247,6 @@ class Settings:
         return f"{host}:{self.port}"
 
 
-def env_name(field_name: str) -> str:
-    """The environment variable of a settings field: ``port`` -> ``BOAF_PORT``."""
-    return ENV_PREFIX + field_name.upper()
-
-
 def env_names() -> dict[str, str]:
     """Every ``BOAF_*`` variable the service reads, with its documentation."""
     return {env_name(f.name): f.metadata["doc"] for f in dataclasses.fields(Settings)}
@@ -369,35 +290,28 @@ def _check(settings: Settings) -> None:
         value = getattr(settings, name)
         if not 0 <= value <= 65535:
             raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
-    for name in (
-        "max_workers", "max_concurrent_rpcs", "max_streams", "max_message_bytes", "batch_time_limit_ms",
-        "max_batch_size", "solve_max_nodes",
-        "puzzle_max_states", "max_concurrent_puzzles", "max_concurrent_searches", "search_memory_mb",
-        "puzzle_max_samples", "puzzle_max_iterations", "memory_limit_mb", "hint_max_nodes",
-    ):  # fmt: skip
+    for name in [limit.name for limit in limits.LIMITS] + ["memory_limit_mb"]:
         if getattr(settings, name) < 1:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
     worst = settings.worst_case_memory_mb()
     if worst["total"] > settings.memory_limit_mb:
         sums = ", ".join(f"{part} {mb:,}" for part, mb in worst.items() if part != "total")
         raise InvalidSettings(
-            f"BOAF_MEMORY_LIMIT_MB={settings.memory_limit_mb:,}: the limits need up to {worst['total']:,} MiB "
+            f"{env_name('memory_limit_mb')}={settings.memory_limit_mb:,}: the limits need up to {worst['total']:,} MiB "
             f"({sums}); lower them or raise the memory limit"
         )
-    if settings.solve_time_limit_ms < 1:
-        raise InvalidSettings(f"BOAF_SOLVE_TIME_LIMIT_MS={settings.solve_time_limit_ms}: must be at least 1")
     for name in ("http_header_timeout_s", "http_body_timeout_s", "idle_timeout_s"):
         if not getattr(settings, name) > 0:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be more than 0")
     if settings.model_poll_s < 0:
-        raise InvalidSettings(f"BOAF_MODEL_POLL_S={settings.model_poll_s}: must be at least 0 (0: no polling)")
+        raise InvalidSettings(f"{env_name('model_poll_s')}={settings.model_poll_s}: must be at least 0 (0: no polling)")
     if settings.shutdown_grace_s < 0:
-        raise InvalidSettings(f"BOAF_SHUTDOWN_GRACE_S={settings.shutdown_grace_s}: must be at least 0")
+        raise InvalidSettings(f"{env_name('shutdown_grace_s')}={settings.shutdown_grace_s}: must be at least 0")
     if settings.api_tokens_file is not None and not settings.api_tokens_file.is_file():
-        raise InvalidSettings(f"BOAF_API_TOKENS_FILE={settings.api_tokens_file}: no such file")
+        raise InvalidSettings(f"{env_name('api_tokens_file')}={settings.api_tokens_file}: no such file")
     if (settings.tls_cert is None) != (settings.tls_key is None):
-        raise InvalidSettings("BOAF_TLS_CERT and BOAF_TLS_KEY must be set together")
+        raise InvalidSettings(f"{env_name('tls_cert')} and {env_name('tls_key')} must be set together")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-        raise InvalidSettings(f"BOAF_LOG_LEVEL={settings.log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
+        raise InvalidSettings(f"{env_name('log_level')}={settings.log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
     if settings.log_format not in LOG_FORMATS:
-        raise InvalidSettings(f"BOAF_LOG_FORMAT={settings.log_format!r}: expected {', '.join(LOG_FORMATS)}")
+        raise InvalidSettings(f"{env_name('log_format')}={settings.log_format!r}: expected {', '.join(LOG_FORMATS)}")

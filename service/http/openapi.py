@@ -8,8 +8,8 @@ message into JSON Schema in the proto3 JSON mapping:
   name or its proto name, ``null`` for a default, 32- and 64-bit
   integers as numbers or decimal strings, enums by name or number; an unknown
   field is refused, as the edge's parser does. A field bounded by a server limit
-  (``REQUEST_LIMITS``, from the running ``Settings``) or by the grid's 52 cells
-  says so with ``maximum`` / ``maxItems``.
+  (``REQUEST_LIMITS``: the request fields of ``boaf.service.core.limits``, valued from
+  the running ``Settings``) or by the grid's 52 cells says so with ``maximum`` / ``maxItems``.
 - **Answers** (``<message>``) are what ``wire.encode_answer`` writes: JSON names
   only, every field without presence always there, 64-bit integers as strings,
   enums as names, doubles as numbers (or ``"NaN"``, ``"Infinity"``).
@@ -40,6 +40,7 @@ from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescript
 
 from boaf.game.state import MAX_CELLS
 from boaf.models.provenance import package_version
+from boaf.service.core.limits import MAX_MESSAGE_BYTES, Limit, request_limits
 from boaf.service.core.settings import Settings, env_name
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
 from boaf.service.http.wire import GET_MAX_URL_BYTES
@@ -54,19 +55,8 @@ SCHEMAS = "#/components/schemas/"
 INPUT = ".input"  # the suffix of a message's request form
 COMMENTS_FILE = Path(__file__).resolve().parent / "proto_comments.json"  # scripts/generate-proto-comments
 
-# Request fields a server limit bounds: (message, field) -> the Settings field; more is OUT_OF_RANGE.
-REQUEST_LIMITS: dict[tuple[str, str], str] = {
-    ("boaf.v1.ClassifyRequest", "states"): "max_batch_size",
-    ("boaf.v1.FeaturesRequest", "states"): "max_batch_size",
-    ("boaf.v1.SolveRequest", "max_nodes"): "solve_max_nodes",
-    ("boaf.v1.SolveRequest", "time_limit_ms"): "solve_time_limit_ms",
-    ("boaf.v1.AnalyzePuzzleRequest", "max_states"): "puzzle_max_states",
-    ("boaf.v1.AnalyzePuzzleRequest", "samples"): "puzzle_max_samples",
-    ("boaf.v1.AnalyzePuzzleRequest", "time_limit_ms"): "solve_time_limit_ms",
-    ("boaf.v1.GeneratePuzzleRequest", "iterations"): "puzzle_max_iterations",
-    ("boaf.v1.GeneratePuzzleRequest", "time_limit_ms"): "solve_time_limit_ms",
-    ("boaf.v1.HintRequest", "max_nodes_per_move"): "hint_max_nodes",
-}
+# Request fields a server limit bounds: (message, field) -> its limit; more is OUT_OF_RANGE.
+REQUEST_LIMITS: dict[tuple[str, str], Limit] = request_limits()
 # Fields the grid bounds, whatever the settings: a grid has at most MAX_CELLS cells.
 GRID_FIELDS = {("boaf.v1.State", name) for name in ("rows", "cols", "cells", "sizes")} | {
     ("boaf.v1.GeneratePuzzleRequest", name) for name in ("cards", "rows", "cols")
@@ -114,7 +104,7 @@ CALL_ERRORS: dict[grpc.StatusCode, str] = {
     grpc.StatusCode.INTERNAL: "a bug in boaf: the server logged it",
     grpc.StatusCode.UNAVAILABLE: "loading, compiling kernels, the model failed, or stopping: retry",
 }
-BODY_TIMEOUT_STATUS = 408  # HTTP's own: the body did not arrive within BOAF_HTTP_BODY_TIMEOUT_S
+BODY_TIMEOUT_STATUS = 408  # HTTP's own: the body did not arrive within http_body_timeout_s
 
 
 def openapi_document(services: Sequence[ServiceDescriptor], settings: Settings) -> dict[str, Any]:
@@ -198,8 +188,8 @@ class SchemaBook:
     def _limit(self, message: Descriptor, field: FieldDescriptor) -> tuple[int, str] | None:
         key = (message.full_name, field.name)
         if key in REQUEST_LIMITS:
-            setting = REQUEST_LIMITS[key]
-            return int(getattr(self.settings, setting)), env_name(setting)
+            limit = REQUEST_LIMITS[key]
+            return limit.of(self.settings), limit.variable
         if key in GRID_FIELDS:
             return MAX_CELLS, "the cells of a grid"
         return None
@@ -387,7 +377,9 @@ def _errors(secured: bool) -> dict[str, Any]:
     for code, meaning in CALL_ERRORS.items():
         if code is not grpc.StatusCode.UNAUTHENTICATED or secured:
             by_status[HTTP_STATUS[code]].append(f"{code.name} ({meaning})")
-    by_status[BODY_TIMEOUT_STATUS].append("DEADLINE_EXCEEDED: the body did not arrive within BOAF_HTTP_BODY_TIMEOUT_S")
+    by_status[BODY_TIMEOUT_STATUS].append(
+        f"DEADLINE_EXCEEDED: the body did not arrive within {env_name('http_body_timeout_s')}"
+    )
     content = {JSON: {"schema": {"$ref": SCHEMAS + ERROR}}}
     responses: dict[str, Any] = {}
     for status in sorted(by_status):
@@ -468,14 +460,14 @@ def _description(settings: Settings) -> str:
     auth = (
         "Every RPC needs `Authorization: Bearer TOKEN`."
         if settings.api_token_set()
-        else "This server asks for no token (`BOAF_API_TOKENS` is unset)."
+        else f"This server asks for no token (`{env_name('api_tokens')}` is unset)."
     )
     return (
         "Birds of a Feather solitaire as a service: every RPC of the gRPC services, in Connect's unary "
         f"protocol. Each RPC is `POST /<service>/<method>` with its request message as JSON ({JSON}) in "
         "the proto3 JSON mapping; the answer is the response message the same way. The deadline is the "
         f"`{TIMEOUT_HEADER}` header. A request body is at most {settings.max_message_bytes:,} bytes "
-        f"(`{env_name('max_message_bytes')}`). {auth}\n\n"
+        f"(`{MAX_MESSAGE_BYTES.variable}`). {auth}\n\n"
         'An error is Connect\'s JSON body `{"code": ..., "message": ...}` (`ConnectError`) with the code\'s '
         "HTTP status:\n\n| HTTP status | gRPC code (Connect code) |\n|---|---|\n"
         f"{table}\n| {BODY_TIMEOUT_STATUS} | DEADLINE_EXCEEDED when the body did not arrive in time |"

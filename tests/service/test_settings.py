@@ -9,6 +9,7 @@ import grpc
 import pytest
 
 from boaf.service.core import errors
+from boaf.service.core.limits import LIMITS, Limit
 from boaf.service.core.settings import InvalidSettings, Settings, env_names
 
 
@@ -168,6 +169,13 @@ def test_bad_values_name_the_variable(env: dict[str, str], match: str) -> None:
     with pytest.raises(InvalidSettings) as caught:
         Settings.from_env(env)
     assert match in str(caught.value)
+
+
+@pytest.mark.parametrize("limit", LIMITS, ids=lambda limit: limit.name)
+def test_every_limit_is_at_least_1(limit: Limit) -> None:
+    with pytest.raises(InvalidSettings) as caught:
+        Settings.from_env({limit.variable: "0"})
+    assert str(caught.value) == f"{limit.variable}=0: must be at least 1"
 
 
 # Each setting that documents a status code, and the error the server raises when a call meets that setting.
