@@ -7,8 +7,8 @@ Every algorithm is exact; they differ in pruning, child order and node count.
   graph is disconnected is skipped (this subsumes odd birds).
 - ``ordered`` (the default): Compatible DFS whose children are sorted, at
   nodes of more than 6 stacks, by the sum of squared degrees of their
-  compatibility graph, ties broken by flockability (``ORDER_SQUARES``, solver
-  v3). The paper's order, the subset-H linear regression above the model's
+  compatibility graph, ties broken by flockability (``ORDER_SQUARES``).
+  The paper's order, the subset-H linear regression above the model's
   ``cutoff`` stacks (``ORDERED_SUBSET_H``, kept for comparison), takes 1.9x
   the time and 1.5x the nodes on deals 1-10,000: its connectivity flows cost
   more than they save, and the squares also order below the cutoff.
@@ -99,7 +99,7 @@ ORDERED_SUBSET_H = Algorithm(
     ALGORITHMS["ordered"].options & ~kernel.ORDER_SQUARES,
     ALGORITHMS["ordered"].memo_min,
 )
-"""``ordered`` with solver v2's order (subset H above the cutoff), for benchmarks and tests; not served."""
+"""``ordered`` with the paper's order (subset H above the cutoff), for benchmarks and tests; not served."""
 DEFAULT_ALGORITHM = "ordered"
 
 

@@ -110,14 +110,14 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
     grid depends on. With ``ORDER`` and more than ``cutoff`` stacks, children
     are stably sorted by descending score (``_order``); with ``ORDER_SQUARES``
     too, at more than ``SQUARES_CUTOFF`` stacks, by the sum of squared degrees
-    of their graph (``_square_scores``: on deals 1-10,000, 0.57x the time and
-    0.66x the nodes of subset H above the model's cutoff). Nothing but
-    ``src``, ``dst`` and ``scratch`` is written.
+    of their graph (``_square_scores``; ``benchmarks/solver.py --ablation``
+    prints both orders). Nothing but ``src``, ``dst`` and ``scratch`` is
+    written.
 
-    Inlined into the search: a call that passes ``Scratch`` pushes some 200
-    words (numba passes each array of a named tuple as its own arguments), and
-    inlined, deals 1-10,000 take 0.85-0.91x the time, for 1-2 s more of the
-    search kernel's compile on a first start.
+    Inlined into the search: a call that passes ``Scratch`` would push some 200
+    words on every node (numba passes each array of a named tuple as its own
+    arguments); inlining costs 1-2 s more of the search kernel's compile on a
+    first start.
     """
     options = config.options
     n_stacks = board.n_stacks
