@@ -30,6 +30,7 @@ from boaf.models.errors import ModelError
 from boaf.models.exact_path import ExactBudget, Predictions
 from boaf.models.provenance import package_version
 from boaf.puzzles.generation import GeneratedPuzzle, generate
+from boaf.service.core import limits
 from boaf.service.core.admission import arrival_time
 from boaf.service.core.compile_log import COMPILING
 from boaf.service.core.errors import (
@@ -47,24 +48,6 @@ from boaf.service.core.warmup import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
-# Every setting that limits a request, as GetServerInfo reports them (the fields of the proto's Limits).
-LIMITS = (
-    "max_batch_size",
-    "max_message_bytes",
-    "max_concurrent_rpcs",
-    "max_streams",
-    "max_workers",
-    "solve_max_nodes",
-    "solve_time_limit_ms",
-    "batch_time_limit_ms",
-    "puzzle_max_states",
-    "puzzle_max_samples",
-    "puzzle_max_iterations",
-    "max_concurrent_puzzles",
-    "max_concurrent_searches",
-    "search_memory_mb",
-    "hint_max_nodes",
-)
 LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its memory back when it ends
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
@@ -310,11 +293,7 @@ class DataPlane:
 
     def check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
-        limit = self.settings.max_batch_size
-        if n_states > limit:
-            raise LimitExceeded(
-                f"states: a batch of {n_states} states exceeds the limit of {limit} (BOAF_MAX_BATCH_SIZE)"
-            )
+        limits.MAX_BATCH_SIZE.check(self.settings, n_states)
 
     def batch_budget(self, deadline_s: float | None) -> SolveBudget:
         """The time of a Classify or Features call: ``BOAF_BATCH_TIME_LIMIT_MS`` from arrival, or the client's
@@ -350,13 +329,10 @@ class DataPlane:
                 give_memory_back_soon()
 
     def _batch_stopped(self, budget: SolveBudget, cancel: CancelFlag, exc: Stopped) -> Stopped:
-        limit_s = self.settings.batch_time_limit_ms / 1000
+        limit_ms = self.settings.batch_time_limit_ms
         if cancel.expired or budget.seconds_left() <= 0:
-            if budget.time_limit_s >= limit_s:
-                return DeadlineExceeded(
-                    f"the time limit of {limit_s:.3g} s (BOAF_BATCH_TIME_LIMIT_MS, counted from the call's arrival) "
-                    "ran out"
-                )
+            if budget.time_limit_s >= limit_ms / 1000:
+                return DeadlineExceeded(limits.BATCH_TIME_LIMIT_MS.message(limit_ms, seconds=limit_ms / 1000))
             return DeadlineExceeded("the client's deadline passed before the answer")
         if isinstance(exc, ServiceError):
             return exc
@@ -389,11 +365,8 @@ class DataPlane:
         The model's budgets (each grid's own included) are capped by ``BOAF_HINT_MAX_NODES``; a
         request asking for more than that is ``LimitExceeded``.
         """
+        limits.HINT_MAX_NODES.check(self.settings, max_nodes_per_move)
         limit = self.settings.hint_max_nodes
-        if max_nodes_per_move > limit:
-            raise LimitExceeded(
-                f"max_nodes_per_move: {max_nodes_per_move} exceeds the server's limit of {limit} (BOAF_HINT_MAX_NODES)"
-            )
         exact = self.classifier.exact
         if max_nodes_per_move:
             return dataclasses.replace(exact, max_nodes=max_nodes_per_move, by_grid={})
@@ -437,11 +410,7 @@ class DataPlane:
         A request asking for more than the server allows is ``LimitExceeded``.
         """
         settings = self.settings
-        if max_nodes > settings.solve_max_nodes:
-            raise LimitExceeded(
-                f"max_nodes: {max_nodes} exceeds the server's limit of {settings.solve_max_nodes} "
-                "(BOAF_SOLVE_MAX_NODES)"
-            )
+        limits.SOLVE_MAX_NODES.check(settings, max_nodes)
         arrived = arrival_time()
         return SolveBudget(
             max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived
@@ -454,20 +423,15 @@ class DataPlane:
         The time limit is Solve's (``BOAF_SOLVE_TIME_LIMIT_MS``), as in ``solve_budget``.
         """
         settings = self.settings
-        if max_states > settings.puzzle_max_states:
-            raise LimitExceeded(
-                f"max_states: {max_states} exceeds the server's limit of {settings.puzzle_max_states} "
-                "(BOAF_PUZZLE_MAX_STATES)"
-            )
+        limits.PUZZLE_MAX_STATES.check(settings, max_states)
         states = max_states or settings.puzzle_max_states
         arrived = arrival_time()
         return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived)
 
     def check_samples(self, samples: int | None) -> None:
         """Raise ``LimitExceeded`` when an analysis asks for more than ``BOAF_PUZZLE_MAX_SAMPLES`` samples."""
-        limit = self.settings.puzzle_max_samples
-        if samples is not None and samples > limit:
-            raise LimitExceeded(f"samples: {samples} exceeds the server's limit of {limit} (BOAF_PUZZLE_MAX_SAMPLES)")
+        if samples is not None:
+            limits.PUZZLE_MAX_SAMPLES.check(self.settings, samples)
 
     def check_generation(self, cards: int, rows: int, cols: int, iterations: int | None) -> None:
         """Raise ``LimitExceeded`` for a grid past 52 cells or iterations past ``BOAF_PUZZLE_MAX_ITERATIONS``.
@@ -479,11 +443,8 @@ class DataPlane:
             raise LimitExceeded(f"rows, cols: a {rows}x{cols} grid has more than {MAX_CELLS} cells")
         if not 2 <= cards <= rows * cols:
             raise puzzles.InvalidPuzzleRequest(f"cards must be 2..{rows * cols} for a {rows}x{cols} grid, got {cards}")
-        limit = self.settings.puzzle_max_iterations
-        if iterations is not None and iterations > limit:
-            raise LimitExceeded(
-                f"iterations: {iterations} exceeds the server's limit of {limit} (BOAF_PUZZLE_MAX_ITERATIONS)"
-            )
+        if iterations is not None:
+            limits.PUZZLE_MAX_ITERATIONS.check(self.settings, iterations)
 
     @contextmanager
     def puzzle_slot(self, budget: SolveBudget) -> Iterator[float]:
@@ -493,17 +454,13 @@ class DataPlane:
         time. A call waits for a slot (a cancelled one frees its slot within
         moments) as long as its time limit allows, then gets ``Busy``.
         """
-        with self._slot(self._puzzle_slots, budget, "puzzles", "BOAF_MAX_CONCURRENT_PUZZLES"):
+        with self._slot(self._puzzle_slots, budget, limits.MAX_CONCURRENT_PUZZLES):
             yield budget.search_seconds()
 
     @contextmanager
-    def _slot(self, slots: threading.BoundedSemaphore, budget: SolveBudget, what: str, variable: str) -> Iterator[None]:
+    def _slot(self, slots: threading.BoundedSemaphore, budget: SolveBudget, limit: limits.Limit) -> Iterator[None]:
         if not slots.acquire(timeout=budget.seconds_left()):
-            running = getattr(self.settings, variable.removeprefix("BOAF_").lower())
-            raise Busy(
-                f"{what}: {running} already running ({variable}) and none finished within the call's "
-                f"{budget.time_limit_s:.3g} s; retry later"
-            )
+            raise Busy(limit.message(limit.of(self.settings), seconds=budget.time_limit_s))
         try:
             yield
         finally:
@@ -512,11 +469,7 @@ class DataPlane:
     def _time_limit_s(self, time_limit_ms: int, deadline_s: float | None, arrived: float) -> float:
         # The request's time limit (0 = the server's), from arrival, never past the client's deadline.
         settings = self.settings
-        if time_limit_ms > settings.solve_time_limit_ms:
-            raise LimitExceeded(
-                f"time_limit_ms: {time_limit_ms} exceeds the server's limit of {settings.solve_time_limit_ms} "
-                "(BOAF_SOLVE_TIME_LIMIT_MS)"
-            )
+        limits.SOLVE_TIME_LIMIT_MS.check(settings, time_limit_ms)
         seconds = (time_limit_ms or settings.solve_time_limit_ms) / 1000
         if deadline_s is not None:
             if deadline_s <= 0:
@@ -536,7 +489,7 @@ class DataPlane:
         if name in LATER_ALGORITHMS:
             self._require_kernels(LATER_ALGORITHMS[name])
         with (
-            self._slot(self._search_slots, budget, "searches", "BOAF_MAX_CONCURRENT_SEARCHES"),
+            self._slot(self._search_slots, budget, limits.MAX_CONCURRENT_SEARCHES),
             self._alarm.armed(cancel, budget.deadline),
         ):
             result = search.solve(
@@ -618,7 +571,7 @@ class DataPlane:
                 give_memory_back_soon()  # a puzzle call may have held hundreds of MB
 
     def info(self) -> dict[str, Any]:
-        """Versions, schema, model card summary and every limit (``LIMITS``), as plain values.
+        """Versions, schema, model card summary and every limit (``boaf.service.core.limits``), as plain values.
 
         Built once per DataPlane (a new model is a new DataPlane), so answering it costs nothing.
         """
@@ -636,7 +589,7 @@ class DataPlane:
                 "classify_exact_grid_budgets": [
                     {"rows": rows, "cols": cols, "max_nodes": nodes} for rows, cols, nodes in model.exact.grid_budgets()
                 ],
-                "limits": {name: getattr(settings, name) for name in LIMITS},
+                "limits": limits.reported(settings),
             }
         return self._info
 

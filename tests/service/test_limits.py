@@ -7,6 +7,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pool
 from google.protobuf.descriptor import FieldDescriptor
 
 from boaf.client import Limits as ClientLimits
@@ -15,6 +16,7 @@ from boaf.service.core.limits import LIMITS, Limit
 from boaf.service.core.settings import Settings, env_names
 from boaf.service.http.openapi import REQUEST_LIMITS
 from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2  # noqa: F401  (registers the Game service's requests, HintRequest among them)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "service.md"
 PROTO_LIMITS = pb.Limits.DESCRIPTOR
@@ -121,7 +123,7 @@ def test_the_limits_a_running_call_meets_keep_their_messages(
 
 def test_openapi_bounds_request_fields_that_exist_with_their_limit() -> None:
     for (message, field), limit in REQUEST_LIMITS.items():
-        descriptor = pb.DESCRIPTOR.message_types_by_name[message.removeprefix("boaf.v1.")]
+        descriptor = descriptor_pool.Default().FindMessageTypeByName(message)
         assert field in descriptor.fields_by_name, (message, field)
         assert limit.field_name == field
     assert {limit.name for limit in REQUEST_LIMITS.values()} == {
