@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from boaf.service.core.settings import MIB, Settings
+from boaf.service.core.settings import MIB, Settings, env_name
 
 TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 TRIM_EVERY_S = 2.0  # at most one collect-and-trim this often
@@ -123,6 +123,6 @@ def check_reload_fits(settings: Settings, directory: Path) -> None:
         sums = ", ".join(f"{part} {mb:,}" for part, mb in need.items() if part != "total")
         raise ReloadRefused(
             f"{directory.name}: a reload holds two models at once, and the limits then need up to "
-            f"{need['total']:,} MiB ({sums}), past BOAF_MEMORY_LIMIT_MB={settings.memory_limit_mb:,}; "
+            f"{need['total']:,} MiB ({sums}), past {env_name('memory_limit_mb')}={settings.memory_limit_mb:,}; "
             "lower the limits or raise the memory limit, or restart to serve it"
         )

@@ -24,6 +24,8 @@ import numpy as np
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
+from boaf.service.core.limits import env_name
+
 log = logging.getLogger(__name__)
 
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -91,7 +93,7 @@ class Metrics:
         self.model_reloads = Counter(
             "boaf_model_reloads",
             "Model reloads by outcome: reloaded, failed (load or warm-up), refused (two models would not fit "
-            "BOAF_MEMORY_LIMIT_MB), abandoned (the server stopped).",
+            f"{env_name('memory_limit_mb')}), abandoned (the server stopped).",
             ["outcome"],
             registry=self.registry,
         )

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from boaf.service.core.settings import InvalidSettings
+from boaf.service.core.settings import InvalidSettings, env_name
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -70,7 +70,7 @@ def enable(exporter: Any = None) -> None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
         raise InvalidSettings(
-            "BOAF_OTEL=true: tracing needs boaf's otel extra "
+            f"{env_name('otel')}=true: tracing needs boaf's otel extra "
             f"(in a clone, pip install -e clients/python -e '.[otel]'): {exc}"
         ) from exc
     # OTLP sends in batches from a thread of its own; a given exporter (the tests') gets each span at its end.
