@@ -8,12 +8,12 @@ import grpc
 import pytest
 from servers import channel_to, loopback_settings, ready_server
 
-from boaf.service.grpc.server import BoafServer
+from boaf.service.app import BoafService
 from boaf.v1 import boaf_pb2_grpc
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[BoafServer]:
+def server() -> Iterator[BoafService]:
     """The session's server, SERVING with the committed default model."""
     running = ready_server(loopback_settings())
     yield running
@@ -21,7 +21,7 @@ def server() -> Iterator[BoafServer]:
 
 
 @pytest.fixture(scope="session")
-def channel(server: BoafServer) -> Iterator[grpc.Channel]:
+def channel(server: BoafService) -> Iterator[grpc.Channel]:
     with channel_to(server) as open_channel:
         yield open_channel
 

@@ -20,8 +20,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from boaf.service.app import BoafService, ClassifierLoader, load_default_classifier
 from boaf.service.core.settings import Settings
-from boaf.service.grpc.server import BoafServer, ClassifierLoader, load_default_classifier
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
@@ -39,27 +39,37 @@ TEST_LIMITS: dict[str, Any] = {
 
 
 def loopback_settings(**overrides: Any) -> Settings:
-    """Loopback, free ports, small limits (so the limit tests stay cheap), no grace."""
-    values: dict[str, Any] = {"host": "127.0.0.1", "port": 0, "metrics_port": 0, "shutdown_grace_s": 0, **TEST_LIMITS}
+    """Loopback, free ports, small limits (so the limit tests stay cheap), no grace.
+
+    No HTTP edge of the service's own: a test that wants one builds it (``HttpServer(server)``).
+    """
+    values: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "metrics_port": 0,
+        "http_enabled": False,
+        "shutdown_grace_s": 0,
+        **TEST_LIMITS,
+    }
     return Settings(**{**values, **overrides})
 
 
-def start_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafServer:
-    """A started server (it may still be loading)."""
-    server = BoafServer(settings, loader)
+def start_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafService:
+    """A started service (it may still be loading)."""
+    server = BoafService(settings, loader)
     server.start()
     return server
 
 
-def ready_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafServer:
-    """A started server that has reached SERVING, with its background (puzzle) kernels loaded too."""
+def ready_server(settings: Settings, loader: ClassifierLoader = load_default_classifier) -> BoafService:
+    """A started service that has reached SERVING, with its background (puzzle) kernels loaded too."""
     server = start_server(settings, loader)
-    assert server.wait_until_ready(READY_TIMEOUT_S), f"server never became ready: {server.load_error!r}"
+    assert server.wait_until_ready(READY_TIMEOUT_S), f"server never became ready: {server.lifecycle.load_error!r}"
     assert server.wait_for_all_kernels(READY_TIMEOUT_S), "the background kernels never loaded"
     return server
 
 
-def channel_to(server: BoafServer) -> grpc.Channel:
+def channel_to(server: BoafService) -> grpc.Channel:
     """An insecure channel to ``server`` on loopback."""
     return grpc.insecure_channel(f"127.0.0.1:{server.port}")
 

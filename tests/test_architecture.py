@@ -268,7 +268,7 @@ EXTRA_ONLY = ("sklearn", "lightgbm", "onnx", "onnxmltools", "skl2onnx", "pyarrow
 SERVING_PATH = """
 import sys
 from boaf.service.http import HttpServer
-from boaf.service.grpc.server import BoafServer, check_model
+from boaf.service.app import BoafService, check_model
 from boaf.service.core.settings import Settings
 from boaf.service.cli import main
 check_model(Settings())

@@ -127,9 +127,9 @@ def check_rpcs() -> None:
     import grpc
 
     from boaf.game.notation import parse_state
+    from boaf.service.app import BoafService
     from boaf.service.core.logs import configure_logging
     from boaf.service.core.settings import Settings
-    from boaf.service.grpc.server import BoafServer
     from boaf.service.rpc.converters import state_to_proto
     from boaf.v1 import boaf_pb2 as pb
     from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
@@ -196,11 +196,11 @@ def check_rpcs() -> None:
             sys.exit(f"inside.py: {name} has RPCs {sorted(methods)}, this script calls {sorted(calls)}: update it")
 
     started = time.perf_counter()
-    server = BoafServer(Settings.from_env(host="127.0.0.1", port=0, metrics_port=0, http_enabled=False))
+    server = BoafService(Settings.from_env(host="127.0.0.1", port=0, metrics_port=0, http_enabled=False))
     server.start()
     try:
         if not server.wait_until_ready(60):
-            sys.exit(f"inside.py: the server did not become ready: {server.load_error}")
+            sys.exit(f"inside.py: the server did not become ready: {server.lifecycle.load_error}")
         if not server.wait_for_all_kernels(60):
             sys.exit("inside.py: the background (puzzle) kernels did not load")
         ready_s = time.perf_counter() - started

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from boaf.service.cli.app import app
-from boaf.service.core.settings import InvalidSettings, Settings, env_name, unbindable
+from boaf.service.core.settings import InvalidSettings, Settings, env_name
 
 if TYPE_CHECKING:
-    from boaf.service.grpc.server import BoafServer
+    from boaf.service.app import BoafService
     from boaf.service.http import HttpServer
 
 log = logging.getLogger(__name__)
@@ -56,6 +56,7 @@ def _setting(field: str, about: str) -> str:
 
 @app.command("serve")
 def serve_command(
+    *,
     host: Annotated[str | None, typer.Option(SETTING_FLAGS["host"], help=_setting("host", "Bind address"))] = None,
     port: Annotated[int | None, typer.Option(SETTING_FLAGS["port"], help=_setting("port", "gRPC port"))] = None,
     metrics_port: Annotated[
@@ -117,88 +118,69 @@ def named_by_flags(message: str, fields: Iterable[str]) -> str:
 
 def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
+    from boaf.service.app import check_model
     from boaf.service.core.logs import configure_logging
-    from boaf.service.grpc.server import check_model
 
     configure_logging(settings.log_level, settings.log_format)
     if check:
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")
         return
-    server, web = _start(settings)
+    service = _start(settings)
     # SIGHUP: look at the model root's CURRENT now, rather than at the next poll (boaf.service.core.reload).
-    signal.signal(signal.SIGHUP, lambda *_: _reload_now(server))
-    # A SIGTERM while the kernels compile or the model loads stops the server then, not once it is ready.
-    while not server.wait_until_ready(0.25) and server.load_error is None and not stopping.is_set():
+    signal.signal(signal.SIGHUP, lambda *_: _reload_now(service))
+    # A SIGTERM while the kernels compile or the model loads stops the service then, not once it is ready.
+    lifecycle = service.lifecycle
+    while not lifecycle.wait_until_ready(0.25) and lifecycle.load_error is None and not stopping.is_set():
         pass
-    if server.load_error is not None:
-        if web is not None:
-            web.stop()
-        server.stop(0)
-        if settings.model_dir is not None and server.failed_stage == "loading the model":
+    if lifecycle.load_error is not None:
+        service.stop(0)
+        if settings.model_dir is not None and lifecycle.failed_loading_the_model:
             # the setting names no model this server can load: exit status 2
-            raise InvalidSettings(f"{env_name('model_dir')}={settings.model_dir}: {server.load_error}")
-        print(f"boaf: the service could not start: {server.load_error}", file=sys.stderr)
+            raise InvalidSettings(f"{env_name('model_dir')}={settings.model_dir}: {lifecycle.load_error}")
+        print(f"boaf: the service could not start: {lifecycle.load_error}", file=sys.stderr)
         raise typer.Exit(1)
     if not stopping.is_set():
-        typer.echo(
-            f"boaf: serving {_addresses(settings.host, server.port, web)} (metrics on {server.metrics_port})", err=True
-        )
+        where = _addresses(settings.host, service.port, service.http)
+        typer.echo(f"boaf: serving {where} (metrics on {service.metrics_port})", err=True)
     stopping.wait()
-    if web is not None:
-        web.shutdown()  # both sides drain at once, within one grace period
-    server.stop()
-    if web is not None:
-        web.stop()
+    service.stop()
     # Every call has ended; spare the exit a final garbage collection over everything numba and
     # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.
     gc.freeze()
 
 
-def _reload_now(server: BoafServer) -> None:
-    if not server.reload_now():
+def _reload_now(service: BoafService) -> None:
+    if not service.reload_now():
         log.warning(
-            "SIGHUP: nothing to reload now (BOAF_MODEL_DIR is no model root, or the model is still loading: "
-            "the server reads CURRENT once it serves)"
+            "SIGHUP: nothing to reload now (%s is no model root, or the model is still loading: "
+            "the server reads CURRENT once it serves)",
+            env_name("model_dir"),
         )
 
 
-def _start(settings: Settings) -> tuple[BoafServer, HttpServer | None]:
-    """Both edges, started; a failure stops what had started, and ends the command (see the module notes)."""
+def _start(settings: Settings) -> BoafService:
+    """The service, started; a failure stops what had started, and ends the command (see the module notes)."""
     # Imported here for start-up time, as in serve: only this command loads the servers.
-    from boaf.service.grpc.server import BoafServer
-    from boaf.service.http import HttpServer
+    from boaf.service.app import BoafService
 
-    server: BoafServer | None = None
-    web: HttpServer | None = None
+    service: BoafService | None = None
     try:
-        server = BoafServer(settings)
-        server.start()
-        if settings.http_enabled:
-            web = HttpServer(server)
-            _start_http(web, settings)
-        return server, web
+        service = BoafService(settings)
+        service.start()
+        return service
     except InvalidSettings:
-        _stop_quietly(server, web)
+        _stop_quietly(service)
         raise  # one line and exit status 2 (boaf.service.cli.main)
     except Exception as exc:  # an internal failure: one line here, the traceback in the log
         log.exception("the service could not start")
-        _stop_quietly(server, web)
+        _stop_quietly(service)
         print(f"boaf: the service could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
         raise typer.Exit(1) from exc
 
 
-def _start_http(web: HttpServer, settings: Settings) -> None:
-    try:
-        web.start()
-    except OSError as exc:
-        raise unbindable("http_port", settings.host, settings.http_port, exc) from exc
-
-
-def _stop_quietly(server: BoafServer | None, web: HttpServer | None) -> None:
-    if web is not None:
-        web.stop()
-    if server is not None:
-        server.stop(0)
+def _stop_quietly(service: BoafService | None) -> None:
+    if service is not None:
+        service.stop(0)
 
 
 def _addresses(host: str, grpc_port: int, web: HttpServer | None) -> str:

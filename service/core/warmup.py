@@ -235,13 +235,11 @@ class Kernels:
 
     ready: set[str]
     compiled: list[Compiled]
-    stage: str = ""
     progress: CompileProgress | None = None
 
     def __init__(self) -> None:
         self.ready = set()
         self.compiled = []
-        self.stage = ""
         self.progress = None
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -271,7 +269,6 @@ class Kernels:
         cold = [unit for unit in units if not is_cached(unit)]
         with recorder.recording():
             if cold:  # said before any kernel compiles, a small unit's here included
-                self.stage = COMPILING
                 on_stage(COMPILING)
             for unit in units:
                 if unit.small:
@@ -283,7 +280,6 @@ class Kernels:
                 if not unit.small and not self.is_ready(unit.name):
                     self._load_unless_stopped(unit)
         self.compiled += recorder.compiled
-        self.stage = ""
         return time.perf_counter() - started
 
     def _load_unless_stopped(self, unit: Unit) -> None:

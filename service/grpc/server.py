@@ -1,26 +1,16 @@
-"""The gRPC server: Boaf, health and reflection on one port, metrics on another.
+"""The gRPC edge: Boaf, Game, health and reflection on one port.
 
-Lifecycle of a ``BoafServer``:
+A ``BoafServer`` is one of the peers that ``boaf.service.app.BoafService`` composes and
+owns the lifecycle of (``boaf.service.core.lifecycle``). Its part of that life:
 
-1. ``start()`` binds the ports and serves at once, with health NOT_SERVING and
-   every Boaf RPC UNAVAILABLE, then, in a background thread, compiles the
-   kernels Classify, Solve and Features need if numba's cache lacks them
-   (``boaf.service.core.warmup``; ``stage`` says "compiling kernels (first start
-   only)"), loads the classifier and warms up (a classify, a features batch and
-   a solve, checked, on the warm-up's own time limit).
-2. When the warm-up has passed, the servicer gets its ``DataPlane`` and health
-   turns SERVING (for ``""`` and ``boaf.v1.Boaf``). If loading or warm-up fails,
-   health stays NOT_SERVING and ``load_error`` says why. The puzzle kernels
-   then compile in the background; until they are loaded, the puzzle RPCs
-   answer UNAVAILABLE with a retry hint.
-3. When ``BOAF_MODEL_DIR`` is a model root, a ``boaf.service.core.reload.ModelWatcher``
-   watches its ``CURRENT``: a new version is loaded and warmed up beside the
-   served one and swapped in (``_reload``), with no call failing; ``reload_now()``
-   (SIGHUP) looks at once.
-4. ``stop(grace)`` turns health NOT_SERVING (so load balancers and Watch
-   streams learn first), stops accepting calls, ends the streams (UNAVAILABLE),
-   and gives the calls in flight ``grace`` seconds; those still running then end
-   UNAVAILABLE with ``errors.SHUTTING_DOWN_MESSAGE``, and their searches stop.
+1. Built, health is NOT_SERVING (for ``""`` and ``boaf.v1.Boaf``), and every Boaf RPC
+   answers UNAVAILABLE, saying what the service is doing (``Lifecycle.not_ready_reason``),
+   until its servicer has a ``DataPlane``. ``start()`` binds the port and serves at once.
+2. ``serve()``: the servicer has its plane, and health turns SERVING.
+3. ``stop(grace, on_grace_over)`` turns health NOT_SERVING (so load balancers and Watch
+   streams learn first), stops accepting calls, ends the streams (UNAVAILABLE), and gives
+   the calls in flight ``grace`` seconds; those still running then end UNAVAILABLE with
+   ``errors.SHUTTING_DOWN_MESSAGE``, and ``on_grace_over`` stops their searches.
 
 Threads (``boaf.service.core.admission`` has the whole model): the gRPC pool has a thread
 for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
@@ -35,7 +25,6 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,15 +33,10 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from boaf.models import registry
-from boaf.service.core import reload, tracing
 from boaf.service.core.admission import Admission
-from boaf.service.core.compile_log import COMPILING
-from boaf.service.core.dataplane import DataPlane, ServedModel, warm_up_puzzles
-from boaf.service.core.memory import ReloadRefused, check_reload_fits, settle_heap
+from boaf.service.core.lifecycle import Lifecycle
 from boaf.service.core.metrics import Metrics
-from boaf.service.core.settings import InvalidSettings, Settings, env_name, unbindable
-from boaf.service.core.warmup import UNITS, Kernels
+from boaf.service.core.settings import InvalidSettings, Settings, env_name
 from boaf.service.grpc import reflection as reflection_v1
 from boaf.service.grpc.game_servicer import GameServicer
 from boaf.service.grpc.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS, CallGate
@@ -65,68 +49,32 @@ SERVICE_NAME = boaf_pb2.DESCRIPTOR.services_by_name["Boaf"].full_name  # "boaf.v
 GAME_SERVICE_NAME = game_pb2.DESCRIPTOR.services_by_name["Game"].full_name  # "boaf.v1.Game"
 HEALTH_SERVICES = ("", SERVICE_NAME)
 
-ClassifierLoader = Callable[[Path | None], ServedModel]
-
 CONNECTION_AGE_S = 1800  # a connection lives at most this long (gRPC adds up to 10 % jitter), then clients reconnect
 KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find dead peers ...
 KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer within this
-LOADER_JOIN_S = 3.0  # how long a stop waits for the loader to reach its next stage (warm: ~1 s; a compile, longer)
 STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
-def load_default_classifier(directory: Path | None) -> ServedModel:
-    """``boaf.models.classifier.load_classifier``: the committed default model when ``directory`` is None."""
-    # Imported here for start-up time: the model stack loads on the loading thread, after the port is bound.
-    from boaf.models.classifier import load_classifier
-
-    classifier = load_classifier(directory)
-    classifier.trace = tracing.span  # its stages' spans, while tracing is on
-    return classifier
-
-
-def check_model(settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> float:
-    """Compile every kernel unit, load the configured model and run the warm-up without serving; returns seconds.
-
-    Raises what loading or warm-up raises. Used at image build time, where it also
-    fills the numba cache with every kernel (the puzzle ones included), so a
-    container's start compiles nothing.
-    """
-    started = time.perf_counter()
-    kernels = Kernels()
-    kernels.prepare(UNITS, on_stage=lambda stage: log.info(stage))
-    DataPlane(settings, load_classifier(settings.model_dir), kernels).warm_up()
-    return time.perf_counter() - started
-
-
 class BoafServer:
-    """One running service, built from ``settings``; ``load_classifier`` is replaceable for tests."""
+    """The gRPC edge of one service: its servicers, health, the admission gate and the server on ``settings.port``.
 
-    def __init__(self, settings: Settings, load_classifier: ClassifierLoader = load_default_classifier) -> None:
+    ``metrics`` and ``admission`` are the service's, shared with the HTTP edge; ``lifecycle`` says
+    what an early call is told.
+    """
+
+    def __init__(self, settings: Settings, *, metrics: Metrics, admission: Admission, lifecycle: Lifecycle) -> None:
         self.settings = settings
-        self.metrics = Metrics()
-        self.admission = _admission(settings)  # shared with the HTTP edge (boaf.service.http.server)
+        self.metrics = metrics
+        self.admission = admission
         self.servicer = BoafServicer(self.metrics)
         self.game = GameServicer(self.metrics, self.servicer)  # Hint uses the Boaf servicer's data plane
+        self.servicer.stage = lifecycle.not_ready_reason
         # Each Watch stream holds a thread of its own (counted against BOAF_MAX_STREAMS): grpc's
         # "non-blocking" Watch would send from whichever thread sets a status, and wait there for slow readers.
         self.health = BoafHealth(experimental_non_blocking=False)
         self.port = 0
-        self.metrics_port = 0
-        self.load_error: BaseException | None = None
-        self.failed_stage = ""  # the stage loading failed in ("loading the model": BOAF_MODEL_DIR's model)
-        self.kernels = Kernels()
-        self.stage = "starting"  # what the server is doing before SERVING (``/readyz`` says it)
-        self.servicer.stage = lambda: COMPILING if self.stage == COMPILING else "the model is still loading"
-        self._load_classifier = load_classifier
-        self._ready = threading.Event()
-        self._settled = threading.Event()  # ready, or loading failed
-        self._all_kernels = threading.Event()  # the background kernels (puzzles) are loaded, or failed to
-        self._loader: threading.Thread | None = None  # loads the kernels and the model (``start``)
         self.gate = self._gate()
         self._server = self._build_server()
-        self.watcher: reload.ModelWatcher | None = None  # set once serving from a model root
-        self._stopping = threading.Event()
-        self._swap_lock = threading.Lock()  # a swap never runs after stop() began
 
     def _gate(self) -> CallGate:
         served = [SERVICE_NAME, GAME_SERVICE_NAME, health.SERVICE_NAME]
@@ -158,223 +106,51 @@ class BoafServer:
         return server
 
     def start(self) -> None:
-        """Bind, serve (NOT_SERVING), and load + warm up in the background (no gRPC port when grpc_enabled is off).
+        """Bind ``settings.address`` and serve (``port`` is the bound port).
 
-        Raises ``InvalidSettings`` naming the setting when a port cannot be bound or a TLS file is
+        Raises ``InvalidSettings`` naming the setting when the port cannot be bound or a TLS file is
         missing, unreadable or does not match its pair.
         """
-        settings = self.settings
-        if settings.otel:
-            tracing.enable()
-        if settings.grpc_enabled:
-            self.port = self._bind()
-            self._server.start()
-        if settings.metrics_enabled:
-            self.metrics_port = self._serve_metrics()
-        log.info(
-            "listening",
-            extra={
-                "address": f"{settings.host}:{self.port}",
-                "metrics_address": f"{settings.metrics_host}:{self.metrics_port}",
-                "tls": settings.tls_enabled,
-            },
-        )
-        self._loader = threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True)
-        self._loader.start()
-
-    def _serve_metrics(self) -> int:
-        settings = self.settings
-        try:
-            return self.metrics.serve(
-                settings.metrics_host, settings.metrics_port, request_timeout_s=settings.http_header_timeout_s
-            )
-        except OSError as exc:
-            hint = f"{env_name('metrics_host')} sets the host"
-            raise unbindable("metrics_port", settings.metrics_host, settings.metrics_port, exc, hint) from exc
-
-    def _bind(self) -> int:
         settings = self.settings
         cert, key = settings.tls_cert, settings.tls_key
         try:
             if cert is None or key is None:
-                return int(self._server.add_insecure_port(settings.address))
-            return int(self._server.add_secure_port(settings.address, _tls_credentials(cert, key)))
+                self.port = int(self._server.add_insecure_port(settings.address))
+            else:
+                self.port = int(self._server.add_secure_port(settings.address, _tls_credentials(cert, key)))
         except RuntimeError as exc:  # grpc says only "Failed to bind to address"
             raise InvalidSettings(
                 f"{env_name('port')}={settings.port}: cannot listen on {settings.address} (the port is taken, "
                 f"or {env_name('host')} is no address of this machine)"
             ) from exc
+        self._server.start()
 
-    def _load_and_warm_up(self) -> None:
-        started = time.perf_counter()
-        try:
-            self.stage = "loading kernels"
-            compile_s = self.kernels.prepare([u for u in UNITS if u.at_start], on_stage=self._say_stage)
-            if self._stopping.is_set():  # stopped while the kernels loaded: nothing more to load
-                self._settled.set()
-                self._all_kernels.set()
-                return
-            self.stage = "loading the model"
-            root = reload.model_root(self.settings.model_dir)
-            # From a model root, load the version CURRENT names now: the watcher starts from it.
-            directory = registry.resolve(root) if root is not None else self.settings.model_dir
-            classifier = self._load_classifier(directory)
-            self.stage = "warming up"
-            plane = DataPlane(self.settings, classifier, self.kernels)
-            seconds = plane.warm_up()
-        except Exception as exc:  # the server must say why it never became ready, whatever went wrong
-            self.load_error = exc
-            self.failed_stage = self.stage
-            self.stage = "failed to start"
-            log.exception("model load or warm-up failed; health stays NOT_SERVING")
-            self._settled.set()
-            self._all_kernels.set()
-            return
-        self.servicer.plane = plane
-        self.metrics.serve_model(classifier.version)
-        settle_heap()  # a later full collection (after large calls) scans only what calls made
-        self.stage = "serving"
+    def serve(self) -> None:
+        """Health SERVING: the servicer has its data plane."""
         self._set_health(health_pb2.HealthCheckResponse.SERVING)
-        self.metrics.ready.set(1)
-        self._ready.set()
-        self._settled.set()
-        log.info(
-            "serving",
-            extra={
-                "model_version": classifier.version,
-                "kernels_s": round(compile_s, 3),
-                "warm_up_s": round(seconds, 3),
-                "start_s": round(time.perf_counter() - started, 3),
-            },
-        )
-        if root is not None and directory is not None:
-            self._watch(root, directory.name)
-        if not self._stopping.is_set():
-            self._prepare_later_kernels()
-
-    def _watch(self, root: Path, served: str) -> None:
-        with self._swap_lock:
-            if self._stopping.is_set():
-                return
-            self.watcher = reload.ModelWatcher(root, served, self.settings.model_poll_s, self._reload)
-            self.watcher.start()
-            # A first look at once: CURRENT may have changed while the model loaded (or a SIGHUP came then).
-            self.watcher.check_now()
-        log.info("watching the model root", extra={"model_root": str(root), "poll_s": self.settings.model_poll_s})
-
-    def reload_now(self) -> bool:
-        """Look at the model root's CURRENT now (SIGHUP); False when there is no model root being watched."""
-        if self.watcher is None:
-            return False
-        self.watcher.check_now()
-        return True
-
-    def _reload(self, version: str) -> str:
-        """Load, warm up and swap in ``version`` of the model root; returns the outcome (see ``core.reload``)."""
-        assert self.watcher is not None
-        directory, started = self.watcher.root / version, time.perf_counter()
-        served = self.servicer.plane.classifier.version if self.servicer.plane is not None else None
-        extra: dict[str, Any] = {"model_version": version, "served_version": served}
-        log.info("reloading the model", extra=extra)
-        try:
-            check_reload_fits(self.settings, directory)
-            plane = self._warmed_up_plane(directory)
-            outcome = self._swap(plane)
-        except ReloadRefused as exc:
-            outcome = reload.REFUSED
-            log.warning("model reload refused: %s", exc, extra=extra)
-        except Exception:  # whatever broke the new model, the old one serves on
-            outcome = reload.FAILED
-            log.exception("model reload failed; still serving the old model", extra=extra)
-        self.metrics.model_reloads.labels(outcome).inc()
-        if outcome == reload.RELOADED:
-            log.info("model reloaded", extra={**extra, "reload_s": round(time.perf_counter() - started, 3)})
-        return outcome
-
-    def _warmed_up_plane(self, directory: Path) -> DataPlane:
-        classifier = self._load_classifier(directory)
-        if self.servicer.plane is None:  # never: the watcher starts once serving
-            raise RuntimeError("no model is served yet")
-        plane = self.servicer.plane.with_classifier(classifier)
-        plane.warm_up()
-        return plane
-
-    def _swap(self, plane: DataPlane) -> str:
-        # Calls in flight hold the old plane and finish on it; it is freed when the last one ends.
-        with self._swap_lock:
-            if self._stopping.is_set():
-                log.info("model reload abandoned: the server is stopping")
-                return reload.ABANDONED
-            old = self.servicer.plane
-            self.servicer.plane = plane  # the Game servicer reads the Boaf servicer's plane
-            self.metrics.serve_model(plane.classifier.version, old.classifier.version if old else None)
-        return reload.RELOADED
-
-    def _say_stage(self, stage: str) -> None:
-        self.stage = stage
-        log.info(stage)
-
-    def _prepare_later_kernels(self) -> None:
-        # Rarely used kernels (puzzles) compile after SERVING; their RPCs say UNAVAILABLE until then.
-        later = [u for u in UNITS if not u.at_start]
-        try:
-            seconds = self.kernels.prepare(later, on_stage=lambda stage: log.info(stage + ", in the background"))
-            log.info("background kernels ready", extra={"units": [u.name for u in later], "seconds": round(seconds, 3)})
-            warm_up_puzzles()
-        except Exception:
-            log.exception("background kernels failed to compile or check; the puzzle RPCs may stay UNAVAILABLE")
-        finally:
-            settle_heap()
-            self._all_kernels.set()
-
-    def wait_for_all_kernels(self, timeout: float | None = None) -> bool:
-        """Block until the background kernels (puzzles) are loaded too (or failed to); True when they are."""
-        self._all_kernels.wait(timeout)
-        return all(self.kernels.is_ready(unit.name) for unit in UNITS)
 
     def _set_health(self, status: int) -> None:
         for name in HEALTH_SERVICES:
             self.health.set(name, status)
 
-    def wait_until_ready(self, timeout: float | None = None) -> bool:
-        """Block until SERVING or a load failure (or ``timeout`` seconds); True when SERVING."""
-        self._settled.wait(timeout)
-        return self._ready.is_set()
+    def stop(self, grace: float, on_grace_over: Callable[[], None]) -> None:
+        """Health NOT_SERVING, streams ended, then stop; calls in flight get ``grace`` s.
 
-    def stop(self, grace: float | None = None) -> None:
-        """Health NOT_SERVING, streams ended, then stop; calls in flight get ``grace`` s (default: the settings').
-
-        Calls still running after the grace end UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``.
+        Calls still running after the grace end UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``, and
+        ``on_grace_over()`` runs then (it stops their searches). Returns once the server has stopped.
         """
-        grace = self.settings.shutdown_grace_s if grace is None else grace
-        log.info("shutting down", extra={"grace_s": grace})
-        with self._swap_lock:
-            self._stopping.set()
-        if self.watcher is not None:
-            self.watcher.stop()  # a reload under way ends before its swap
-        self.kernels.stop()  # a first start stopped while its kernels compile ends their processes too
         self.health.enter_graceful_shutdown()
-        self.metrics.ready.set(0)
         # gRPC itself cancels ("Cancelling all calls") only after our own grace and a margin.
         stopped = self._server.stop(grace + STOP_MARGIN_S)
         self.gate.drain()  # streams waiting for a request end now, and Watch streams end UNAVAILABLE:
         self.health.end_watches()
         if not stopped.wait(grace):
             self.gate.stop_calls()  # the calls still in flight end UNAVAILABLE, with SHUTTING_DOWN_MESSAGE
-            if self.servicer.plane is not None:
-                self.servicer.plane.cancel_all()  # and their searches stop
+            on_grace_over()
             if not stopped.wait(STOP_MARGIN_S):
                 log.warning("calls still running after the grace and its margin: gRPC cancels them")
         stopped.wait()
-        # The loader may be inside numba or LLVM (loading a cached kernel): a process that exits under it aborts
-        # ("terminate called without an active exception"). It stops at its next stage; wait for that.
-        if self._loader is not None and self._loader is not threading.current_thread():
-            self._loader.join(LOADER_JOIN_S)
         self.gate.close()
-        self.metrics.stop()
-        if self.settings.otel:
-            tracing.disable()  # sends the spans not yet sent
-        log.info("stopped")
 
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout`` seconds); True when it has stopped."""
@@ -466,14 +242,6 @@ class WatchStream:
             else:
                 self._latest = response
             self._condition.notify()
-
-
-def _admission(settings: Settings) -> Admission:
-    try:
-        return Admission(settings)
-    except (OSError, UnicodeDecodeError) as exc:  # the tokens file
-        name = env_name("api_tokens_file")
-        raise InvalidSettings(f"{name}={settings.api_tokens_file}: cannot read it ({exc})") from exc
 
 
 def _options(settings: Settings, longest_call_s: float) -> list[tuple[str, int]]:

@@ -1,8 +1,10 @@
-"""The HTTP server (uvicorn, in a thread of its own) beside a ``BoafServer``.
+"""The HTTP server (uvicorn, in a thread of its own): the HTTP edge of a service.
 
-It shares everything with the gRPC side: the settings, the servicers (so the
+It shares everything with the gRPC edge through the service that owns both
+(``Served``: ``boaf.service.app.BoafService``): the settings, the servicers (so the
 data plane and its limits), the admission (calls in flight, work slots, tokens),
-the metrics and the readiness; only the port (``BOAF_HTTP_PORT``) is its own.
+the metrics and the lifecycle (readiness, and the stage ``/readyz`` says); only the
+port (``BOAF_HTTP_PORT``) is its own.
 
 Connections are bounded in time: headers within ``BOAF_HTTP_HEADER_TIMEOUT_S``
 (``protocol.HeaderTimedProtocol``), a body within ``BOAF_HTTP_BODY_TIMEOUT_S``
@@ -22,11 +24,16 @@ import math
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 
-from boaf.service.grpc.server import BoafServer
+from boaf.service.core.admission import Admission
+from boaf.service.core.compile_log import CompileProgress
+from boaf.service.core.lifecycle import Lifecycle, Stage
+from boaf.service.core.metrics import Metrics
+from boaf.service.core.settings import Settings
+from boaf.service.core.warmup import Kernels
 from boaf.service.http.app import build_app
 from boaf.service.http.guards import install_request_id_logging
 from boaf.service.http.protocol import HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
@@ -39,12 +46,32 @@ START_TIMEOUT_S = 30.0
 ANSWER_MARGIN_S = 5
 
 
+class Served(Protocol):
+    """What the HTTP edge serves and shares with the gRPC edge: the service that owns them both."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def metrics(self) -> Metrics: ...
+    @property
+    def admission(self) -> Admission: ...
+    @property
+    def lifecycle(self) -> Lifecycle: ...
+    @property
+    def kernels(self) -> Kernels: ...
+    @property
+    def servicer(self) -> object: ...  # boaf.v1.Boaf's
+    @property
+    def game(self) -> object: ...  # boaf.v1.Game's
+
+
 class HttpServer:
     """Serves ``boaf``'s servicers over HTTP/JSON on ``settings.http_port`` (0: a free port), with the page."""
 
-    def __init__(self, boaf: BoafServer) -> None:
+    def __init__(self, boaf: Served) -> None:
         self.boaf = boaf
         self.settings = boaf.settings
+        self.lifecycle = boaf.lifecycle
         self.port = 0
         self._stopping = False
         services = [
@@ -56,9 +83,9 @@ class HttpServer:
             self.settings,
             boaf.metrics,
             boaf.admission,
-            self.is_ready,
-            lambda: boaf.stage,
-            lambda: boaf.kernels.progress,
+            is_ready=self.is_ready,
+            stage=lambda: self.lifecycle.stage.value,
+            compile_progress=functools.partial(_compile_progress, self.lifecycle, boaf.kernels),
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -70,8 +97,8 @@ class HttpServer:
         return 0 if self._server is None else len(self._server.server_state.connections)
 
     def is_ready(self) -> bool:
-        """True while the gRPC side reports SERVING and this server is not stopping."""
-        return not self._stopping and self.boaf.wait_until_ready(0)
+        """True while the service is SERVING (as gRPC health says) and this server is not stopping."""
+        return not self._stopping and self.lifecycle.is_ready
 
     def start(self) -> None:
         """Bind (raises ``OSError`` when the port is taken) and serve in a daemon thread."""
@@ -136,6 +163,11 @@ class HttpServer:
         self.shutdown()
         if self._thread is not None:
             self._thread.join()
+
+
+def _compile_progress(lifecycle: Lifecycle, kernels: Kernels) -> CompileProgress | None:
+    # ``/readyz`` counts the units compiled only while the service is in its compiling stage.
+    return kernels.progress if lifecycle.stage is Stage.COMPILING else None
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -27,6 +27,7 @@ from boaf.game import deal
 from boaf.service.cli import COMPILING_NOTICE, missing_extra
 from boaf.service.core import warmup as kernels
 from boaf.service.core.compile_log import COMPILING, CompileRecorder
+from boaf.service.core.lifecycle import Stage
 from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
 from boaf.service.rpc.converters import state_to_proto
@@ -249,7 +250,7 @@ def test_readyz_and_unavailable_calls_say_what_the_server_is_doing() -> None:
     try:
         assert loader.called.wait(120)
         assert _readyz(web) == (503, {"status": "NOT_SERVING", "stage": "loading the model"})
-        server.stage = COMPILING  # what a first start says while the child processes compile
+        server.lifecycle.enter(Stage.COMPILING)  # what a first start says while the child processes compile
         assert _readyz(web) == (503, {"status": "NOT_SERVING", "stage": COMPILING})
         with channel_to(server) as channel, pytest.raises(grpc.RpcError) as caught:
             boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10)

@@ -28,9 +28,12 @@ from servers import (
 )
 
 from boaf.game import deal
+from boaf.service.app import BoafService
+from boaf.service.core.compile_log import COMPILING
 from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE
+from boaf.service.core.lifecycle import NOT_LOADED, Lifecycle, Stage
 from boaf.service.core.warmup import RETRY_AFTER_S
-from boaf.service.grpc.server import STOP_MARGIN_S, BoafServer
+from boaf.service.grpc.server import STOP_MARGIN_S
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
@@ -45,12 +48,12 @@ def long_solve() -> pb.SolveRequest:
     return pb.SolveRequest(state=state_to_proto(deal(HARDEST_DEAL)), algorithm=pb.CONSTRAINED)
 
 
-def requests_counted(server: BoafServer, method: str, code: str) -> float:
+def requests_counted(server: BoafService, method: str, code: str) -> float:
     value = server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code})
     return value or 0.0
 
 
-def solve_seconds(server: BoafServer) -> float:
+def solve_seconds(server: BoafService) -> float:
     """Total time the server has spent in Solve calls, whatever their code, in seconds."""
     registry = server.metrics.registry
     return sum(
@@ -61,8 +64,60 @@ def solve_seconds(server: BoafServer) -> float:
     )
 
 
-def in_flight(server: BoafServer, method: str) -> float:
+def in_flight(server: BoafService, method: str) -> float:
     return server.metrics.registry.get_sample_value("boaf_requests_in_flight", {"method": method}) or 0.0
+
+
+# ---------------------------------------------------------------- the lifecycle's stages and events
+
+
+def test_the_stages_are_what_the_log_and_readyz_say_in_order() -> None:
+    said = [stage.value for stage in Stage]
+    assert said == [
+        "starting",
+        "loading kernels",
+        COMPILING,
+        "loading the model",
+        "warming up",
+        "serving",
+        "failed to start",
+    ]
+
+
+def test_a_load_failure_keeps_its_stage_and_settles_every_wait() -> None:
+    lifecycle = Lifecycle()
+    lifecycle.enter(Stage.LOADING_MODEL)
+    error = FileNotFoundError("missing")
+    lifecycle.fail(error)
+    assert (lifecycle.stage, lifecycle.failed_stage, lifecycle.load_error) == (Stage.FAILED, Stage.LOADING_MODEL, error)
+    assert lifecycle.failed_loading_the_model
+    assert not lifecycle.wait_until_ready(0) and not lifecycle.is_ready
+    assert lifecycle.wait_for_background_kernels(0)
+
+
+def test_an_early_call_is_told_whether_kernels_compile_or_the_model_loads() -> None:
+    lifecycle = Lifecycle()
+    assert lifecycle.not_ready_reason() == NOT_LOADED
+    lifecycle.enter(Stage.COMPILING)
+    assert lifecycle.not_ready_reason() == COMPILING
+    lifecycle.enter(Stage.LOADING_MODEL)
+    assert lifecycle.not_ready_reason() == NOT_LOADED
+    lifecycle.serve()
+    assert lifecycle.wait_until_ready(0) and lifecycle.stage is Stage.SERVING
+    assert not lifecycle.wait_for_background_kernels(0)  # they compile after SERVING
+
+
+def test_a_step_under_unless_stopping_ends_before_the_stop_begins_or_never_runs() -> None:
+    lifecycle = Lifecycle()
+    with lifecycle.unless_stopping() as running:
+        assert running
+        stopping = _in_thread(lifecycle.begin_stop)
+        stopping.join(0.1)
+        assert stopping.is_alive() and not lifecycle.stopping  # the stop waits for the step
+    stopping.join(5)
+    assert lifecycle.stopping
+    with lifecycle.unless_stopping() as running:
+        assert not running
 
 
 # ---------------------------------------------------------------- health
@@ -91,7 +146,7 @@ def test_a_model_that_fails_to_load_keeps_health_not_serving(tmp_path: Path) -> 
     server = start_server(loopback_settings(model_dir=tmp_path))  # an empty directory: no model files
     try:
         assert not server.wait_until_ready(60)
-        assert "missing" in str(server.load_error)
+        assert "missing" in str(server.lifecycle.load_error)
         with channel_to(server) as channel:
             assert health_status(channel) == NOT_SERVING
     finally:
@@ -140,7 +195,7 @@ def test_reflection_lists_the_boaf_service_and_its_methods(channel: grpc.Channel
     }
 
 
-def test_metrics_are_scraped_over_http(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
+def test_metrics_are_scraped_over_http(server: BoafService, stub: boaf_pb2_grpc.BoafStub) -> None:
     stub.Classify(pb.ClassifyRequest(states=[state_to_proto(deal(1))]), timeout=10)
     stub.Solve(pb.SolveRequest(state=state_to_proto(deal(1))), timeout=30)
     with pytest.raises(grpc.RpcError):
@@ -158,7 +213,7 @@ def test_metrics_are_scraped_over_http(server: BoafServer, stub: boaf_pb2_grpc.B
 
 
 def test_a_solve_past_its_deadline_is_deadline_exceeded_and_the_search_stops(
-    server: BoafServer, stub: boaf_pb2_grpc.BoafStub, channel: grpc.Channel
+    server: BoafService, stub: boaf_pb2_grpc.BoafStub, channel: grpc.Channel
 ) -> None:
     before = requests_counted(server, "Solve", "DEADLINE_EXCEEDED")
     busy_before = solve_seconds(server)
@@ -246,7 +301,7 @@ def test_calls_still_running_after_the_grace_get_unavailable_with_the_shutting_d
     assert solves == {"OK": 0, "UNAVAILABLE": 1, "CANCELLED": 0}
 
 
-def _count(server: BoafServer, method: str, code: str) -> float:
+def _count(server: BoafService, method: str, code: str) -> float:
     return server.metrics.registry.get_sample_value("boaf_requests_total", {"method": method, "code": code}) or 0.0
 
 

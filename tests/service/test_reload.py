@@ -36,8 +36,8 @@ from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE
 from boaf.models.onnx_export import export_onnx
 from boaf.models.retrain_steps import labelled_random_states
 from boaf.models.training import PAPER_PARAMS, fit
+from boaf.service.app import BoafService, load_default_classifier
 from boaf.service.core.memory import model_memory_mb
-from boaf.service.grpc.server import BoafServer, load_default_classifier
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
@@ -71,7 +71,7 @@ def broken_model(root: Path, version: str) -> None:
 class ClassifyLoop:
     """A thread calling Classify over gRPC until stopped; keeps each answer's model version and each failure."""
 
-    def __init__(self, server: BoafServer) -> None:
+    def __init__(self, server: BoafService) -> None:
         self.versions: list[str] = []
         self.failures: list[str] = []
         self._server = server
@@ -102,7 +102,7 @@ class ClassifyLoop:
         return wait_for(lambda: len(self.versions) >= target or bool(self.failures), RELOAD_TIMEOUT_S)
 
 
-def scrape(server: BoafServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(server: BoafService) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """The metrics page, over HTTP: each sample's name and labels, and its value."""
     with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as page:
         text = page.read().decode()
@@ -113,7 +113,7 @@ def scrape(server: BoafServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
     }
 
 
-def reloads(server: BoafServer, outcome: str) -> float:
+def reloads(server: BoafService, outcome: str) -> float:
     return server.metrics.registry.get_sample_value("boaf_model_reloads_total", {"outcome": outcome}) or 0.0
 
 
@@ -126,14 +126,14 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server(root: Path) -> Iterator[BoafServer]:
+def server(root: Path) -> Iterator[BoafService]:
     running = ready_server(loopback_settings(model_dir=root, model_poll_s=0.05))
     yield running
     running.stop(0)
 
 
 def test_a_new_version_is_served_with_no_failed_call_and_a_broken_one_is_refused(
-    root: Path, server: BoafServer
+    root: Path, server: BoafService
 ) -> None:
     with channel_to(server) as channel:
         info = boaf_pb2_grpc.BoafStub(channel).GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
@@ -207,7 +207,7 @@ def test_stopping_the_server_during_a_reload_abandons_it(root: Path) -> None:
     assert held.loading.wait(RELOAD_TIMEOUT_S)
     stopping = threading.Thread(target=server.stop, args=(0,))
     stopping.start()
-    assert wait_for(lambda: server._stopping.is_set())  # the stop has begun: now let the load finish
+    assert wait_for(lambda: server.lifecycle.stopping)  # the stop has begun: now let the load finish
     held.release()
     stopping.join(60)
     assert not stopping.is_alive()
