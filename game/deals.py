@@ -63,7 +63,7 @@ def seeded_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed if seed >= 0 else [-seed, 1])
 
 
-def random_states(seed: int, count: int, rows: int = 4, cols: int = 4, stacks: int | None = None) -> list[State]:
+def random_states(seed: int, count: int, *, rows: int = 4, cols: int = 4, stacks: int | None = None) -> list[State]:
     """``count`` random states from one seeded generator (``seeded_rng``); the same arguments give the same states."""
     rng = seeded_rng(seed)
     return [random_state(rng, rows, cols, stacks) for _ in range(count)]

@@ -448,25 +448,37 @@ def augment(s, t, nodes, links, cap, scratch, flow, t_preds):
         if found < 0:
             break
         flow += 1
-        # walk back from t: later arcs first, so a cancelled flow into a node is cleared before the new one is set
-        i = found
-        while i != 0:
-            j = parent[i]
-            a, b = queue[j], queue[i]
-            if side[j] == 1 and side[i] == 0:
-                if a == b:
-                    used[a] = 0
-                elif b == t:
-                    t_preds |= bit(a)
-                else:
-                    pred[b] = a
-            elif side[j] == 0 and side[i] == 1:
-                if a == b:
-                    used[a] = 1
-                elif pred[a] == b:
-                    pred[a] = -1
-            i = j
+        t_preds = _push_path(found, t, scratch, t_preds)
     return flow, t_preds
+
+
+@lean_njit(inline="always")
+def _push_path(found, t, scratch, t_preds):
+    """One more path in ``scratch``'s flow: the augmenting path that ``augment``'s search reached ``t`` by (its
+    queue entry ``found``, walked back by ``parent``); returns the new ``t_preds``.
+
+    It walks back from ``t``, later arcs first, so a cancelled flow into a node is
+    cleared before the new one is set.
+    """
+    used, pred, queue, side, parent = scratch.used, scratch.pred, scratch.queue, scratch.side, scratch.parent
+    i = found
+    while i != 0:
+        j = parent[i]
+        a, b = queue[j], queue[i]
+        if side[j] == 1 and side[i] == 0:
+            if a == b:
+                used[a] = 0
+            elif b == t:
+                t_preds |= bit(a)
+            else:
+                pred[b] = a
+        elif side[j] == 0 and side[i] == 1:
+            if a == b:
+                used[a] = 1
+            elif pred[a] == b:
+                pred[a] = -1
+        i = j
+    return t_preds
 
 
 @lean_njit()

@@ -43,6 +43,7 @@ def play_command(
 
 @app.command("random")
 def random_command(
+    *,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")],
     count: Annotated[int, typer.Option("--count", min=0, help="How many states.")] = 1,
     stacks: Annotated[int | None, typer.Option("--stacks", min=1, help="Stacks per state (default uniform).")] = None,
@@ -50,5 +51,5 @@ def random_command(
     cols: Cols = 4,
 ) -> None:
     """Print random states (k distinct cards in k distinct cells), one grid text per line."""
-    for state in random_states(seed, count, rows, cols, stacks):
+    for state in random_states(seed, count, rows=rows, cols=cols, stacks=stacks):
         typer.echo(format_grid(state))

@@ -42,12 +42,12 @@ def test_deals_match_the_reference() -> None:
 
 @pytest.mark.parametrize(("rows", "cols", "count"), [(3, 5, 300), (1, 7, 100), (5, 4, 150), (6, 8, 25)])
 def test_other_grids_match_the_reference(rows: int, cols: int, count: int) -> None:
-    batch_states = random_states(rows * 100 + cols, count, rows, cols)
+    batch_states = random_states(rows * 100 + cols, count, rows=rows, cols=cols)
     assert_matches_reference(compute_features(batch_states), batch_states)
 
 
 def test_mixed_grid_shapes_keep_input_order() -> None:
-    batch_states = [deal(1), *random_states(5, 20, 2, 3), deal(2), *random_states(6, 20, 5, 5)]
+    batch_states = [deal(1), *random_states(5, 20, rows=2, cols=3), deal(2), *random_states(6, 20, rows=5, cols=5)]
     assert_matches_reference(compute_features(batch_states), batch_states)
 
 
@@ -58,7 +58,7 @@ def test_any_state_matches_the_reference(state: State) -> None:
 
 
 def test_large_grids_keep_exact_integers_beyond_int64() -> None:
-    full = random_states(11, 3, 7, 7, stacks=49)
+    full = random_states(11, 3, rows=7, cols=7, stacks=49)
     table = feature_table(full)
     trees = [state_features(s)["spanning_trees"] for s in full]
     assert all(t > np.iinfo(np.int64).max for t in trees)

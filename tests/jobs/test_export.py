@@ -50,7 +50,7 @@ def assert_features_of(table: pa.Table, grids: list[str]) -> None:
 
 
 def test_text_and_json_lines_round_trip(tmp_path: Path, two_workers: Cluster) -> None:
-    states = random_states(1, 250) + random_states(2, 10, 3, 3)
+    states = random_states(1, 250) + random_states(2, 10, rows=3, cols=3)
     lines = [format_grid(s) for s in states[:200]]
     lines += ["", json.dumps({"grid": format_grid(states[200])})]
     lines += [json.dumps({"grid": state_to_json(s)}) for s in states[201:]]

@@ -75,9 +75,9 @@ INPUT_DIGESTS = {(4, 4, 400): "b859ba8deebcf432", (5, 5, 60): "2e66c804edc747f1"
 
 @pytest.mark.parametrize(("rows", "cols", "count"), list(INPUT_DIGESTS))
 def test_the_classifiers_search_inputs_are_the_one_file_kernels(rows: int, cols: int, count: int) -> None:
-    cells = states_to_array(list(random_states(2024, count, rows, cols)))
+    cells = states_to_array(list(random_states(2024, count, rows=rows, cols=cols)))
     digest = hashlib.sha256(np.ascontiguousarray(search_progress(cells, rows, cols, 300), np.float64).tobytes())
-    outcome, nodes = probe(cells, rows, cols, 1500, "compatible")
+    outcome, nodes = probe(cells, rows, cols, 1500, algorithm="compatible")
     digest.update(np.ascontiguousarray(outcome, np.float64).tobytes())
     digest.update(np.ascontiguousarray(nodes, np.float64).tobytes())
     assert digest.hexdigest()[:16] == INPUT_DIGESTS[rows, cols, count]

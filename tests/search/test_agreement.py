@@ -57,7 +57,7 @@ def test_algorithms_agree_with_the_live_reference_on_any_small_grid(algorithm: s
 
 @pytest.mark.parametrize(("rows", "cols", "count"), [(3, 5, 150), (2, 2, 200), (1, 4, 200), (2, 7, 120), (5, 3, 100)])
 def test_other_grids_against_the_live_reference(rows: int, cols: int, count: int) -> None:
-    sample = random_states(rows * 100 + cols, count, rows, cols)
+    sample = random_states(rows * 100 + cols, count, rows=rows, cols=cols)
     expected = [reference_solve(s) for s in sample]
     for algorithm in search.ALGORITHM_NAMES:
         batch = search.solve_many(sample, algorithm)

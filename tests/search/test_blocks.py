@@ -28,7 +28,7 @@ WIDE_MAX = 5
 def test_the_kernel_states_the_rule_of_its_proof_and_every_stuck_state_is_unsolvable() -> None:
     hits = 0
     for rows, cols in ((3, 4), (4, 4)):
-        for state in random_states(5, 1_500, rows, cols):
+        for state in random_states(5, 1_500, rows=rows, cols=cols):
             if not 4 <= state.n_stacks <= 12 or not is_connected(state.top_cards()):
                 continue
             stuck = kernel_stuck(state)

@@ -36,7 +36,7 @@ def refutes(state, after=PLENTY, cancel=0, deadline=0.0):  # type: ignore[no-unt
 def test_gathering_refutes_exactly_the_unsolvable_states() -> None:
     refuted = solvable = 0
     for rows, cols in ((3, 3), (3, 4), (4, 4)):
-        for state in random_states(5, 400, rows, cols):
+        for state in random_states(5, 400, rows=rows, cols=cols):
             if state.n_stacks > 11 or not is_connected(state.top_cards()):
                 continue  # (a disconnected G: the search's own test; larger states: the deals below)
             answer = reference_solve(state).solvable

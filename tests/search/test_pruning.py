@@ -60,7 +60,7 @@ def test_a_stranded_leaf_is_unsolvable_by_the_reference_search() -> None:
     hits = {False: 0, True: 0}
     for rows, cols in ((3, 3), (3, 4), (4, 4)):
         line = kernel.line_table(rows, cols)
-        for state in random_states(7, 3_000, rows, cols):
+        for state in random_states(7, 3_000, rows=rows, cols=cols):
             cells = state_to_array(state)
             occupied = np.uint64(sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0))
             if not 3 <= state.n_stacks <= 10 or not is_connected(state.top_cards()):
@@ -117,7 +117,7 @@ def test_a_frozen_block_is_unsolvable_by_the_reference_search() -> None:
     # the plain reference search must agree.
     hits = 0
     for rows, cols in ((3, 3), (3, 4), (4, 4)):
-        for state in random_states(11, 4_000, rows, cols):
+        for state in random_states(11, 4_000, rows=rows, cols=cols):
             if not 4 <= state.n_stacks <= 11 or not is_connected(state.top_cards()):
                 continue
             if frozen(state_to_array(state), rows, cols):
@@ -150,7 +150,7 @@ def test_frozen_blocks_through_one_small_cache_answer_as_through_fresh_ones() ->
     shared = kernel.new_scratch(2, 2653)
     hits = 0
     for rows, cols in ((3, 4), (4, 4)):
-        for state in random_states(12, 3_000, rows, cols):
+        for state in random_states(12, 3_000, rows=rows, cols=cols):
             if not 4 <= state.n_stacks <= 11:
                 continue
             cells = state_to_array(state)
