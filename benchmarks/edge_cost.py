@@ -62,7 +62,7 @@ def plain_classify(servicer: BoafServicer, request: pb.ClassifyRequest, context:
     model = servicer.plane.classifier
     states = converters.states_from_proto(request.states, CancelFlag())
     assert isinstance(states, converters.StateArray), "the load's states are one plain grid"
-    answers = model.classify_cells(states.cells, states.rows, states.cols, np.zeros(1, dtype=np.int64))
+    answers = model.classify_cells(states.cells, states.rows, states.cols, cancel=np.zeros(1, dtype=np.int64))
     rows = zip(answers.p_solvable.tolist(), answers.exact.tolist(), answers.nodes.tolist(), strict=True)
     return pb.ClassifyResponse(
         model_version=model.version,

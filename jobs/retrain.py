@@ -70,17 +70,17 @@ def retrain(config: RetrainConfig, log: Log = print) -> Path:
     card = train_classifier(
         data_dirs,
         stage,
-        config.tuned,
-        config.seed,
-        config.cv_folds,
-        version,
-        log,
-        config.tuning_grid,
-        config.probe_nodes,
+        tuned=config.tuned,
+        seed=config.seed,
+        cv_folds=config.cv_folds,
+        version=version,
+        log=log,
+        tuning_grid=config.tuning_grid,
+        probe_nodes=config.probe_nodes,
     )
     fit_rows = load_labelled(data_dirs[0] / "data.parquet", probe_nodes=0)
     fit_rows = fit_rows.take(np.arange(min(config.ordering_states, config.rows)))
-    card["ordering"] = tune_cutoff(stage, fit_rows, config.sweep_states, config.seed, config.cv_folds, log)
+    card["ordering"] = tune_cutoff(stage, fit_rows, config.sweep_states, config.seed, folds=config.cv_folds, log=log)
     card.update(_provenance(config, time.perf_counter() - started))
     write_card(stage, card)
     _gate(card, config.min_accuracy)

@@ -246,7 +246,7 @@ def grid_tuning_set(grid: str, count: int, seed: int = 0) -> LabelledStates:
 
 
 def grid_tuning_sets(
-    grids: Sequence[str], random_count: int, decision_deals: int, grid_states: int, seed: int = 0
+    grids: Sequence[str], random_count: int, decision_deals: int, grid_states: int, *, seed: int = 0
 ) -> list[LabelledStates]:
     """The held-out sets of ``grids``: 4x4's ``tuning_sets``, and ``grid_states`` random states of each other grid."""
     latency_targets(grids)  # refuse a grid without targets before generating anything
@@ -259,6 +259,7 @@ def tune_budget(
     sets: Sequence[LabelledStates],
     candidates: Sequence[int] = CANDIDATES,
     singles: int = 1000,
+    *,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Sweep ``candidates`` on ``sets``, keep each grid's largest budget within its targets, and write them.

@@ -74,7 +74,9 @@ class Classifier:
         """
         answers = Predictions.empty(len(states))
         for (rows, cols), index in states_by_shape(states).items():
-            answers.put(index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols, cancel))
+            answers.put(
+                index, self.classify_cells(states_to_array([states[i] for i in index]), rows, cols, cancel=cancel)
+            )
         return answers
 
     def classify_cells(
@@ -82,6 +84,7 @@ class Classifier:
         cells: np.ndarray,
         rows: int,
         cols: int,
+        *,
         cancel: np.ndarray | None = None,
         exact: ExactBudget | None = None,
     ) -> Predictions:
@@ -113,13 +116,20 @@ class Classifier:
         self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray, exact: ExactBudget
     ) -> Predictions:
         with self.trace("exact path", states=len(cells), max_nodes=exact.nodes_for(rows, cols)):
-            answers = exact_search(cells, rows, cols, exact, cancel)
+            answers = exact_search(cells, rows, cols, exact, cancel=cancel)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
             _raise_if_set(cancel, "in the exact path")  # it stopped short: nothing more is wanted
             try:
                 with self.trace("features", states=int(still_open.size)):
-                    inputs = cell_inputs(cells[still_open], rows, cols, self.probe_nodes, self.progress_nodes, cancel)
+                    inputs = cell_inputs(
+                        cells[still_open],
+                        rows,
+                        cols,
+                        self.probe_nodes,
+                        progress_nodes=self.progress_nodes,
+                        cancel=cancel,
+                    )
             except Stopped as exc:
                 raise ClassifyStopped(f"classify cancelled while computing its inputs ({exc})") from exc
             with self.trace("inference", states=int(still_open.size)):

@@ -98,7 +98,7 @@ _P_OF = {SOLVABLE: 1.0, UNSOLVABLE: 0.0, UNKNOWN: 0.5}  # an exact path's p by s
 
 
 def exact_search(
-    cells: np.ndarray, rows: int, cols: int, budget: ExactBudget, cancel: np.ndarray | None = None
+    cells: np.ndarray, rows: int, cols: int, budget: ExactBudget, *, cancel: np.ndarray | None = None
 ) -> Predictions:
     """The exact path alone, for a batch on one grid: settled states get p 1 or 0 and ``exact``.
 

@@ -192,6 +192,7 @@ def build_hard_set(
     decision_deals: int,
     deals: int,
     budget: ExactBudget,
+    *,
     log: Log,
     ffud_like: int = 0,
     ffud_ranges: tuple[range, ...] = FFUD_RANGES,
@@ -242,7 +243,7 @@ def split_hard_set(hard: HardSet, seed: int) -> tuple[HardSet, HardSet, HardSet]
 
 
 def train_hard_model(
-    hard: HardSet, out: Path, installed: Classifier, version: str, seed: int = 0, log: Log = print
+    hard: HardSet, out: Path, installed: Classifier, version: str, *, seed: int = 0, log: Log = print
 ) -> dict[str, Any]:
     """Train, recalibrate, export and check the hard-remainder model; write a model version into ``out``.
 
@@ -392,6 +393,7 @@ def onnx_metadata(version: str) -> dict[str, str]:
 def retrain_hard(
     out: Path,
     installed_dir: Path | None = None,
+    *,
     per_stack: int = 4000,
     decision_deals: int = 800,
     deals: int = 50_000,
@@ -412,11 +414,13 @@ def retrain_hard(
     candidates) are the defaults but in quick runs.
     """
     installed = load_classifier(installed_dir)
-    hard = build_hard_set(per_stack, decision_deals, deals, installed.exact, log, ffud_like, ffud_ranges)
+    hard = build_hard_set(
+        per_stack, decision_deals, deals, installed.exact, log=log, ffud_like=ffud_like, ffud_ranges=ffud_ranges
+    )
     version = new_version(seed)
     out.mkdir(parents=True, exist_ok=True)
     stage = registry.staging_dir(out, version)
-    train_hard_model(hard, stage, installed, version, seed, log)
+    train_hard_model(hard, stage, installed, version, seed=seed, log=log)
     tune_budget(stage, tuning_sets(gate_states, gate_deals, seed), budgets, log=log)
     gate = {s.name: _accuracies(installed, load_classifier(stage), s) for s in tuning_sets(gate_states, gate_deals, 1)}
     add_to_card(stage, {"gate": gate})

@@ -43,7 +43,7 @@ def model_inputs(states: Sequence[State], probe_nodes: int, progress_nodes: int 
     out = np.empty((len(states), len(input_names(probe_nodes, progress_nodes))), dtype=np.float64)
     for (rows, cols), index in states_by_shape(states).items():
         cells = states_to_array([states[i] for i in index])
-        out[index] = cell_inputs(cells, rows, cols, probe_nodes, progress_nodes)
+        out[index] = cell_inputs(cells, rows, cols, probe_nodes, progress_nodes=progress_nodes)
     return out
 
 
@@ -52,6 +52,7 @@ def cell_inputs(
     rows: int,
     cols: int,
     probe_nodes: int,
+    *,
     progress_nodes: int = 0,
     cancel: np.ndarray | None = None,
 ) -> np.ndarray:

@@ -91,7 +91,7 @@ def sweep_cutoff(
     """
     intercept, *weights = coefficients
     configs: list[tuple[str | Algorithm, OrderingModel | None]] = [("compatible", None)]
-    # The subset-H order is what the cutoff is for (``ordered`` itself orders by squared degrees, solver v3).
+    # The subset-H order is what the cutoff is for (``ordered`` itself orders by squared degrees).
     configs += [(ORDERED_SUBSET_H, OrderingModel(intercept, tuple(weights), c)) for c in cutoffs]  # type: ignore[arg-type]
     best_ms = [float("inf")] * len(configs)
     nodes = [0.0] * len(configs)
@@ -105,7 +105,9 @@ def sweep_cutoff(
     return Sweep(tuple(cutoffs), tuple(best_ms[1:]), tuple(nodes[1:]), best_ms[0], nodes[0])
 
 
-def write_ordering(path: Path, fit: OrderingFit, cutoff: int, sweep: Sweep | None, provenance: dict[str, Any]) -> Path:
+def write_ordering(
+    path: Path, fit: OrderingFit, cutoff: int, sweep: Sweep | None, *, provenance: dict[str, Any]
+) -> Path:
     """Write the ``ordering.json`` artifact the search reads, atomically."""
     intercept, *weights = fit.coefficients
     model = OrderingModel(intercept, (weights[0], weights[1], weights[2]), cutoff)

@@ -51,7 +51,7 @@ def importance_plot(names: Sequence[str], gains: np.ndarray, path: Path, top: in
 
 
 def cutoff_sweep_plot(
-    cutoffs: Sequence[int], mean_ms: Sequence[float], baseline_ms: float, chosen: int, path: Path
+    cutoffs: Sequence[int], mean_ms: Sequence[float], baseline_ms: float, chosen: int, *, path: Path
 ) -> Path:
     """Mean Ordered DFS solve time by ordering cutoff, with Compatible DFS as a flat line (Araki's Figure 2)."""
     fig, ax = plt.subplots(figsize=(6, 4))

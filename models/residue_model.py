@@ -133,6 +133,7 @@ def train_residue_model(
     out: Path,
     installed: Classifier,
     version: str,
+    *,
     seed: int = 0,
     log: Log = print,
     candidates: Sequence[Mapping[str, Any]] = CANDIDATES,
@@ -145,17 +146,7 @@ def train_residue_model(
     fit_all, calibrate_all = _stack(fitting), _stack(calibrating)
     if len(np.unique(fit_all.solvable)) < 2:
         raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
-    tried: list[dict[str, Any]] = []
-    losses: list[float] = []
-    for params in candidates:
-        model = make_classifier({**COMMON_PARAMS, **params}, seed, threads=1)
-        model.fit(fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight)
-        raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
-        loss = weighted_log_loss(raw, calibrate_all.solvable, calibrate_all.weight)
-        tried.append({"params": dict(params), "calibration_log_loss_raw": loss})
-        losses.append(loss)
-        log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} on the calibration parts")
-    best = {**COMMON_PARAMS, **candidates[int(np.argmin(losses))]}
+    best, tried = _choose_params(fit_all, calibrate_all, candidates, seed=seed, log=log)
     model = make_classifier(best, seed, threads=1).fit(
         fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight
     )
@@ -168,19 +159,7 @@ def train_residue_model(
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the calibration parts: {check}")
     write_calibration(out, calibration)
-    figures: dict[str, dict[str, Any]] = {}
-    curves = {}
-    for name, part in calibrating.items():
-        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1])
-        rate = float(sets[name].solvable.mean())
-        figures[name] = {
-            "rows": len(part.solvable),
-            "base_rate": float(part.solvable.mean()),
-            "training_rate": rate,
-            "model": asdict(scores(p, part.solvable)),
-            "constant": asdict(scores(np.full(len(p), rate), part.solvable)),
-        }
-        curves[name] = (p, part.solvable.astype(np.float64))
+    figures, curves = _calibration_figures(model, calibration, calibrating, sets)
     plots.calibration_plot(curves, out / "plots" / "calibration.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
     plots.importance_plot(names, gains, out / "plots" / "importance.png")
@@ -211,6 +190,44 @@ def train_residue_model(
             f"(constant {row['constant']['log_loss']:.4f}), ECE {row['model']['ece']:.4f}"
         )
     return card
+
+
+def _choose_params(
+    fit_all: Part, calibrate_all: Part, candidates: Sequence[Mapping[str, Any]], *, seed: int, log: Log
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The parameters (``COMMON_PARAMS`` and the best of ``candidates``) whose model, fitted on ``fit_all``, has
+    the least weighted log loss on ``calibrate_all`` before calibration; and each candidate's loss."""
+    tried: list[dict[str, Any]] = []
+    losses: list[float] = []
+    for params in candidates:
+        model = make_classifier({**COMMON_PARAMS, **params}, seed, threads=1)
+        model.fit(fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight)
+        raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
+        loss = weighted_log_loss(raw, calibrate_all.solvable, calibrate_all.weight)
+        tried.append({"params": dict(params), "calibration_log_loss_raw": loss})
+        losses.append(loss)
+        log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} on the calibration parts")
+    return {**COMMON_PARAMS, **candidates[int(np.argmin(losses))]}, tried
+
+
+def _calibration_figures(
+    model: Any, calibration: Calibration, calibrating: Mapping[str, Part], sets: Mapping[str, Residue]
+) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Each set's calibration part scored (the model against the constant of its set's rate), and its curve."""
+    figures: dict[str, dict[str, Any]] = {}
+    curves = {}
+    for name, part in calibrating.items():
+        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1])
+        rate = float(sets[name].solvable.mean())
+        figures[name] = {
+            "rows": len(part.solvable),
+            "base_rate": float(part.solvable.mean()),
+            "training_rate": rate,
+            "model": asdict(scores(p, part.solvable)),
+            "constant": asdict(scores(np.full(len(p), rate), part.solvable)),
+        }
+        curves[name] = (p, part.solvable.astype(np.float64))
+    return figures, curves
 
 
 def _estimate(calibration: Calibration, raw: np.ndarray) -> np.ndarray:
@@ -328,6 +345,7 @@ def retrain_residue(
     out: Path,
     cache: Path,
     installed_dir: Path | None = None,
+    *,
     seed: int = 0,
     log: Log = print,
     training: Sequence[ResidueSpec] = TRAINING_SETS,
@@ -344,7 +362,7 @@ def retrain_residue(
     version = new_version(seed)
     out.mkdir(parents=True, exist_ok=True)
     stage = registry.staging_dir(out, version)
-    train_residue_model(sets, stage, installed, version, seed, log, candidates)
+    train_residue_model(sets, stage, installed, version, seed=seed, log=log, candidates=candidates)
     new = load_classifier(stage)
     held_out = {
         spec.name: cached(

@@ -53,6 +53,7 @@ Log = Callable[[str], None]
 def train_classifier(
     data_dirs: Sequence[Path],
     out: Path,
+    *,
     tuned: bool = True,
     seed: int = 0,
     cv_folds: int = 0,
@@ -83,7 +84,7 @@ def train_classifier(
         card["tuning"] = tune(splits.train, splits.validation, tuning_grid, seed=seed)
         params = card["tuning"]["best"]
     if cv_folds and splits.random_rows is not None:
-        card["cross_validation"] = cross_validation(splits.random_rows, params, cv_folds, seed, log)
+        card["cross_validation"] = cross_validation(splits.random_rows, params, cv_folds, seed, log=log)
     log(f"final fit: {params}")
     fit_started = time.perf_counter()
     model = fit(params, concat([splits.train, splits.validation]), seed)
@@ -100,7 +101,7 @@ def train_classifier(
 
 
 def tune_cutoff(
-    out: Path, fit_rows: Labelled, sweep_states: int, seed: int, folds: int = 10, log: Log = print
+    out: Path, fit_rows: Labelled, sweep_states: int, seed: int, *, folds: int = 10, log: Log = print
 ) -> dict[str, Any]:
     """Fit the ordering model on ``fit_rows``, sweep the cutoff on held-out random states, write ``ordering.json``.
 
@@ -111,9 +112,9 @@ def tune_cutoff(
     # Held out: a random seed no dataset of this run uses.
     held_out = random_states(seed + 10_007, sweep_states)
     sweep = sweep_cutoff(held_out, fitted.coefficients)
-    write_ordering(out / ORDERING_FILE, fitted, sweep.best, sweep, {"feature_schema": SCHEMA_VERSION})
+    write_ordering(out / ORDERING_FILE, fitted, sweep.best, sweep, provenance={"feature_schema": SCHEMA_VERSION})
     plots.cutoff_sweep_plot(
-        sweep.cutoffs, sweep.mean_ms, sweep.compatible_ms, sweep.best, out / "plots" / "cutoff_sweep.png"
+        sweep.cutoffs, sweep.mean_ms, sweep.compatible_ms, sweep.best, path=out / "plots" / "cutoff_sweep.png"
     )
     best = sweep.cutoffs.index(sweep.best)
     summary = {
@@ -147,7 +148,7 @@ def _labelled(states: Sequence[State]) -> Labelled:
     )
 
 
-def cross_validation(rows: Labelled, params: dict[str, Any], folds: int, seed: int, log: Log) -> dict[str, Any]:
+def cross_validation(rows: Labelled, params: dict[str, Any], folds: int, seed: int, *, log: Log) -> dict[str, Any]:
     """k-fold accuracy on random states: the paper's configuration on the features alone, and ours on all inputs."""
     paper_rows = rows.first_columns(len(feature_names()))
     result = {}

@@ -26,6 +26,7 @@ app.add_typer(dataset_app, name="dataset")
 @app.command("classify")
 def classify_command(
     grid: Annotated[str | None, typer.Argument(help="Grid text or JSON.")] = None,
+    *,
     input_file: Annotated[Path | None, typer.Option("--input", help="File of grid text or JSON lines.")] = None,
     output: Annotated[Path | None, typer.Option("--output", help="Write JSON lines here (default stdout).")] = None,
     model: ModelDir = None,
@@ -67,6 +68,7 @@ def classify_command(
 
 @dataset_app.command("generate")
 def dataset_generate_command(
+    *,
     generator: Annotated[str, typer.Option("--generator", help="random, decisions or deals.")],
     count: Annotated[int, typer.Option("--count", min=1, help="States (random) or deals (decisions, deals).")],
     out: Annotated[Path, typer.Option("--out", help="Directory for data.parquet and manifest.json.")],
@@ -135,6 +137,7 @@ def _grid_names(text: str) -> str:
 
 @app.command("tune-budget")
 def tune_budget_command(
+    *,
     model: Annotated[Path, typer.Option("--model", help="Model version directory to write exact_path.json into.")],
     grids: Annotated[
         str,
@@ -162,7 +165,7 @@ def tune_budget_command(
     from boaf.models.budget import CANDIDATES, grid_tuning_sets, tune_budget
 
     candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
-    sets = grid_tuning_sets(grids.split(","), random_count, decision_deals, grid_states, seed)
+    sets = grid_tuning_sets(grids.split(","), random_count, decision_deals, grid_states, seed=seed)
     entry = tune_budget(model, sets, candidates, singles, log=lambda line: typer.echo(line, err=True))
     measured = set(grids.split(","))
     report = {g: {k: v for k, v in r.items() if k != "sweep"} for g, r in entry["grids"].items() if g in measured}
@@ -171,6 +174,7 @@ def tune_budget_command(
 
 @app.command("train-hard")
 def train_hard_command(
+    *,
     out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
     model: ModelDir = None,
     per_stack: Annotated[int, typer.Option("--per-stack", min=10, help="Random states per stack count 9-16.")] = 4000,
@@ -188,7 +192,16 @@ def train_hard_command(
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from boaf.models.hard import retrain_hard
 
-    installed = retrain_hard(out, model, per_stack, decision_deals, deals, seed=seed, log=_log, ffud_like=ffud_like)
+    installed = retrain_hard(
+        out,
+        model,
+        per_stack=per_stack,
+        decision_deals=decision_deals,
+        deals=deals,
+        seed=seed,
+        log=_log,
+        ffud_like=ffud_like,
+    )
     typer.echo(str(installed))
 
 
@@ -209,12 +222,13 @@ def train_residue_command(
     # Imported here for start-up time: only this command pays for onnxruntime, LightGBM and matplotlib.
     from boaf.models.residue_model import retrain_residue
 
-    installed = retrain_residue(out, cache or out / "residue-sets", model, seed, log=_log)
+    installed = retrain_residue(out, cache or out / "residue-sets", model, seed=seed, log=_log)
     typer.echo(str(installed))
 
 
 @app.command("retrain")
 def retrain_command(
+    *,
     rows: Annotated[int, typer.Option("--rows", min=100, help="Random states to generate and train on.")] = 500_000,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Model root: versions and CURRENT go here.")] = Path("boaf-models"),
@@ -250,7 +264,7 @@ def retrain_command(
     if residue:
         tune_budget(installed, tuning_sets(5000, 40, seed), log=_log)
         try:
-            installed = retrain_residue(out, out / "residue-sets", installed, seed, log=_log)
+            installed = retrain_residue(out, out / "residue-sets", installed, seed=seed, log=_log)
         except ModelError as exc:
             _log(f"kept {installed.name}: {exc}")
     typer.echo(str(installed))

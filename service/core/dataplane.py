@@ -77,6 +77,7 @@ class ServedModel(Protocol):
         cells: np.ndarray,
         rows: int,
         cols: int,
+        *,
         cancel: np.ndarray | None = None,
         exact: ExactBudget | None = None,
     ) -> Predictions: ...
@@ -347,7 +348,7 @@ class DataPlane:
         model = self.classifier
         try:
             if isinstance(states, StateArray):
-                answers = model.classify_cells(states.cells, states.rows, states.cols, cancel.array)
+                answers = model.classify_cells(states.cells, states.rows, states.cols, cancel=cancel.array)
             else:
                 answers = model.classify(states, cancel.array)
         except ModelError as exc:
@@ -387,7 +388,7 @@ class DataPlane:
         if results:
             try:
                 answers = model.classify_cells(
-                    states_to_array(results), state.rows, state.cols, cancel.array, exact=budget
+                    states_to_array(results), state.rows, state.cols, cancel=cancel.array, exact=budget
                 )
             except ModelError as exc:
                 raise ModelUnavailable(f"the served model failed: {exc}") from exc

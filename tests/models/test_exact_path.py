@@ -127,7 +127,7 @@ def test_a_flag_set_while_the_learned_path_runs_stops_it() -> None:
     timer = threading.Timer(0.2, flag.__setitem__, (0, 1))
     timer.start()
     with pytest.raises(ClassifyStopped):
-        classifier.classify_cells(cells, 4, 13, flag)
+        classifier.classify_cells(cells, 4, 13, cancel=flag)
     timer.join()
 
 

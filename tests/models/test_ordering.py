@@ -22,7 +22,7 @@ def test_the_committed_artifact_is_the_search_default() -> None:
 
 def test_a_written_artifact_reads_back(tmp_path: Path) -> None:
     fit = OrderingFit(coefficients=(0.5, -0.1, 0.2, 0.3), rmse=0.4, rows=100)
-    path = write_ordering(tmp_path / ORDERING_FILE, fit, 9, None, {"feature_schema": "test"})
+    path = write_ordering(tmp_path / ORDERING_FILE, fit, 9, None, provenance={"feature_schema": "test"})
     assert search.read_ordering(path) == search.OrderingModel(0.5, (-0.1, 0.2, 0.3), 9)
     assert json.loads(path.read_text())["rmse"] == 0.4
     assert [p.name for p in tmp_path.iterdir()] == [ORDERING_FILE]

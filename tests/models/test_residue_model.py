@@ -101,7 +101,9 @@ def test_the_split_keeps_each_labels_share_and_every_set_weighs_the_same(cache: 
 
 def test_a_tiny_model_trains_loads_and_describes_its_residue(cache: Path, tmp_path: Path) -> None:
     installed = load_classifier()
-    card = train_residue_model(sets_in(cache, TRAINING), tmp_path, installed, "tiny", 0, quiet, CANDIDATES)
+    card = train_residue_model(
+        sets_in(cache, TRAINING), tmp_path, installed, "tiny", seed=0, log=quiet, candidates=CANDIDATES
+    )
     model = load_classifier(tmp_path)
     assert model.version == "tiny" and model.exact == installed.exact and model.progress_nodes == 300
     assert model.calibration is not None and not model.calibration.by_stacks
@@ -140,7 +142,16 @@ def test_the_gate_refuses_a_model_worse_than_its_residues_base_rate(cache: Path,
         (inverted / name).write_text((cache / name).read_text())
     lines: list[str] = []
     with pytest.raises(ModelError, match="refused: on random 5x5"):
-        retrain_residue(tmp_path / "out", inverted, None, 0, lines.append, TRAINING, GATE, CANDIDATES)
+        retrain_residue(
+            tmp_path / "out",
+            inverted,
+            None,
+            seed=0,
+            log=lines.append,
+            training=TRAINING,
+            gate=GATE,
+            candidates=CANDIDATES,
+        )
     assert installed_version(tmp_path / "out") is None
     stage = next((tmp_path / "out").glob(".*.staging"))
     gate = json.loads((stage / CARD_FILE).read_text())["gate"]
