@@ -68,7 +68,7 @@ from boaf.service.core.compile_log import COMPILING, CompileProgress
 from boaf.service.core.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
-from boaf.service.core.settings import Settings
+from boaf.service.core.settings import Settings, env_name
 from boaf.service.core.warmup import RETRY_AFTER_S
 from boaf.service.grpc.interceptors import UNKNOWN_METHOD
 from boaf.service.http.api_page import ApiPage, api_page, base_url_of
@@ -342,7 +342,7 @@ class Edge:
             message = "the client's deadline passed before its request body arrived"
             raise self._refused(endpoint, started, late, message, headers=CLOSE)
         seconds = self.settings.http_body_timeout_s
-        message = f"the request body did not arrive within {seconds:g} s (BOAF_HTTP_BODY_TIMEOUT_S)"
+        message = f"the request body did not arrive within {seconds:g} s ({env_name('http_body_timeout_s')})"
         raise self._refused(endpoint, started, late, message, 408, CLOSE)
 
     async def _run(

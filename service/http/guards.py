@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from boaf.service.core.admission import quoted
 from boaf.service.core.metrics import Metrics
-from boaf.service.core.settings import Settings
+from boaf.service.core.settings import Settings, env_name
 from boaf.service.http.statuses import error_response
 
 REQUEST_ID_HEADER = "x-request-id"
@@ -86,7 +86,7 @@ class EdgeGuard:
     def _refusal(self, scope: Scope, headers: Headers) -> ASGIApp | None:
         host = host_name(headers.get("host", ""))
         if self.hosts is not None and host not in self.hosts:
-            message = f"Host {quoted(host)} is not one this server answers to (BOAF_ALLOWED_HOSTS)"
+            message = f"Host {quoted(host)} is not one this server answers to ({env_name('allowed_hosts')})"
             if scope["path"] in self.methods and scope["method"] == "POST":
                 self.metrics.record(self.methods[scope["path"]], grpc.StatusCode.INVALID_ARGUMENT.name, 0.0)
             return error_response(grpc.StatusCode.INVALID_ARGUMENT, message)
@@ -96,7 +96,7 @@ class EdgeGuard:
 
     def _preflight(self, origin: str) -> ASGIApp:
         if origin not in self.origins:
-            message = f"origin {quoted(origin)} may not call this server from a browser (BOAF_CORS_ORIGINS)"
+            message = f"origin {quoted(origin)} may not call this server from a browser ({env_name('cors_origins')})"
             return error_response(grpc.StatusCode.PERMISSION_DENIED, message)
         allowed = {
             "Access-Control-Allow-Methods": ALLOWED_METHODS,

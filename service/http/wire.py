@@ -34,6 +34,7 @@ from google.protobuf.message import DecodeError, Message
 
 from boaf.service.core.admission import cut_quotes, quoted
 from boaf.service.core.errors import Cancelled, DeadlineExceeded, LimitExceeded
+from boaf.service.core.limits import MAX_MESSAGE_BYTES
 from boaf.service.http.context import CallAborted, CallContext
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
@@ -326,7 +327,7 @@ def gunzipped(data: bytes, max_bytes: int, what: str = "request body", how: str 
     if len(plain) > max_bytes:
         raise LimitExceeded(
             f"request: a message of more than {max_bytes:,} bytes once decompressed exceeds the limit of "
-            f"{max_bytes:,} bytes (BOAF_MAX_MESSAGE_BYTES)"
+            f"{max_bytes:,} bytes ({MAX_MESSAGE_BYTES.variable})"
         )
     if not unpacker.eof or unpacker.unused_data:
         raise _invalid(f"{what} is not one whole gzip stream ({how})")

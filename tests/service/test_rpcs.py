@@ -12,7 +12,8 @@ from boaf import features
 from boaf.game import State, deal, play, random_states
 from boaf.game.notation import format_grid
 from boaf.models.classifier import load_classifier
-from boaf.service.core.dataplane import LIMITS, DataPlane
+from boaf.service.core.dataplane import DataPlane
+from boaf.service.core.limits import reported
 from boaf.service.grpc.server import BoafServer
 from boaf.service.http.context import CallContext
 from boaf.service.rpc.converters import state_to_proto
@@ -140,9 +141,9 @@ def test_server_info_reports_versions_schema_model_and_limits(stub: boaf_pb2_grp
 
 def test_server_info_lists_every_limit_with_the_served_value(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
     limits = stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).limits
-    assert {f.name for f in pb.Limits.DESCRIPTOR.fields} == set(LIMITS)
-    for name in LIMITS:
-        assert getattr(limits, name) == getattr(server.settings, name), name
+    assert {f.name for f in pb.Limits.DESCRIPTOR.fields} == set(reported(server.settings))
+    for name, value in reported(server.settings).items():
+        assert getattr(limits, name) == value, name
 
 
 def test_server_info_is_built_once_per_data_plane_and_a_new_model_refreshes_it(server: BoafServer) -> None:
