@@ -20,7 +20,7 @@ _OUTCOME = {kernel.SOLVABLE: 1.0, kernel.UNSOLVABLE: 0.0, kernel.UNKNOWN: 0.5, k
 
 
 def probe(
-    cells: np.ndarray, rows: int, cols: int, max_nodes: int, algorithm: str = "compatible"
+    cells: np.ndarray, rows: int, cols: int, max_nodes: int, *, algorithm: str = "compatible"
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(outcome, nodes)`` of ``algorithm`` capped at ``max_nodes`` for each row of ``cells``.
 
@@ -34,7 +34,7 @@ def probe(
     # Plain ints and floats: the argument types of search.solve_many's calls, so one compiled copy.
     budget = kernel.Budget(int(max_nodes), 0.0, np.zeros(1, dtype=np.int64), 0)
     status, nodes, _, _, _ = kernel.BATCHES[algo.kernel](
-        array, grid_tables(rows, cols), kernel_config(algo, model), budget, 0.0
+        array, grid_tables(rows, cols), kernel_config(algo, model), budget, time_limit=0.0
     )
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)
     return outcome, nodes.astype(np.float64)

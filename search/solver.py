@@ -144,10 +144,12 @@ def solve(
     tables, config = grid_tables(state.rows, state.cols), kernel_config(algo, model, cohort)
     budget = kernel.Budget(int(max_nodes or 0), float(deadline), flag, int(max_bytes))
     if threads > 1 and state.n_stacks > 1:
-        status, nodes, path = solve_split(state, algo, tables, config, budget, threads)
+        status, nodes, path = solve_split(state, algo, tables, config, budget=budget, threads=threads)
         length = path.shape[0]
     else:
-        status, nodes, length, _ = kernel.SEARCHES[algo.kernel](root, tables, config, budget, memo, 1, path, NO_SHARE)
+        status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
+            root, tables, config, budget, memo=memo, stamp=1, path=path, share=NO_SHARE
+        )
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
     moves = checked_solution(state, path[:length]) if answer is SOLVABLE else []
@@ -190,7 +192,17 @@ def solve_many(
     flag = np.zeros(1, dtype=np.int64) if cancel is None else cancel
     model = ordering or default_ordering()
     return _run_batch(
-        array, rows, cols, algo, max_nodes, time_limit, cohort, model, flag, _memory_bytes(max_memory_mb), reasons
+        array,
+        rows,
+        cols,
+        algo,
+        max_nodes=max_nodes,
+        time_limit=time_limit,
+        cohort=cohort,
+        model=model,
+        cancel=flag,
+        max_bytes=_memory_bytes(max_memory_mb),
+        reasons=reasons,
     )
 
 
@@ -265,6 +277,7 @@ def _run_batch(
     rows: int,
     cols: int,
     algo: Algorithm,
+    *,
     max_nodes: int | None,
     time_limit: float | None,
     cohort: int,
@@ -277,7 +290,7 @@ def _run_batch(
     # another argument type, which numba compiles a second copy of the whole kernel for.
     budget = kernel.Budget(int(max_nodes or 0), 0.0, cancel, int(max_bytes))
     status, nodes, elapsed, paths, lengths = kernel.BATCHES[algo.kernel](
-        array, grid_tables(rows, cols), kernel_config(algo, model, cohort), budget, float(time_limit or 0.0)
+        array, grid_tables(rows, cols), kernel_config(algo, model, cohort), budget, time_limit=float(time_limit or 0.0)
     )
     codes = status.tolist()
     answers = tuple(_KERNEL_STATUS[s] for s in codes)
@@ -321,8 +334,11 @@ def _load_kernel(search: int, islands: bool) -> None:
     # The first call of a compiled function loads it from numba's cache (a few
     # hundred ms); do that outside the timed search. Island Merge has a copy of its own.
     one = np.array([0], dtype=np.int8)
-    config = kernel.Config(kernel.ISLANDS, None, 0, 0, 1, True) if islands else kernel.Config(0, None, 0, 0, 1, None)
+    options, island_merge = (kernel.ISLANDS, True) if islands else (0, None)
+    config = kernel.Config(options=options, coefs=None, cutoff=0, memo_min=0, cohort=1, islands=island_merge)
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
     # A one-stack root returns before it reads a table: no cell cut table (its kernel compiles on its own).
     tables = kernel.Tables(1, 1, compat_table(), line_table(1, 1), np.zeros(0, dtype=np.uint16))
-    kernel.SEARCHES[search](one, tables, config, budget, kernel.new_memo(1), 1, np.zeros((1, 2), np.int8), NO_SHARE)
+    kernel.SEARCHES[search](
+        one, tables, config, budget, memo=kernel.new_memo(1), stamp=1, path=np.zeros((1, 2), np.int8), share=NO_SHARE
+    )

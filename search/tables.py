@@ -66,4 +66,6 @@ def kernel_config(algo: Algorithm, model: OrderingModel, cohort: int = 1) -> ker
     subset_h = options & kernel.ORDER != 0 and options & kernel.ORDER_SQUARES == 0
     coefs = model.kernel_coefs() if subset_h else None
     islands = True if options & kernel.ISLANDS != 0 else None
-    return kernel.Config(options, coefs, int(model.cutoff), memo_min, int(cohort), islands)
+    return kernel.Config(
+        options=options, coefs=coefs, cutoff=int(model.cutoff), memo_min=memo_min, cohort=int(cohort), islands=islands
+    )

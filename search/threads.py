@@ -55,7 +55,7 @@ class _Task:
 
 
 def solve_split(
-    state: State, algo: Algorithm, tables: kernel.Tables, config: kernel.Config, budget: kernel.Budget, threads: int
+    state: State, algo: Algorithm, tables: kernel.Tables, config: kernel.Config, *, budget: kernel.Budget, threads: int
 ) -> tuple[int, int, np.ndarray]:
     """``(status code, nodes, path)`` of ``state`` (three stacks or more) searched over ``threads`` threads.
 
@@ -172,7 +172,7 @@ class _Run:
                 memo, max_bytes, share = kernel.new_memo(task.root.shape[0], max_bytes=each), each, NO_SHARE
             budget = kernel.Budget(self.budget.max_nodes, self.budget.deadline, self.halt, max_bytes)
             status, nodes, length, _ = kernel.SEARCHES[self.algo.kernel](
-                task.root, self.tables, self.config, budget, memo, worker, path, share
+                task.root, self.tables, self.config, budget, memo=memo, stamp=worker, path=path, share=share
             )
             task.nodes += int(nodes)
             if status == kernel.TABLE_FULL:

@@ -28,12 +28,12 @@ DFS_KERNEL, BEST_N_KERNEL = 0, 1
 # re-optimises the whole search it links in, ~1.4 s more of a first start.
 
 
-def solve_one(root, tables, config, budget, memo, stamp, path, share):
+def solve_one(root, tables, config, budget, *, memo, stamp, path, share):
     """One DFS search (``dfs``); returns ``(status, nodes, path_length, memo)``."""
     return dfs(root, tables, config, budget, memo, stamp, path, share)
 
 
-def best_n_one(root, tables, config, budget, memo, stamp, path, share):
+def best_n_one(root, tables, config, budget, *, memo, stamp, path, share):
     """One Best-n DFS search (``best_n``), with ``solve_one``'s parameters and result."""
     return best_n(root, tables, config, budget, memo, stamp, path)
 
@@ -78,7 +78,7 @@ def _next_memo(memo):
 
 
 @njit(cache=True, nogil=True)
-def solve_batch(states, tables, config, budget, time_limit):
+def solve_batch(states, tables, config, budget, *, time_limit):
     """Solve every row of ``states`` (``int8[n, rows*cols]``) with DFS (``dfs``) in one call; returns a ``BatchResult``.
 
     ``time_limit`` (seconds, <= 0 for none) and ``budget.max_bytes`` apply to
@@ -100,7 +100,7 @@ def solve_batch(states, tables, config, budget, time_limit):
 
 
 @njit(cache=True, nogil=True)
-def best_n_batch(states, tables, config, budget, time_limit):
+def best_n_batch(states, tables, config, budget, *, time_limit):
     """``solve_batch`` with Best-n DFS (``best_n``): the same parameters and result."""
     out = _batch_result(states.shape[0], states.shape[1])
     memo = np.zeros((1, 0), dtype=np.uint64)
