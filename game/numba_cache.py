@@ -38,7 +38,6 @@ KERNEL_SOURCES = (
     "game/bits.py",
     "game/cards.py",
     "game/graph.py",
-    "models/progress.py",
 )
 """boaf's compiled code and what it reads at compile time, as paths from the folder above ``game``."""
 

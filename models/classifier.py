@@ -56,7 +56,7 @@ class Classifier:
     directory: Path | None = None  # the model version directory it was loaded from
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
-    progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.models.progress); 0: none
+    progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.search.progress); 0: none
     # Runs around each stage of a chunk ("exact path", "features", "inference"): the service's tracing spans.
     trace: Trace = field(default=untraced, repr=False, compare=False)
 

@@ -19,7 +19,7 @@ set deals 0-99):
   flags as possible FFUDs and the budget leaves open, both labels kept.
 
 ``train_hard_model`` fits LightGBM on the feature vector and the progress of a
-small budgeted search (``boaf.models.progress``, ``PROGRESS_NODES`` states; no probe:
+small budgeted search (``boaf.search.progress``, ``PROGRESS_NODES`` states; no probe:
 on these states it would always say "undecided"), recalibrates it per stack count on a
 held-out split (``boaf.models.calibration``), exports it to ONNX with a parity check
 on the held-out rows, and writes a complete model version directory.

@@ -9,7 +9,7 @@ service probes exactly as training did. A budget of 0 turns the probe off, which
 gives the papers' pure-feature classifier.
 
 A model trained on the hard remainder may also take the columns of a budgeted
-search's progress (``boaf.models.progress``, ``progress_nodes`` states per search, 0: none).
+search's progress (``boaf.search.progress``, ``progress_nodes`` states per search, 0: none).
 
 Every column is rounded to float32, the precision the ONNX model compares in.
 """
@@ -23,7 +23,7 @@ import numpy as np
 from boaf.features import feature_matrix, feature_names
 from boaf.game.arrays import states_to_array
 from boaf.game.state import State
-from boaf.models.progress import PROGRESS_COLUMNS, search_progress
+from boaf.search import PROGRESS_COLUMNS, search_progress
 
 PROBE_COLUMNS = ("probe_outcome", "probe_nodes")
 DEFAULT_PROBE_NODES = 256
@@ -70,7 +70,7 @@ def cell_inputs(
         outcome, nodes = probe(cells, rows, cols, max_nodes=probe_nodes)
         matrix = np.column_stack([matrix, outcome, nodes])
     if progress_nodes:
-        matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes, cancel)])
+        matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes, cancel=cancel)])
     return as_model_input(matrix)
 
 

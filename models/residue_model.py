@@ -1,7 +1,7 @@
 """The learned model trained where it answers: on residue sets, calibrated on held-out residue, gated on residue.
 
 ``train_residue_model`` fits LightGBM on the residue sets of ``boaf.models.residue``
-(the feature vector and a 300-node search's progress, ``boaf.models.progress``).
+(the feature vector and a 300-node search's progress, ``boaf.search.progress``).
 Each set is split by label into a fitting part (``FIT_SHARE``) and a calibration
 part. Weights: every set carries the same total weight, whatever its size, so
 that the 23,000 open deals (99.8% solvable) do not drown the 700 open decision

@@ -3,14 +3,17 @@
 ``solve(state, algorithm="ordered", max_nodes=None, time_limit=None,
 max_memory_mb=None, threads=1)`` answers one state; ``solve_many`` and
 ``solve_deals`` answer many in one compiled call; every answer's status is a
-``Status``. The compiled kernel lives in ``boaf.search.kernel`` (its tables and clock,
-which other compiled code shares, are public as ``compat_table``, ``line_table``
-and ``now_s``); ``boaf.search.reference`` is the plain-Python oracle it is tested against.
+``Status``. ``search_progress`` runs a small budgeted search on a batch and
+returns what it learned (``PROGRESS_COLUMNS``: model inputs, never answers). The
+compiled kernel lives in ``boaf.search.kernel`` (its tables and clock, which other
+compiled code shares, are public as ``compat_table``, ``line_table`` and
+``now_s``); ``boaf.search.reference`` is the plain-Python oracle it is tested against.
 """
 
 from boaf.search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from boaf.search.errors import InvalidBudget, InvalidOrderingModel, SearchError, SolutionCheckFailed, UnknownAlgorithm
 from boaf.search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
+from boaf.search.progress import PROGRESS_COLUMNS, ProgressStopped, search_progress
 from boaf.search.solver import (
     EXHAUSTED,
     MEMORY,
@@ -43,6 +46,7 @@ __all__ = [
     "EXHAUSTED",
     "MEMORY",
     "ODD_BIRD",
+    "PROGRESS_COLUMNS",
     "SEPARATED_FLOCK",
     "SOLVABLE",
     "SOLVER_VERSION",
@@ -54,6 +58,7 @@ __all__ = [
     "InvalidBudget",
     "InvalidOrderingModel",
     "OrderingModel",
+    "ProgressStopped",
     "SearchError",
     "SolutionCheckFailed",
     "SolveResult",
@@ -66,6 +71,7 @@ __all__ = [
     "line_table",
     "now_s",
     "read_ordering",
+    "search_progress",
     "solution_moves",
     "solve",
     "solve_deals",

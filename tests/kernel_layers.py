@@ -15,4 +15,5 @@ SEARCH_KERNEL = (
     "gather",
     "dfs",
     "best_n",
+    "progress",
 )

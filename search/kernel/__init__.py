@@ -17,6 +17,8 @@ importing only the ones above it in this list:
 - ``gather``: gathering (``PRUNE_GATHER``), the sets of cards that can be played into one stack, built on a
   search's root at ``OPEN_AFTER`` and ``GATHER_AGAIN`` nodes: no set of all the cards, no win.
 - ``dfs`` and ``best_n``: the two searches.
+- ``progress``: the progress search, a small DFS made of the parts above whose figures are model inputs
+  (``boaf.search.progress`` is its public face).
 - ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
 
 The bitset graph (connectivity, cut vertices, flows, degrees) and the tables

@@ -343,7 +343,7 @@ def _sort_by_target(src, dst, count, tally, moves):
     ``moves`` an ``int64`` buffer of at least ``count``).
 
     Children come from ``generate`` by source, then target; this puts them by
-    target, then source (the order of ``boaf.models.progress``'s search).
+    target, then source (the order of ``boaf.search.kernel.progress``'s search).
     """
     for c in range(tally.shape[0]):
         tally[c] = 0

@@ -205,7 +205,7 @@ def _block_comes_down(block, n, tables, scratch):
     ``n`` cards, their cells and the grid's ``compat`` and ``line`` tables. The
     key holds the first two exactly (distinct blocks give distinct keys), and a
     ``Scratch`` only ever serves one grid's tables (``dfs`` and ``best_n`` make one
-    per search, ``boaf.models.progress`` one per batch of one grid; ``grown_scratch``
+    per search, ``boaf.search.kernel.progress`` one per batch of one grid; ``grown_scratch``
     starts the cache empty). Tested against
     ``_tiny_solvable`` through evicting and hitting caches, and, with every
     rule, the whole search against the reference (``tests/search``).

@@ -52,9 +52,9 @@ from boaf import features, puzzles, search
 from boaf.game.arrays import state_to_array
 from boaf.game.deals import deal
 from boaf.game.state import State
-from boaf.models.progress import warm_up_progress
 from boaf.puzzles.generation import generate
 from boaf.search import kernel
+from boaf.search.progress import warm_up_progress
 from boaf.search.tables import compat_table, kernel_config, line_table
 from boaf.service.core.compile_log import COMPILING, Compiled, CompileProgress, CompileRecorder
 
@@ -175,7 +175,7 @@ UNITS: tuple[Unit, ...] = (
     Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
     Unit("search_late", SEARCH_LATE_ENTRIES, _run_search_late, at_start=True),
     Unit("features", ("boaf.features.compiled:batch_kernel",), _run_features, at_start=True),
-    Unit("progress", ("boaf.models.progress:_progress_batch",), _run_progress, at_start=True),
+    Unit("progress", ("boaf.search.kernel.progress:progress_batch",), _run_progress, at_start=True),
     Unit(
         "best_n",
         ("boaf.search.kernel.best_n:best_n", "boaf.search.kernel.batch:best_n_batch"),

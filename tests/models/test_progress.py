@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from boaf.game import deal, random_states
 from boaf.game.arrays import states_to_array
 from boaf.models.inputs import input_names, model_inputs
-from boaf.models.progress import PROGRESS_COLUMNS, SOLVED, SPENT, ProgressStopped, progress_reference, search_progress
 from boaf.search import SOLVABLE, solve_many
 from boaf.search.probe import probe
+from boaf.search.progress import PROGRESS_COLUMNS, SOLVED, SPENT, ProgressStopped, progress_reference, search_progress
 
 
 @settings(max_examples=25, deadline=None)
@@ -63,7 +63,7 @@ def test_model_inputs_append_the_progress_columns_in_input_order() -> None:
 def test_a_set_cancel_flag_stops_the_search_before_the_next_state() -> None:
     cells = states_to_array([deal(seed) for seed in range(4)])
     with pytest.raises(ProgressStopped, match="0 of 4 states"):
-        search_progress(cells, 4, 4, 300, np.ones(1, dtype=np.int64))
+        search_progress(cells, 4, 4, 300, cancel=np.ones(1, dtype=np.int64))
 
 
 # sha256 (first 16 hex digits) of the progress columns (budget 300) and the compatible probe (1,500 nodes) of

@@ -18,7 +18,7 @@ from boaf.game.cards import DECK_SIZE, card_text
 from boaf.game.errors import BoafError, Failure, InvalidInput, Stopped
 from boaf.jobs.runner import InvalidJob, JobError, JobFailed
 from boaf.models.errors import ClassifyStopped, DatasetError, ModelError
-from boaf.models.progress import ProgressStopped
+from boaf.search import ProgressStopped
 from boaf.service.cli import exit_code
 from boaf.service.core import errors
 from boaf.service.core.settings import InvalidSettings, Settings

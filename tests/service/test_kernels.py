@@ -40,7 +40,6 @@ KERNEL_MODULES = (
     *(f"boaf.search.kernel.{module}" for module in (*SEARCH_KERNEL, "batch")),
     "boaf.features.compiled_graph",
     "boaf.features.compiled",
-    "boaf.models.progress",
     "boaf.puzzles.compiled_enumeration",
 )
 
