@@ -69,6 +69,7 @@ def show_command(
 
 @features_app.command("export")
 def export_command(
+    *,
     input_path: Annotated[
         Path, typer.Option("--input", help="Grid text or JSON lines per line, or a Parquet file with a 'grid' column.")
     ],
@@ -103,6 +104,7 @@ def export_command(
 
 @app.command("sieve")
 def sieve_command(
+    *,
     seeds: Annotated[str, typer.Option("--seeds", help="Deal numbers A:B (A included, B excluded).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     verify: Annotated[

@@ -25,6 +25,7 @@ app.add_typer(puzzle_app, name="puzzle")
 @puzzle_app.command("analyze")
 def analyze_command(
     grid: Annotated[str, typer.Argument(help="Grid text or JSON.")],
+    *,
     as_json: AsJson = False,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write solvable vs unsolvable states by depth (PNG).")
@@ -47,6 +48,7 @@ def analyze_command(
 
 @puzzle_app.command("generate")
 def generate_command(
+    *,
     cards: Annotated[int, typer.Option("--cards", help="Cards in the puzzle (2 … rows·cols).")],
     seed: Annotated[int, typer.Option("--seed", help="Seed of the local search.")] = 0,
     iterations: Annotated[int | None, typer.Option("--iterations", help="Local steps (paper: 2500/800/50).")] = None,

@@ -23,6 +23,7 @@ Algorithm = Annotated[str, typer.Option("--algorithm", help=f"Search algorithm: 
 @app.command("solve")
 def solve_command(
     grid: Annotated[str | None, typer.Argument(help="Grid text or JSON (or use --seed / --input).")] = None,
+    *,
     seed: Annotated[int | None, typer.Option("--seed", help="Solve this seeded deal.")] = None,
     rows: Rows = 4,
     cols: Cols = 4,
@@ -101,6 +102,7 @@ def _solve_file(
 
 @app.command("census")
 def census_command(
+    *,
     seeds: Annotated[str, typer.Option("--seeds", help="Seed range A:B, solving A <= seed < B.")],
     rows: Rows = 4,
     cols: Cols = 4,
