@@ -1,7 +1,7 @@
 """Where single-Classify throughput goes: boaf's edge, the classification, or gRPC itself.
 
 Runs one in-process server at a time on a loopback port (the load generator in a
-process of its own, ``load.run_scenario``: Classify of one random state, 16 clients)
+process of its own, ``calls.run_scenario``: Classify of one random state, 16 clients)
 in three variants, ``--rounds`` times in turn:
 
 - **full**: the server as it ships (``tests/servers.py``'s loopback settings with
@@ -34,23 +34,19 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))  # tests/servers.py: the in-process server
+
 import grpc
-import load
 import numpy as np
-import percall
+from servers import loopback_settings, ready_server
 
-# Run as a script, this folder comes first on sys.path, and its models.py and features.py would shadow the
-# packages of the same names, which the in-process server imports: the repository goes before it (this
-# folder stays, for the load generator's processes, which import this module). tests/ gives tests/servers.py.
-ROOT = Path(__file__).resolve().parent.parent
-sys.path = [str(ROOT), *sys.path, str(ROOT / "tests")]
-
-from servers import loopback_settings, ready_server  # noqa: E402
-
-from boaf.service import converters  # noqa: E402
-from boaf.service.core.dataplane import CancelFlag  # noqa: E402
-from boaf.service.grpc.servicer import BoafServicer  # noqa: E402
-from boaf.v1 import boaf_pb2 as pb  # noqa: E402
+from benchmarks import calls, percall
+from boaf.service.core.dataplane import CancelFlag
+from boaf.service.grpc.servicer import BoafServicer
+from boaf.service.rpc import converters
+from boaf.v1 import boaf_pb2 as pb
 
 CLIENTS = 16
 FIXED = pb.ClassifyResponse(model_version="fixed", threshold=0.5, predictions=[pb.Prediction(p_solvable=1.0)])
@@ -118,12 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     own: dict[str, list[float]] = {name: [] for name in VARIANTS}  # p50 at 1 client minus the floor's, ms
     with percall.floor() as floor:
         for _ in range(options.rounds):
-            checks = load.run_scenario(floor.address, ["health-check"], 1, options.seconds, 1)
+            checks = calls.run_scenario(floor.address, ["health-check"], 1, options.seconds, 1)
             floor_p50 = float(np.median(checks.latencies)) * 1000
             for name in VARIANTS:
                 with variant(name) as address:
-                    single = load.run_scenario(address, ["classify-1"], 1, options.seconds, 1)
-                    out = load.run_scenario(address, ["classify-1"], CLIENTS, options.seconds, 1)
+                    single = calls.run_scenario(address, ["classify-1"], 1, options.seconds, 1)
+                    out = calls.run_scenario(address, ["classify-1"], CLIENTS, options.seconds, 1)
                 if out.errors or single.errors:
                     raise SystemExit(f"{name}: errors {out.errors or single.errors}")
                 rates[name].append(len(out.latencies) / options.seconds)

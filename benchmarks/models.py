@@ -38,26 +38,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# Run as a script, this folder comes first on sys.path, and its features.py and
-# models.py would shadow the packages of the same names.
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-import numpy as np  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import brier_score_loss, roc_auc_score  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import brier_score_loss, roc_auc_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
-from boaf.features import feature_matrix  # noqa: E402
-from boaf.game import State, deal, parse_grid, random_states  # noqa: E402
-from boaf.game.notation import parse_seed_range  # noqa: E402
-from boaf.models import registry  # noqa: E402
-from boaf.models.classifier import CARD_FILE, Classifier, load_classifier  # noqa: E402
-from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk  # noqa: E402
-from boaf.search import SOLVABLE, solve_deals, solve_many  # noqa: E402
-
-sys.path.append(str(Path(__file__).resolve().parent))  # appended: its residue.py, after the packages
-import residue  # noqa: E402
+from benchmarks import residue
+from boaf.features import feature_matrix
+from boaf.game import State, deal, parse_grid, random_states
+from boaf.game.notation import parse_seed_range
+from boaf.models import registry
+from boaf.models.classifier import CARD_FILE, Classifier, load_classifier
+from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk
+from boaf.search import SOLVABLE, solve_deals, solve_many
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external" / "neller-states-deals-0-99.csv"
 RANDOM_SEED = 2026  # no training set uses it (those seed each chunk with [seed, start])

@@ -11,7 +11,7 @@ and every difference or ratio is taken within a round, then its median reported:
   issue 23), unpacked by ``git archive`` into ``out/bench/baseline-<ref>/`` and kept,
   so that its numba cache makes later runs start in seconds.
 
-The load generator runs in processes of its own (``load.run_scenario``). For each
+The load generator runs in processes of its own (``calls.run_scenario``). For each
 of boaf and the baseline it measures, at 1 client: Classify of one state (p50, p99),
 health Check and GetServerInfo (p50); at 16 clients: Classify calls/s and the
 server's CPU time per call (``/proc``). The floor gets its health Check at 1 and at
@@ -40,12 +40,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
 import grpc
-import hostile
-import load
 import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from trees import unpacked
+
+from benchmarks import calls, hostile
+from benchmarks.trees import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "c73f0e4"
@@ -58,7 +61,7 @@ def floor_server(port: int) -> None:
     server = grpc.server(ThreadPoolExecutor(max_workers=FLOOR_THREADS))
     servicer = health.HealthServicer()
     servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    servicer.set("boaf.v1.Boaf", health_pb2.HealthCheckResponse.SERVING)  # what load.wait_until_serving asks
+    servicer.set("boaf.v1.Boaf", health_pb2.HealthCheckResponse.SERVING)  # what calls.wait_until_serving asks
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
     server.add_insecure_port(f"127.0.0.1:{port}")
     server.start()
@@ -76,10 +79,10 @@ class Server:
 @contextmanager
 def floor() -> Iterator[Server]:
     """A floor server in its own process."""
-    port = load.free_port()
+    port = calls.free_port()
     process = subprocess.Popen([sys.executable, __file__, "--floor-server", str(port)])
     try:
-        load.wait_until_serving(f"127.0.0.1:{port}", process.poll)
+        calls.wait_until_serving(f"127.0.0.1:{port}", process.poll)
         yield Server(f"127.0.0.1:{port}", process.pid)
     finally:
         process.kill()
@@ -100,7 +103,7 @@ def baseline_server(ref: str, stack: ExitStack) -> Server:
     ]
     for attempt in (1, 2):
         try:
-            return _server(stack.enter_context(load.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)))
+            return _server(stack.enter_context(calls.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)))
         except SystemExit:
             if attempt == 2:
                 raise
@@ -117,7 +120,7 @@ def one_round(server: Server, seconds: float, is_floor: bool) -> dict[str, float
     """The figures of one server in one round (milliseconds, calls/s, server CPU microseconds per call)."""
     address = server.address
     if is_floor:
-        checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
+        checks = calls.run_scenario(address, ["health-check"], 1, seconds, 1)
         busy, cpu_s = _busy(server, "health-check", seconds)
         return {
             "health_p50": _ms(checks, 50),
@@ -125,9 +128,9 @@ def one_round(server: Server, seconds: float, is_floor: bool) -> dict[str, float
             "calls_per_s": len(busy.latencies) / seconds,
             "cpu_us": cpu_s / max(1, len(busy.latencies)) * 1e6,
         }
-    single = load.run_scenario(address, ["classify-1"], 1, seconds, 1)
-    checks = load.run_scenario(address, ["health-check"], 1, seconds, 1)
-    info = load.run_scenario(address, ["server-info"], 1, seconds, 1)
+    single = calls.run_scenario(address, ["classify-1"], 1, seconds, 1)
+    checks = calls.run_scenario(address, ["health-check"], 1, seconds, 1)
+    info = calls.run_scenario(address, ["server-info"], 1, seconds, 1)
     busy, cpu_s = _busy(server, "classify-1", seconds)
     return {
         "classify_p50": _ms(single, 50),
@@ -140,11 +143,11 @@ def one_round(server: Server, seconds: float, is_floor: bool) -> dict[str, float
     }
 
 
-def _busy(server: Server, scenario: str, seconds: float) -> tuple[load.Outcome, float]:
+def _busy(server: Server, scenario: str, seconds: float) -> tuple[calls.Outcome, float]:
     # THROUGHPUT_CLIENTS callers of scenario, and the server's CPU seconds meanwhile (spawning the client
     # process included, which the server spends idle).
     before = _cpu_s(server.pid)
-    outcome = load.run_scenario(server.address, [scenario], THROUGHPUT_CLIENTS, seconds, 1)
+    outcome = calls.run_scenario(server.address, [scenario], THROUGHPUT_CLIENTS, seconds, 1)
     return outcome, _cpu_s(server.pid) - before
 
 
@@ -153,7 +156,7 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def _ms(outcome: load.Outcome, percentile: float) -> float:
+def _ms(outcome: calls.Outcome, percentile: float) -> float:
     return float(np.percentile(np.array(outcome.latencies) * 1000, percentile)) if outcome.latencies else float("nan")
 
 
@@ -213,7 +216,7 @@ def run(rounds: int, seconds: float, baseline: str | None) -> list[str]:
     """Start the servers, measure ``rounds`` rounds, and return the report's lines."""
     with ExitStack() as servers:
         started = {"floor": servers.enter_context(floor())}
-        started["boaf"] = _server(servers.enter_context(load.local_server({})))
+        started["boaf"] = _server(servers.enter_context(calls.local_server({})))
         if baseline is not None:
             started["baseline"] = baseline_server(baseline, servers)
         measured: list[dict[str, dict[str, float]]] = []

@@ -25,7 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trees import unpacked
+if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from benchmarks.trees import unpacked
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "276dc88"

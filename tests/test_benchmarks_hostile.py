@@ -6,15 +6,9 @@ INTERNAL or UNKNOWN. The figures of such a short run mean nothing.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-# Appended, not prepended: benchmarks/features.py must not shadow the features package.
-sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import hostile
-import load
+from benchmarks import calls, hostile
 
 TINY_LIMITS = {
     "BOAF_MAX_STREAMS": "4",
@@ -48,7 +42,7 @@ ATTACK_KINDS = (
 
 @pytest.fixture(scope="module")
 def outcome(tmp_path_factory: pytest.TempPathFactory) -> hostile.HostileOutcome:
-    with load.local_server(TINY_LIMITS, tmp_path_factory.mktemp("hostile")) as target:
+    with calls.local_server(TINY_LIMITS, tmp_path_factory.mktemp("hostile")) as target:
         assert target.max_streams == 4
         return hostile.run_hostile(
             target, clients=2, seconds=3.0, processes=1, baseline_s=1.0, rss_wait_s=1.0, cpu_window_s=1.0

@@ -7,19 +7,15 @@ depends on timing.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks import residue
 from boaf.models.classifier import load_classifier
 from boaf.models.metrics import binary_entropy
-
-# Appended, not prepended: benchmarks/features.py and benchmarks/models.py must not shadow the packages.
-sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import residue
 
 SETS = ("random 4x4", "decisions", "deals", "random 5x5", "random 6x6", "random 4x13", "plausible play")
 

@@ -5,13 +5,8 @@ count of symmetric copies against the same by brute force, and the one stuck blo
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
-# Appended, not prepended: benchmarks/features.py must not shadow the features package.
-sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import ffud_trials
-
+from benchmarks import ffud_trials
 from boaf.game import State, deal, random_states
 from boaf.game.cards import parse_card
 from boaf.search.reference import play_open_block
