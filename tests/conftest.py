@@ -1,22 +1,34 @@
-"""The whole suite's set-up: every numba kernel compiled once, in parallel, before the first test."""
+"""The whole suite's set-up: every numba kernel compiled once, in parallel, before the first test.
+
+A run of ``tests/game`` alone skips it and imports nothing of the service: ``boaf.game`` imports no
+other package of boaf, and its tests pass with ``boaf.service`` unimportable (``tests/test_architecture.py``).
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
-from boaf.service.core.warmup import UNITS, Kernels
+TESTS = Path(__file__).resolve().parent
+# The tests of boaf.game, the bottom layer: a run of only these compiles nothing and imports no service.
+GAME_TESTS = TESTS / "game"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def compiled_kernels() -> None:
+def compiled_kernels(request: pytest.FixtureRequest) -> None:
     """On a cold numba cache (a fresh clone, as CI has), compile every kernel unit first, two at a time.
 
     Without it the tests compile the kernels one after another, on one core, as they first call
     them. On a warm cache this only reads the cache index and loads the kernels (about a second).
     Tests of compiling itself use caches of their own (``tests/service/test_kernels.py``).
     """
+    if all(item.path.is_relative_to(GAME_TESTS) for item in request.session.items):
+        return
+    # Imported here, not at the top: a run of tests/game must not need the service (boaf.service.core.warmup).
+    from boaf.service.core.warmup import UNITS, Kernels
+
     Kernels().prepare(UNITS, on_stage=lambda stage: None)
 
 
