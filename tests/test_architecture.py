@@ -13,12 +13,15 @@ each carries a comment on its line or the line above that says ``start-up``.
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from kernel_layers import SEARCH_KERNEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,7 +172,7 @@ def _compiled_functions() -> Iterator[tuple[str, ast.FunctionDef]]:
                 yield module, node
 
 
-def _body_lines(function: ast.FunctionDef) -> int:
+def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """Lines of ``function`` from its ``def`` to its end, less its docstring."""
     lines = (function.end_lineno or function.lineno) - function.lineno + 1
     first = function.body[0]
@@ -286,3 +289,252 @@ def test_serving_imports_nothing_that_only_an_extra_brings() -> None:
     imported = set(done.stdout.split())
     assert "onnxruntime" in imported and "numba" in imported
     assert imported.isdisjoint(EXTRA_ONLY), sorted(imported & set(EXTRA_ONLY))
+
+
+# ---------------------------------------------------------------- the service's rooms, sizes and signatures
+#
+# Each rule below is a scan over files that returns what breaks it, run on the repository; a second test copies
+# the files it reads into a temporary folder, breaks the rule there on purpose and shows the scan reports it.
+
+SERVICE = FOLDERS["service"]
+CORE = SERVICE / "core"
+# What the protocol-free core never imports: the edges, the RPC layer over them, the CLI, the object that
+# composes them, and the transports' own libraries (gRPC; Starlette and uvicorn for HTTP/JSON).
+EDGES = tuple(f"boaf.service.{room}" for room in ("grpc", "http", "rpc", "cli", "app"))
+TRANSPORTS = ("grpc", "starlette", "uvicorn", "h11", "h2")
+MAX_SERVICE_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+MAX_POSITIONAL = 4  # besides self and cls
+# numba compiles no keyword-only parameter; a kernel's width is held by the kernel rule above (<= 8, bundled).
+COMPILED = ("njit", "jit", "intrinsic", "overload", "vectorize", "guvectorize", "cfunc")
+
+
+def named_imports(module: str, path: Path) -> Iterator[tuple[int, str]]:
+    """Every module name ``path`` imports (ours or not, relative ones resolved against ``module``), with its line."""
+    is_package = path.name == "__init__.py"
+    for node, _ in _walk(ast.parse(path.read_text(), filename=str(path)), local=False):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = module.split(".") if is_package else module.split(".")[:-1]
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join([*anchor, base] if base else anchor)
+        yield from ((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+
+
+def _is_under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def edges_imported_by_core(core: Path) -> list[str]:
+    """Imports of an edge, the CLI, the app or a transport library by any module under ``core``."""
+    return [
+        f"{module}:{line} imports {name}"
+        for path in sorted(core.rglob("*.py"))
+        for module in [module_name("service", CORE / path.relative_to(core))]
+        for line, name in named_imports(module, path)
+        if _is_under(name, EDGES + TRANSPORTS)
+    ]
+
+
+def test_no_core_module_imports_an_edge() -> None:
+    assert CORE.is_dir()
+    wrong = edges_imported_by_core(CORE)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_core_rule_reports_an_edge_import(tmp_path: Path) -> None:
+    core = _copy(CORE, tmp_path / "core")
+    assert edges_imported_by_core(core) == edges_imported_by_core(CORE)
+    settings = core / "settings.py"
+    settings.write_text(settings.read_text() + "\nimport grpc\nfrom ..http import app\nfrom . import dataplane\n")
+    found = edges_imported_by_core(core)
+    assert any(hit.endswith("imports grpc") for hit in found)
+    assert any(hit.endswith("imports boaf.service.http.app") for hit in found)
+    assert not any("dataplane" in hit for hit in found)
+
+
+def jobs_imported_outside_the_cli(modules: dict[str, Path]) -> list[str]:
+    """Imports of ``boaf.jobs`` by a module of ``service`` outside ``boaf.service.cli``."""
+    return [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for module, path in modules.items()
+        if package_of(module) == "service" and not _is_under(module, ("boaf.service.cli",))
+        for imp in imports_of(module, path)
+        if package_of(imp.target) == "jobs"
+    ]
+
+
+def test_only_the_cli_of_the_service_imports_jobs() -> None:
+    wrong = jobs_imported_outside_the_cli(MODULES)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_jobs_rule_reports_a_service_module_importing_jobs(tmp_path: Path) -> None:
+    copy = tmp_path / "settings.py"
+    copy.write_text((CORE / "settings.py").read_text() + "\nfrom boaf.jobs import runner\n")
+    assert jobs_imported_outside_the_cli({"boaf.service.core.settings": copy}) == [
+        f"boaf.service.core.settings:{len(copy.read_text().splitlines())} imports boaf.jobs.runner"
+    ]
+    cli = tmp_path / "cli.py"
+    cli.write_text("from boaf.jobs import runner\n")
+    assert jobs_imported_outside_the_cli({"boaf.service.cli.batch_commands": cli}) == []
+
+
+def long_modules(folder: Path, limit: int = MAX_SERVICE_MODULE_LINES) -> list[str]:
+    """Modules under ``folder`` of more than ``limit`` lines."""
+    return [
+        f"{path.relative_to(folder)}: {n} lines"
+        for path in sorted(folder.rglob("*.py"))
+        for n in [len(path.read_text().splitlines())]
+        if n > limit
+    ]
+
+
+def test_no_module_of_the_service_is_over_600_lines() -> None:
+    long = long_modules(SERVICE)
+    assert not long, "\n".join(long)
+
+
+def test_the_module_length_rule_reports_a_long_module(tmp_path: Path) -> None:
+    service = _copy(SERVICE, tmp_path / "service")
+    errors = service / "core" / "errors.py"
+    errors.write_text(errors.read_text() + "\n" * (MAX_SERVICE_MODULE_LINES + 1))
+    assert f"{Path('core', 'errors.py')}: " in "\n".join(long_modules(service))
+
+
+SCOPES = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _functions(tree: ast.AST) -> Iterator[tuple[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of ``tree`` with the names it is nested in (classes and functions), outermost first."""
+    todo: list[tuple[tuple[str, ...], ast.AST]] = [((), tree)]
+    while todo:
+        scope, node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield scope, child
+            inner = (
+                (*scope, child.name)
+                if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                else scope
+            )
+            todo.append((inner, child))
+
+
+def long_functions(modules: dict[str, Path], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Functions of ``modules`` over ``limit`` lines from ``def`` to end, less the docstring."""
+    return [
+        f"{module}.{'.'.join((*scope, function.name))}: {_body_lines(function)} lines"
+        for module, path in modules.items()
+        for scope, function in _functions(ast.parse(path.read_text()))
+        if _body_lines(function) > limit
+    ]
+
+
+def test_no_function_of_the_product_code_is_over_80_lines() -> None:
+    """The packages (the client's included; its generated stubs, tests and benchmarks are not among them)."""
+    long = long_functions(MODULES)
+    assert not long, "\n".join(long)
+
+
+def test_the_function_length_rule_reports_a_long_function(tmp_path: Path) -> None:
+    copy = tmp_path / "errors.py"
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    copy.write_text((CORE / "errors.py").read_text() + f'\n\ndef long():\n    """Doc."""\n{body}')
+    assert long_functions({"boaf.service.core.errors": copy}) == [
+        f"boaf.service.core.errors.long: {MAX_FUNCTION_LINES + 1} lines"
+    ]
+
+
+def _is_public(scope: tuple[str, ...], name: str) -> bool:
+    return all(not part.startswith("_") or (part.startswith("__") and part.endswith("__")) for part in (*scope, name))
+
+
+def wide_positional_signatures(modules: dict[str, Path], limit: int = MAX_POSITIONAL) -> list[str]:
+    """Public functions and methods of ``modules`` taking more than ``limit`` positional parameters (less self, cls).
+
+    A function nested in a function is not public; a compiled kernel (``COMPILED``) cannot take keyword-only
+    parameters and is held by the kernel rule instead.
+    """
+    wide = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text())
+        classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+        for scope, function in _functions(tree):
+            if not _is_public(scope, function.name) or any(part not in classes for part in scope):
+                continue
+            if any(any(name in ast.unparse(d) for name in COMPILED) for d in function.decorator_list):
+                continue
+            positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            if scope and positional[:1] in (["self"], ["cls"]):
+                positional = positional[1:]
+            if len(positional) > limit:
+                wide.append(f"{module}.{'.'.join((*scope, function.name))}: {len(positional)} positional parameters")
+    return wide
+
+
+def test_public_signatures_of_more_than_four_parameters_are_keyword_only() -> None:
+    wide = wide_positional_signatures(MODULES)
+    assert not wide, "\n".join(wide)
+
+
+def test_the_signature_rule_reports_a_wide_positional_signature(tmp_path: Path) -> None:
+    copy = tmp_path / "errors.py"
+    copy.write_text(
+        (CORE / "errors.py").read_text()
+        + "\n\ndef wide(a, b, c, d, e):\n    pass\n\n\ndef narrow(a, b, c, d, *, e):\n    pass\n\n\n"
+        + "def _private(a, b, c, d, e):\n    pass\n\n\n"
+        + "class Wide:\n    def method(self, a, b, c, d, e):\n        pass\n"
+    )
+    found = wide_positional_signatures({"boaf.service.core.errors": copy})
+    assert set(found) - set(wide_positional_signatures({"boaf.service.core.errors": CORE / "errors.py"})) == {
+        "boaf.service.core.errors.wide: 5 positional parameters",
+        "boaf.service.core.errors.Wide.method: 5 positional parameters",
+    }
+
+
+def test_the_private_name_rule_lives_in_test_public_faces() -> None:
+    """No underscore name crosses a package boundary, and no ``__all__`` lists one: ``tests/test_public_faces.py``.
+
+    That module holds the scan and its test that breaks the rule in a temporary copy; this one checks it is there.
+    """
+    faces = pytest.importorskip("test_public_faces", reason="tests/test_public_faces.py is not written yet")
+    tests = [name for name in vars(faces) if name.startswith("test_")]
+    assert len(tests) >= 2, tests
+
+
+def _copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+# ---------------------------------------------------------------- tests/game stands on game alone
+
+NO_SERVICE_PLUGIN = '''
+"""A pytest plugin that makes boaf.service unimportable, as if the service were not installed."""
+import sys
+
+
+class NoService:
+    def find_spec(self, name, path=None, target=None):
+        if name == "boaf.service" or name.startswith("boaf.service."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by the test)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoService())
+'''
+
+
+@pytest.mark.slow
+def test_the_game_tests_pass_without_the_service(tmp_path: Path) -> None:
+    """``python -m pytest tests/game`` with ``boaf.service`` unimportable: the conftest and the tests never need it."""
+    (tmp_path / "no_service.py").write_text(NO_SERVICE_PLUGIN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no_service", "-p", "no:cacheprovider", "tests/game"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
