@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from boaf.game.state import MAX_CELLS
 from boaf.service.core.errors import LimitExceeded
-
-if TYPE_CHECKING:
-    from boaf.service.core.settings import Settings
 
 ENV_PREFIX = "BOAF_"
 MIB = 1024 * 1024
@@ -86,8 +83,8 @@ class Limit:
         """The ``dataclasses.field`` of ``Settings`` that holds it: its default and documentation."""
         return dataclasses.field(default=self.default, metadata={"doc": self.doc})
 
-    def of(self, settings: Settings) -> int:
-        """Its value in ``settings``."""
+    def of(self, settings: object) -> int:
+        """Its value in ``settings`` (a ``Settings``; typed ``object`` because ``settings`` is built on this module)."""
         value: int = getattr(settings, self.name)
         return value
 
@@ -95,7 +92,7 @@ class Limit:
         """The message past it: ``template`` with ``limit`` (the server's value), ``values`` and ``variable``."""
         return self.template.format(limit=limit, variable=self.variable, **values)
 
-    def check(self, settings: Settings, value: int, *, field: str | None = None) -> None:
+    def check(self, settings: object, value: int, *, field: str | None = None) -> None:
         """Raise ``LimitExceeded`` (OUT_OF_RANGE) when ``value`` is past it, naming ``field`` (or ``field_name``)."""
         limit = self.of(settings)
         if value > limit:
@@ -317,7 +314,7 @@ GRID_ROW = (
 )
 
 
-def reported(settings: Settings) -> dict[str, int]:
+def reported(settings: object) -> dict[str, int]:
     """GetServerInfo's ``Limits``: each proto field with its limit's value in ``settings``."""
     return {limit.proto_field: limit.of(settings) for limit in LIMITS}
 
