@@ -18,12 +18,12 @@ Every algorithm is exact; they differ in pruning, child order and node count.
   than a cache miss). And it drops children where a card of degree 1 is
   stranded: its one neighbour can no longer come into line with it, or (the
   anchor rule) that neighbour has one other neighbour, which can no longer
-  reach a cell in line with both (proofs in ``kernel._leaf_stranded``; these
+  reach a cell in line with both (proofs in ``kernel.prune._leaf_stranded``; these
   two rules decide deals 360528 and 731678 at the root's children).
 
 ``compatible`` and ``ordered`` use sleep sets: two moves on four distinct cells
 commute, so after searching ``m`` and then ``x`` from a state, the children of
-``x`` need not try ``m`` again (proof with the memo in ``kernel._fall_asleep``).
+``x`` need not try ``m`` again (proof with the memo in ``kernel.prune._fall_asleep``).
 Every child skipped that way would have been found in the memo, so
 ``compatible`` still expands exactly the reference's nodes.
 - ``best-n``: Neller's best-n DFS, cohorts of ``n`` (default 4) nodes of equal
@@ -33,7 +33,7 @@ Every child skipped that way would have been found in the memo, so
   collapsed to its bridge card before any move on the other (both choices are
   searched); sides of a single card are merged into their neighbour. The memo
   key carries the island under way. Proof of exactness in
-  ``kernel._island_split``: in any solution, the moves on the side brought
+  ``kernel.islands._island_split``: in any solution, the moves on the side brought
   down first commute to the front.
 
 ``constrained`` and ``compatible`` expand exactly the nodes the reference search

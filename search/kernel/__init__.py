@@ -73,19 +73,9 @@ from boaf.search.kernel.bundles import (
 )
 from boaf.search.kernel.dfs import dfs
 from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
-from boaf.search.kernel.islands import _island_split
-from boaf.search.kernel.keys import (
-    NARROW_CELLS,
-    _narrow_key,
-    _packed_child,
-    _packed_labels,
-    _ranked_key,
-    narrow_max_stacks,
-    root_labels,
-)
+from boaf.search.kernel.keys import NARROW_CELLS, narrow_max_stacks, root_labels
 from boaf.search.kernel.memo import grown_memo, narrow_grow, new_memo
 from boaf.search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
-from boaf.search.kernel.order import _child_connectivity, _pair_flows, _sort_children
 from boaf.search.kernel.prune import (
     ISLANDS,
     ORDER,
@@ -97,11 +87,6 @@ from boaf.search.kernel.prune import (
     PRUNE_GRAPH,
     PRUNE_LEAF,
     SLEEP,
-    _cells_linked,
-    _fall_asleep,
-    _frozen_block,
-    _leaf_stranded,
-    _stuck_block,
     root_prunable,
 )
 
@@ -144,19 +129,6 @@ __all__ = [
     "Scratch",
     "Share",
     "Tables",
-    "_cells_linked",
-    "_child_connectivity",
-    "_fall_asleep",
-    "_frozen_block",
-    "_island_split",
-    "_leaf_stranded",
-    "_narrow_key",
-    "_packed_child",
-    "_packed_labels",
-    "_pair_flows",
-    "_ranked_key",
-    "_sort_children",
-    "_stuck_block",
     "best_n",
     "best_n_batch",
     "board_of",

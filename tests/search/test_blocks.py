@@ -1,4 +1,4 @@
-"""``PRUNE_BLOCKS`` (``kernel._stuck_block``): a block hanging from G by one edge must be able to play out.
+"""``PRUNE_BLOCKS`` (``kernel.prune._stuck_block``): a block hanging from G by one edge must be able to play out.
 
 The kernel's rule against the rule as its proof states it, written here plainly
 (sets and dictionaries, no budget); every state the kernel calls stuck against
@@ -61,14 +61,14 @@ def components(cards: set[int]) -> list[set[int]]:
 
 
 def kernel_stuck(state: State) -> bool:
-    """``kernel._stuck_block`` on one state."""
+    """``kernel.prune._stuck_block`` on one state."""
     cells = state_to_array(state)
     compat, line = kernel.compat_table(), kernel.line_table(state.rows, state.cols)
     present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
     occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
     tables = kernel.Tables(state.rows, state.cols, compat, line, np.zeros(0, dtype=np.uint16))
     board = kernel.Board(np.uint64(occupied), np.uint64(present), np.int64(state.n_stacks))
-    return bool(kernel._stuck_block(cells, board, tables, kernel.new_scratch(256, 2653), np.int64(1024)))
+    return bool(kernel.prune._stuck_block(cells, board, tables, kernel.new_scratch(256, 2653), np.int64(1024)))
 
 
 def plainly_stuck(state: State) -> bool:

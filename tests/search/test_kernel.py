@@ -53,7 +53,7 @@ def test_cut_vertices_are_the_articulation_points(cards: list[int]) -> None:
 def child_connectivities(present: int, compat: np.ndarray) -> dict[int, tuple[int, int]]:
     """Each card y's ``(from the parent's pair flows, node_connectivity)`` of G − y (floors 0 and G's less one)."""
     scratch = kernel.new_scratch(256, 2653)
-    v, pairs, own = kernel._pair_flows(np.uint64(present), compat, scratch)
+    v, pairs, own = kernel.order._pair_flows(np.uint64(present), compat, scratch)
     assert own == kernel.node_connectivity(np.uint64(present), compat, graph_scratch(), 0)
     out = {}
     for y in range(64):
@@ -64,7 +64,7 @@ def child_connectivities(present: int, compat: np.ndarray) -> dict[int, tuple[in
         plain = kernel.node_connectivity(child, compat, graph_scratch(), 0)
         for floor in {0, max(own - 1, 0)}:
             if lo > floor:
-                got = kernel._child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
+                got = kernel.order._child_connectivity(y, child, lo, floor, v, pairs, compat, scratch)
                 out[y] = (got, plain)
     return out
 
@@ -114,7 +114,7 @@ def _walk_states(seed: int, rows: int, cols: int, walks: int) -> list[tuple[np.n
     out = []
     for _ in range(walks):
         cells = root.copy()
-        packed = np.uint64(kernel._packed_labels(cells, labels))  # (numba hands a uint64 back as a Python int)
+        packed = np.uint64(kernel.keys._packed_labels(cells, labels))  # (numba hands a uint64 back as a Python int)
         while True:
             occupied = sum(1 << i for i in range(cells.shape[0]) if cells[i] >= 0)
             out.append((cells.copy(), packed))
@@ -130,7 +130,7 @@ def _walk_states(seed: int, rows: int, cols: int, walks: int) -> list[tuple[np.n
             if not moves:
                 break
             s, t = moves[rng.integers(len(moves))]
-            packed = np.uint64(kernel._packed_child(packed, np.uint64(occupied), s, t, labels[cells[s]]))
+            packed = np.uint64(kernel.keys._packed_child(packed, np.uint64(occupied), s, t, labels[cells[s]]))
             cells[t], cells[s] = cells[s], -1
     return out
 
@@ -146,13 +146,13 @@ def test_one_word_memo_keys_are_exact(rows: int, cols: int) -> None:
         labels = np.empty(52, dtype=np.int64)
         kernel.root_labels(states[0][0], labels)
         for cells, packed in states:
-            assert packed == kernel._packed_labels(cells, labels)
+            assert packed == kernel.keys._packed_labels(cells, labels)
             occupied = np.uint64(sum(1 << i for i in range(ncells) if cells[i] >= 0))
             stacks = int((cells >= 0).sum())
             if stacks <= kernel.narrow_max_stacks(ncells):
-                key = int(kernel._narrow_key(packed, occupied, ncells))
+                key = int(kernel.keys._narrow_key(packed, occupied, ncells))
             else:
-                key = int(kernel._ranked_key(cells, labels, occupied, ncells))
+                key = int(kernel.keys._ranked_key(cells, labels, occupied, ncells))
             assert key != 0
             # keys of states of different deals may meet: key on the state relative to its own root's labels
             state = bytes(labels[c] if c >= 0 else 255 for c in cells)
@@ -205,7 +205,7 @@ def test_children_sort_stably_by_descending_target_score(count: int, values: int
     expected = sorted(zip(src.tolist(), dst.tolist(), strict=True), key=lambda m: -scores[cells[m[1]]])
     scratch = kernel.new_scratch(256, 2653)
     targets = np.uint64(sum(1 << int(c) for c in set(cells[dst].tolist())))
-    kernel._sort_children(cells, scores, src, dst, count, targets, scratch.sort_work)
+    kernel.order._sort_children(cells, scores, src, dst, count, targets, scratch.sort_work)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == expected
 
 

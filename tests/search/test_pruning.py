@@ -65,7 +65,7 @@ def test_a_stranded_leaf_is_unsolvable_by_the_reference_search() -> None:
             occupied = np.uint64(sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0))
             if not 3 <= state.n_stacks <= 10 or not is_connected(state.top_cards()):
                 continue
-            if not kernel._cells_linked(occupied, line):
+            if not kernel.prune._cells_linked(occupied, line):
                 continue
             for anchor in (False, True):
                 if stranded(cells, rows, cols, anchor):
@@ -98,7 +98,7 @@ def test_stranded_leaves_on_constructed_states(grid: str, leaf: bool, anchor: bo
 
 
 def stranded(cells: np.ndarray, rows: int, cols: int, anchor: bool) -> bool:
-    """``kernel._leaf_stranded`` on one state."""
+    """``kernel.prune._leaf_stranded`` on one state."""
     compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
     cards = [int(c) for c in cells.tolist() if c >= 0]
     present = sum(1 << c for c in cards)
@@ -109,7 +109,7 @@ def stranded(cells: np.ndarray, rows: int, cols: int, anchor: bool) -> bool:
             where[c] = i
     leaves = sum(1 << c for c in cards if bin(int(compat[c]) & present).count("1") == 1)
     args = (np.uint64(leaves), np.uint64(present), np.uint64(occupied), where, compat, line, anchor)
-    return bool(kernel._leaf_stranded(*args))
+    return bool(kernel.prune._leaf_stranded(*args))
 
 
 def test_a_frozen_block_is_unsolvable_by_the_reference_search() -> None:
@@ -186,7 +186,7 @@ def test_the_block_cache_answers_as_the_small_search_does() -> None:
 
 
 def frozen(cells: np.ndarray, rows: int, cols: int, scratch: kernel.Scratch | None = None) -> bool:
-    """``kernel._frozen_block`` on one state (with a fresh scratch, or ``scratch`` and the answers it caches)."""
+    """``kernel.prune._frozen_block`` on one state (with a fresh scratch, or ``scratch`` and the answers it caches)."""
     compat, line = kernel.compat_table(), kernel.line_table(rows, cols)
     present = sum(1 << int(c) for c in cells.tolist() if c >= 0)
     occupied = sum(1 << i for i, c in enumerate(cells.tolist()) if c >= 0)
@@ -197,4 +197,4 @@ def frozen(cells: np.ndarray, rows: int, cols: int, scratch: kernel.Scratch | No
     cuts, _ = kernel.cut_vertices(np.uint64(present), compat, scratch.graph)
     tables = kernel.Tables(rows, cols, compat, line, np.zeros(0, dtype=np.uint16))
     board = kernel.Board(np.uint64(occupied), np.uint64(present), np.int64(np.count_nonzero(cells >= 0)))
-    return bool(kernel._frozen_block(np.uint64(cuts), board, tables, scratch))
+    return bool(kernel.prune._frozen_block(np.uint64(cuts), board, tables, scratch))
