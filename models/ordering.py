@@ -1,4 +1,4 @@
-"""The ordering model of Ordered DFS: linear regression on subset H, and its cutoff.
+"""Training the ordering model: fit subset H's regression on labelled states, choose the cutoff, write the file.
 
 Subset H (Araki et al. 2019) is ``degree_min``, ``degree_max`` and
 ``node_connectivity`` of a child's compatibility graph. The estimate only ranks

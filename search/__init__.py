@@ -8,6 +8,24 @@ returns what it learned (``PROGRESS_COLUMNS``: model inputs, never answers). The
 compiled kernel lives in ``boaf.search.kernel`` (its tables and clock, which other
 compiled code shares, are public as ``compat_table``, ``line_table`` and
 ``now_s``); ``boaf.search.reference`` is the plain-Python oracle it is tested against.
+
+Terms (docs/glossary.md holds them all):
+
+- *G*, the compatibility graph: the stacks' top cards, an edge between compatible ones.
+  No move joins two of its components.
+- *Odd bird*: a card with no compatible card (``ODD_BIRD``); *separated flock*: G
+  disconnected (``SEPARATED_FLOCK``). Either makes a state unsolvable, and
+  ``unsolvable_reason`` names it. A deal unsolvable for these reasons is an OBUD or an
+  SFUD; one whose G is connected and that is still unsolvable is an FFUD (full-flock
+  unsolvable deal), which only the search can tell.
+- *Node*: an expanded state (more than one stack, not known unsolvable, its children
+  generated); node budgets count nodes.
+- *Block*: in the pruning rules, a small side of G (a component of G minus one or two
+  cards) with the cards it hangs from; in *gathering* (``PRUNE_GATHER``), a set of
+  cards that can be played into one stack with a given top and cell. *Open blocks*
+  (``PRUNE_OPEN``) plays each small block with the other cards left open: a block
+  that cannot come down even so makes the root unsolvable. The rules and their
+  proofs: ``boaf.search.kernel.prune``, ``open_blocks`` and ``gather``.
 """
 
 from boaf.search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named

@@ -1,4 +1,4 @@
-"""The ordering model of Ordered DFS: a linear regression on subset H and a cutoff.
+"""The ordering model the search reads: subset-H coefficients and a cutoff, their default and their file.
 
 Subset H (Araki 2019) is ``degree_min``, ``degree_max`` and ``node_connectivity``
 of a child's compatibility graph. Children are sorted by the estimate only when
