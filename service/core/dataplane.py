@@ -1,23 +1,23 @@
 """What the service does, as plain functions over domain values (no protobuf, no gRPC).
 
-The servicer converts a request, calls one method here, and converts the result
-back. The ``DataPlane`` holds the loaded classifier and the limits from the
-settings; it is built once the model has loaded and been warmed up.
+An edge's handler converts a request, makes one call here, and converts the result
+back: one entry per request kind (``classify_call``, ``features_call``,
+``hint_call``, ``solve``, ``analyze_puzzle``, ``generate_puzzle``, ``info``), each of
+which checks the request against the limits, picks its budget and runs it. The
+``DataPlane`` holds the loaded classifier and the limits from the settings; it is
+built once the model has loaded and been warmed up. Its values are in
+``boaf.service.core.answers``, a call's time and stop in ``boaf.service.core.deadlines``.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import heapq
-import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,7 +32,18 @@ from boaf.models.provenance import package_version
 from boaf.puzzles.generation import GeneratedPuzzle, generate
 from boaf.service.core import limits
 from boaf.service.core.admission import arrival_time
+from boaf.service.core.answers import (
+    Batch,
+    Classification,
+    FeatureRows,
+    Hints,
+    MoveHint,
+    ServedModel,
+    StateArray,
+    verdict_of,
+)
 from boaf.service.core.compile_log import COMPILING
+from boaf.service.core.deadlines import Alarm, CancelFlag, SolveBudget
 from boaf.service.core.errors import (
     Busy,
     Cancelled,
@@ -48,215 +59,19 @@ from boaf.service.core.warmup import LATER_ALGORITHMS, RETRY_AFTER_S, Kernels
 
 # Deals the warm-up classifies and featurizes; the first (solvable in 48 nodes) is also solved.
 WARM_UP_SEEDS = (367297990, 360528)
+Answer = TypeVar("Answer")
+Value = TypeVar("Value")
+Result = TypeVar("Result")
+Read = Callable[[CancelFlag], Value]
+"""How an edge reads a request's states (polling the call's cancel flag), within the call's time."""
+Write = Callable[[Result, CancelFlag], Answer]
+"""How an edge writes a result as its answer (polling the call's cancel flag), within the call's time."""
 LARGE_BATCH_STATES = 1000  # a Classify or Features call this large gives its memory back when it ends
 WARM_UP_TIME_LIMIT_S = 60.0
 """The warm-up's own time limit for its correctness checks, whatever BOAF_SOLVE_TIME_LIMIT_MS says.
 
 The kernels are compiled (``boaf.service.core.warmup``) before it starts, so the checks
 take well under a second; the limit only stops a broken build from hanging."""
-
-
-class ServedModel(Protocol):
-    """The model a DataPlane serves: the part of ``boaf.models.classifier.Classifier`` the service uses."""
-
-    version: str
-    schema_version: str
-    threshold: float
-    card: dict[str, Any]
-
-    probe_nodes: int
-    exact: ExactBudget
-
-    @property
-    def ordering_path(self) -> Path | None: ...
-
-    def classify(self, states: Sequence[State], cancel: np.ndarray | None = None) -> Predictions: ...
-
-    def classify_cells(
-        self,
-        cells: np.ndarray,
-        rows: int,
-        cols: int,
-        *,
-        cancel: np.ndarray | None = None,
-        exact: ExactBudget | None = None,
-    ) -> Predictions: ...
-
-
-@dataclass(frozen=True)
-class StateArray:
-    """A validated batch of states on one grid, as ``boaf.game.arrays`` cells (int8, -1 empty), row-major.
-
-    The fast form of a batch: the kernels take it as is, with no ``State`` objects.
-    """
-
-    cells: np.ndarray  # (n_states, rows * cols) int8
-    rows: int
-    cols: int
-
-    def __len__(self) -> int:
-        return int(self.cells.shape[0])
-
-
-Batch = Sequence[State] | StateArray
-
-
-@dataclass(frozen=True)
-class Classification:
-    """P(solvable) of each state, which of them are exact and the nodes their search spent, and the model."""
-
-    p_solvable: np.ndarray
-    threshold: float
-    model_version: str
-    exact: np.ndarray  # bool: settled by the exact path (p is 1 or 0)
-    nodes: np.ndarray  # uint64: nodes the exact path's search expanded
-
-
-WINNABLE, LOSES, ESTIMATE = "winnable", "loses", "estimate"
-"""A Hint's verdicts: exact (the state can still be won, or cannot), or the classifier's estimate."""
-
-
-@dataclass(frozen=True)
-class MoveHint:
-    """One legal move of a Hint: its text, the state it leads to, the verdict on that state."""
-
-    move: str
-    result: State
-    verdict: str  # WINNABLE or LOSES (exact), or ESTIMATE
-    p_winnable: float  # 1 or 0 when exact, else the classifier's P(solvable)
-    nodes: int  # search nodes spent on the result state
-
-
-@dataclass(frozen=True)
-class Hints:
-    """Every legal move of a state with its verdict, and the verdict on the state itself.
-
-    The state's verdict follows from its moves': WINNABLE when it is won or a move is WINNABLE,
-    LOSES when every move LOSES (none: LOSES unless won), else ESTIMATE with the best move's p.
-    """
-
-    moves: tuple[MoveHint, ...]
-    won: bool
-    verdict: str
-    p_winnable: float
-    model_version: str
-
-    @classmethod
-    def of(cls, moves: Sequence[MoveHint], won: bool, model_version: str) -> Hints:
-        """The hints of a state whose moves are ``moves``; the state's verdict is derived from theirs."""
-        if won or any(m.verdict == WINNABLE for m in moves):
-            return cls(tuple(moves), won, WINNABLE, 1.0, model_version)
-        if all(m.verdict == LOSES for m in moves):
-            return cls(tuple(moves), won, LOSES, 0.0, model_version)
-        return cls(tuple(moves), won, ESTIMATE, max(m.p_winnable for m in moves), model_version)
-
-
-@dataclass(frozen=True)
-class FeatureRows:
-    """Feature vectors of a batch: ``matrix[i, j]`` is feature ``names[j]`` of state ``i``."""
-
-    matrix: np.ndarray  # (n_states, len(names)) float64
-    names: tuple[str, ...]
-    schema_version: str
-
-
-@dataclass(frozen=True)
-class SolveBudget:
-    """Limits of one call: nodes (or states), and seconds counted from the call's arrival (``arrived``).
-
-    ``arrived`` is on ``time.perf_counter``'s clock; a call that waited for a
-    thread or a slot has that much less time left to search.
-    """
-
-    max_nodes: int
-    time_limit_s: float
-    arrived: float = field(default_factory=time.perf_counter)
-
-    @property
-    def deadline(self) -> float:
-        """When the time limit runs out (``time.perf_counter`` seconds)."""
-        return self.arrived + self.time_limit_s
-
-    def seconds_left(self) -> float:
-        """Seconds until ``deadline``; 0 once past."""
-        return max(self.deadline - time.perf_counter(), 0.0)
-
-    def search_seconds(self) -> float:
-        """The time limit to hand a search or walk now: ``seconds_left``, at least 1 ms (a limit of 0 means none)."""
-        return max(self.seconds_left(), 1e-3)
-
-
-class CancelFlag:
-    """Stops a running search from another thread: ``set()`` and the kernel returns at its next node.
-
-    ``expire()`` sets it because the time limit ran out (``expired`` then says so).
-    """
-
-    def __init__(self) -> None:
-        self.array = np.zeros(1, dtype=np.int64)  # the kernel polls element 0 without the GIL
-        self.expired = False
-
-    def set(self) -> None:
-        """Ask the search to stop (safe from any thread, any number of times)."""
-        self.array[0] = 1
-
-    def expire(self) -> None:
-        """Stop the search because its time limit ran out."""
-        self.expired = True
-        self.set()
-
-    def is_set(self) -> bool:
-        """True once ``set()`` has been called."""
-        return bool(self.array[0])
-
-
-class Alarm:
-    """One thread that expires ``CancelFlag``s at their deadlines.
-
-    Every search and loop polls its flag, so the flag is the one signal that
-    stops a request at its time limit, whichever kernel or loop it is in (the
-    kernels read the clock only every thousand nodes, which can be seconds on
-    52-card grids).
-    """
-
-    def __init__(self) -> None:
-        self._due: list[tuple[float, int, CancelFlag]] = []
-        self._count = 0
-        self._changed = threading.Condition()
-        self._wakes_at = math.inf  # when the thread next looks by itself: a later deadline needs no wake-up
-        threading.Thread(target=self._run, name="boaf-alarm", daemon=True).start()
-
-    @contextmanager
-    def armed(self, flag: CancelFlag, deadline: float) -> Iterator[CancelFlag]:
-        """Expire ``flag`` at ``deadline`` (``time.perf_counter`` seconds) unless the block has ended."""
-        with self._changed:
-            self._count += 1
-            entry = (deadline, self._count, flag)
-            heapq.heappush(self._due, entry)
-            if deadline < self._wakes_at:
-                self._changed.notify()
-        try:
-            yield flag
-        finally:
-            with self._changed:
-                if entry in self._due:
-                    self._due.remove(entry)
-                    heapq.heapify(self._due)
-
-    def cancel_all(self) -> None:
-        """Set every armed flag now (as a cancel, not a time limit): the server is stopping."""
-        with self._changed:
-            for _, _, flag in self._due:
-                flag.set()
-
-    def _run(self) -> None:
-        with self._changed:
-            while True:
-                now = time.perf_counter()
-                while self._due and self._due[0][0] <= now:
-                    heapq.heappop(self._due)[2].expire()
-                self._wakes_at = self._due[0][0] if self._due else math.inf
-                self._changed.wait(None if not self._due else self._due[0][0] - now)
 
 
 class DataPlane:
@@ -310,19 +125,73 @@ class DataPlane:
             seconds = min(seconds, time.perf_counter() - arrived + deadline_s)
         return SolveBudget(0, seconds, arrived)
 
-    @contextmanager
-    def batch_call(self, budget: SolveBudget, cancel: CancelFlag, n_states: int) -> Iterator[CancelFlag]:
-        """Run a Classify or Features call (reading, computing, answering) within ``budget``'s time.
+    def classify_call(
+        self,
+        read: Read[Batch],
+        write: Write[Classification, Answer],
+        *,
+        size: int,
+        cancel: CancelFlag,
+        deadline_s: float | None,
+    ) -> Answer:
+        """One Classify call: its ``size`` states, ``read``, classified (``classify``) and answered by ``write``.
 
+        Runs as a batch (``_batch``): the size is checked before ``read`` runs, and reading,
+        classifying and writing all run within the call's time, polling ``cancel``.
+        ``deadline_s`` is the time the client has left, in seconds (None: no deadline).
+        """
+        with self._batch(size, cancel, deadline_s):
+            return write(self.classify(read(cancel), cancel), cancel)
+
+    def features_call(
+        self,
+        read: Read[Batch],
+        write: Write[FeatureRows, Answer],
+        *,
+        size: int,
+        cancel: CancelFlag,
+        deadline_s: float | None,
+    ) -> Answer:
+        """One Features call: its ``size`` states, ``read``, featurized (``features``) and answered by ``write``.
+
+        Runs as a batch, as ``classify_call`` does.
+        """
+        with self._batch(size, cancel, deadline_s):
+            return write(self.features(read(cancel), cancel), cancel)
+
+    def hint_call(
+        self,
+        read: Read[State],
+        write: Write[Hints, Answer],
+        *,
+        max_nodes_per_move: int,
+        cancel: CancelFlag,
+        deadline_s: float | None,
+    ) -> Answer:
+        """One Hint call: the state ``read`` gives, each legal move's verdict (``hint_budget`` nodes a move), ``write``.
+
+        Runs as a batch of one state, as ``classify_call`` does; the budget is checked after the state is read.
+        """
+        with self._batch(1, cancel, deadline_s):
+            state = read(cancel)
+            return write(self._hints(state, self.hint_budget(max_nodes_per_move), cancel), cancel)
+
+    @contextmanager
+    def _batch(self, n_states: int, cancel: CancelFlag, deadline_s: float | None) -> Iterator[None]:
+        """Run a batch call (reading, computing, answering) of ``n_states`` states within its time.
+
+        The size is checked first (``check_batch_size``), then the time picked (``batch_budget``).
         ``cancel`` expires at the budget's deadline, and every stage reads it; a stage it
         stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
         when the server's limit ran out), or ``Cancelled`` when something else set it (the
         client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
         states asks for its memory to be given back once it ends (``boaf.service.core.memory``).
         """
+        self.check_batch_size(n_states)
+        budget = self.batch_budget(deadline_s)
         try:
             with self._alarm.armed(cancel, budget.deadline):
-                yield cancel
+                yield
         except Stopped as exc:
             raise self._batch_stopped(budget, cancel, exc) from exc
         finally:
@@ -343,7 +212,7 @@ class DataPlane:
         """P(solvable) of each state (float64, in input order): exact where the budgeted search settles it.
 
         Every stage reads ``cancel`` and stops with ``boaf.game.errors.Stopped`` once it is set
-        (run it inside ``batch_call``, which sets it at the call's deadline).
+        (``classify_call`` runs it as a batch, which sets it at the call's deadline).
         """
         model = self.classifier
         try:
@@ -374,12 +243,12 @@ class DataPlane:
         by_grid = {grid: min(nodes, limit) for grid, nodes in exact.by_grid.items()}
         return dataclasses.replace(exact, max_nodes=min(exact.max_nodes, limit), by_grid=by_grid)
 
-    def hint(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
+    def _hints(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
         """Each legal move of ``state`` (``State.legal_moves``' order) with its result and a verdict.
 
         The result states go through Classify's pipeline as one batch, with ``budget`` as its
         exact path: one compiled search call for all of them, then the model for those it leaves
-        open. Stops as ``classify`` does (run it inside ``batch_call``).
+        open. Stops as ``classify`` does (``hint_call`` runs it as a batch).
         """
         moves = list(state.legal_moves())
         results = [state.apply(move) for move in moves]
@@ -396,7 +265,7 @@ class DataPlane:
             MoveHint(
                 state.move_text(move),
                 result,
-                _verdict(bool(answers.exact[i]), float(answers.p_solvable[i])),
+                verdict_of(bool(answers.exact[i]), float(answers.p_solvable[i])),
                 float(answers.p_solvable[i]),
                 int(answers.nodes[i]),
             )
@@ -478,7 +347,24 @@ class DataPlane:
             seconds = min(seconds, time.perf_counter() - arrived + deadline_s)
         return seconds
 
-    def solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
+    def solve(
+        self,
+        state: State,
+        algorithm: str,
+        *,
+        max_nodes: int,
+        time_limit_ms: int,
+        cancel: CancelFlag,
+        deadline_s: float | None,
+    ) -> search.SolveResult:
+        """One Solve call: ``state`` searched by ``algorithm`` within the request's budget (``solve_budget``).
+
+        ``max_nodes`` and ``time_limit_ms`` 0 ask for the server's limits; ``deadline_s`` is the time the
+        client has left, in seconds (None: no deadline). Stops as ``_solve`` does.
+        """
+        return self._solve(state, algorithm, self.solve_budget(max_nodes, time_limit_ms, deadline_s), cancel)
+
+    def _solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
         """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
 
         An ``unknown`` result says which limit ended it: ``max_nodes``, ``memory`` (the search's
@@ -512,12 +398,22 @@ class DataPlane:
             raise Compiling(f"{COMPILING}: the {unit} kernels are not ready yet; retry in {RETRY_AFTER_S} s")
 
     def analyze_puzzle(
-        self, state: State, budget: SolveBudget, *, samples: int | None, seed: int, cancel: CancelFlag
+        self,
+        state: State,
+        *,
+        max_states: int,
+        time_limit_ms: int,
+        samples: int | None,
+        seed: int,
+        cancel: CancelFlag,
+        deadline_s: float | None,
     ) -> puzzles.PuzzleAnalysis:
-        """``puzzles.analyze`` within ``budget`` (states and seconds); ``AnalysisStopped`` when stopped early.
+        """``puzzles.analyze`` within the request's budget (``puzzle_budget``: states and seconds).
 
-        ``samples`` None is ``analyze``'s default.
+        ``AnalysisStopped`` when stopped early. ``samples`` None is ``analyze``'s default;
+        ``deadline_s`` is the time the client has left, in seconds (None: no deadline).
         """
+        budget = self.puzzle_budget(max_states, time_limit_ms, deadline_s)
         self.check_samples(samples)
         self._require_kernels("puzzles")
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
@@ -530,16 +426,21 @@ class DataPlane:
     def generate_puzzle(
         self,
         cards: int,
-        budget: SolveBudget,
         *,
+        time_limit_ms: int,
         rows: int,
         cols: int,
         seed: int,
         iterations: int | None,
         energy: str | None,
         cancel: CancelFlag,
+        deadline_s: float | None,
     ) -> GeneratedPuzzle:
-        """``boaf.puzzles.generation.generate`` within ``budget``'s seconds (``None`` energy: the default)."""
+        """``boaf.puzzles.generation.generate`` within the request's seconds (``puzzle_budget``).
+
+        ``None`` energy is the default; ``deadline_s`` is the time the client has left, in seconds (None: none).
+        """
+        budget = self.puzzle_budget(0, time_limit_ms, deadline_s)
         self.check_generation(cards, rows, cols, iterations)
         self._require_kernels("puzzles")
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
@@ -609,7 +510,7 @@ class DataPlane:
         if p_solvable.shape != (len(states),) or not np.all((p_solvable >= 0) & (p_solvable <= 1)):
             raise ModelUnavailable(f"warm-up: the model returned {p_solvable!r} for {len(states)} states")
         self.features(states, CancelFlag())
-        result = self.solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
+        result = self._solve(states[0], search.DEFAULT_ALGORITHM, budget, CancelFlag())
         if result.status != search.SOLVABLE:
             raise RuntimeError(f"warm-up: deal {WARM_UP_SEEDS[0]} came back {result.status}, expected solvable")
         if self.kernels is None or self.kernels.is_ready("puzzles"):
@@ -626,12 +527,6 @@ def warm_up_puzzles() -> None:
     estimate = puzzles.analyze(deal(WARM_UP_SEEDS[0], rows=2, cols=3), budget=2, samples=2)
     if estimate.exact or estimate.by_depth[0].states != 1:
         raise RuntimeError("warm-up: a puzzle over its budget was not estimated")
-
-
-def _verdict(exact: bool, p_solvable: float) -> str:
-    if not exact:
-        return ESTIMATE
-    return WINNABLE if p_solvable == 1.0 else LOSES
 
 
 def _stopped_by(result: search.SolveResult, max_nodes: int, cancel: CancelFlag) -> str:

@@ -4,7 +4,7 @@ Off, ``span`` returns one shared do-nothing context manager and ``opentelemetry`
 never imported. On (``enable``, which the server calls when ``BOAF_OTEL`` is set):
 
 - every RPC, on either edge, is a span ``boaf/<Method>`` (``traced``, which the
-  servicers' ``rpc`` decorator wears, so gRPC and HTTP/JSON calls alike);
+  handlers' ``rpc`` decorator wears, so gRPC and HTTP/JSON calls alike);
 - Classify and Hint have a child span per stage of each chunk of up to 256 states:
   ``exact path``, ``features`` (the model's inputs) and ``inference``
   (``boaf.models.classifier`` calls them through its ``trace`` hook: models/ imports

@@ -51,18 +51,19 @@ from boaf.service.core.errors import (
     SHUTTING_DOWN_MESSAGE,
     Busy,
     Cancelled,
+    Code,
     DeadlineExceeded,
     ServiceError,
-    abort,
     status_of,
 )
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.grpc.status import abort
+from boaf.service.rpc.handlers import UNKNOWN_METHOD
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_METHOD = "unknown"  # the metric label of every method the server does not serve
 HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the configured limit
 PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
 # What an armed timeout guards: a unary call's request, a stream's next request, an answer being taken.
@@ -426,7 +427,7 @@ class _Call:
             raise
         if self.gate.draining.is_set():  # a Watch ended by the shutdown (health said NOT_SERVING first)
             self._record(grpc.StatusCode.UNAVAILABLE.name)
-            abort(context, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
+            abort(context, Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
         self._finished(context)
 
     def _serialized_answer(self, response: Any, serialize: Serializer | None) -> Any:
@@ -463,12 +464,12 @@ class _Call:
         # Past the grace, a call ends as the server stops, whatever its servicer made of being stopped.
         if self.gate.stopping.is_set():
             self._record(grpc.StatusCode.UNAVAILABLE.name)
-            abort(context, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
+            abort(context, Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, RETRY_AFTER_S)
 
     def _refuse(self, context: grpc.ServicerContext, exc: BaseException) -> NoReturn:
         code, message = status_of(exc)
         if self.gate.stopping.is_set():
-            code, message = grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE
+            code, message = Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE
         self._record(code.name)
         abort(context, code, message, RETRY_AFTER_S)  # with its details (RetryInfo when busy)
 

@@ -17,9 +17,9 @@ Every call goes the same way whatever the method (``Edge.serve``):
    mid-body is CANCELLED (499), logged once at INFO.
 3. In a thread of its own: one of the work slots both edges share
    (``Admission.work_slot``), then the body parsed by the call's codec
-   (``wire.parse_request`` for JSON), the servicer method run with a
-   ``CallContext``, and the answer encoded by the same codec
-   (``wire.encode_answer`` for JSON stops when the call ends).
+   (``wire.parse_request`` for JSON), the method's handler
+   (``boaf.service.rpc.handlers``) run with the call's ``Call``, and the answer
+   encoded by the same codec (``wire.encode_answer`` for JSON stops when the call ends).
 4. The answer handed over in pieces (``HandedOver``): the call keeps its place
    among the calls in flight until its client has taken the answer, or until its
    connection is cut for not taking it within ``BOAF_IDLE_TIMEOUT_S``
@@ -27,9 +27,10 @@ Every call goes the same way whatever the method (``Edge.serve``):
    cancelled. Without it a client that never reads would hold its answer in the
    server's memory outside every cap.
 
-The servicer maps domain errors to gRPC codes as it does for gRPC and counts the
-calls it sees; the edge counts every call it answers before or without the
-servicer. ``statuses`` turns a code into an HTTP status. Every error is JSON
+The handlers are those the gRPC edge runs (``boaf.service.rpc.handlers``); their
+errors go through the one table (``boaf.service.rpc.handlers.failure``) as there.
+The edge counts every call once, with the code its client gets. ``statuses`` turns
+a code into an HTTP status. Every error is JSON
 (Connect's, with its ``details``), whatever the codec.
 Stopping (``Edge.begin_shutdown``): calls in flight get the grace period, then
 answer UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``, as over gRPC.
@@ -45,10 +46,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
-import grpc
 from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
@@ -64,18 +64,24 @@ from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
 from boaf.service.core.admission import Admission, mark_arrival, quoted
-from boaf.service.core.compile_log import COMPILING, CompileProgress
-from boaf.service.core.errors import INTERNAL_MESSAGE, SHUTTING_DOWN_MESSAGE, Busy, LimitExceeded, NotReady, status_of
+from boaf.service.core.compile_log import CompileProgress
+from boaf.service.core.errors import (
+    INTERNAL_MESSAGE,
+    SHUTTING_DOWN_MESSAGE,
+    Busy,
+    Code,
+    LimitExceeded,
+    NotReady,
+    status_of,
+)
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.settings import Settings, env_name
 from boaf.service.core.warmup import RETRY_AFTER_S
-from boaf.service.grpc.interceptors import UNKNOWN_METHOD
 from boaf.service.http.api_page import ApiPage, api_page, base_url_of
-from boaf.service.http.context import CallAborted, CallContext
 from boaf.service.http.guards import EdgeGuard
 from boaf.service.http.openapi import openapi_document
-from boaf.service.http.statuses import error_response
+from boaf.service.http.statuses import CallAborted, error_response
 from boaf.service.http.wire import (
     GET_MAX_URL_BYTES,
     GZIP_MIN_BYTES,
@@ -87,12 +93,14 @@ from boaf.service.http.wire import (
     gzipped,
     request_compression,
 )
+from boaf.service.rpc.call import Call
+from boaf.service.rpc.handlers import UNKNOWN_METHOD, Handlers, failure
 
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 TIMEOUT_HEADER = "connect-timeout-ms"
-INVALID = grpc.StatusCode.INVALID_ARGUMENT
+INVALID = Code.INVALID_ARGUMENT
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 CLOSE = {"Connection": "close"}  # after a refusal whose body was not read to its end
 # An answer goes out in pieces this large: uvicorn waits before each while its buffer is past 64 KiB.
@@ -107,14 +115,21 @@ PAGE_HEADERS = {
 PAGE_GZIP_MIN_BYTES = 500  # the page's files are gzipped, for clients that accept it, from this size
 
 
+class HasHandlers(Protocol):
+    """A service's servicer, as the HTTP edge serves it: through its handlers (``boaf.service.rpc.handlers``)."""
+
+    @property
+    def handlers(self) -> Handlers: ...
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """One RPC: its HTTP path, name, request message class and servicer method."""
+    """One RPC: its HTTP path, name, request message class and handler."""
 
     path: str  # "/boaf.v1.Boaf/Classify"
     method: str  # "Classify"
     request_type: type[Message]
-    handler: Callable[[Message, Any], Message]
+    handler: Callable[[Message, Call], Message]
     get_allowed: bool = False  # marked NO_SIDE_EFFECTS in the proto: Connect clients may call it with GET
 
     @property
@@ -123,17 +138,17 @@ class Endpoint:
         return "GET, POST" if self.get_allowed else "POST"
 
 
-def endpoints(services: Sequence[tuple[ServiceDescriptor, object]]) -> list[Endpoint]:
-    """An ``Endpoint`` for every method of every (service descriptor, servicer) pair."""
+def endpoints(services: Sequence[tuple[ServiceDescriptor, Handlers]]) -> list[Endpoint]:
+    """An ``Endpoint`` for every method of every (service descriptor, its handlers) pair."""
     return [
         Endpoint(
             f"/{service.full_name}/{method.name}",
             method.name,
             message_factory.GetMessageClass(method.input_type),
-            getattr(servicer, method.name),
+            getattr(handlers, method.name),
             has_no_side_effects(method),
         )
-        for service, servicer in services
+        for service, handlers in services
         for method in service.methods
     ]
 
@@ -155,7 +170,7 @@ class Admitted:
 
 
 class Refused(Exception):
-    """A call answered by the edge itself, before or without the servicer: the answer, already counted."""
+    """A call answered by the edge itself, before or without its handler: the answer, already counted."""
 
     def __init__(self, response: Response) -> None:
         super().__init__(response.status_code)
@@ -166,7 +181,8 @@ class Refused(Exception):
 class LiveCall:
     """A call between its headers and its answer: what stopping the server ends."""
 
-    context: CallContext
+    call: Call
+    shutting_down: bool = False  # ended by the server's stop, not by its client
     body_timer: anyio.CancelScope | None = None  # while its body is read
 
 
@@ -231,29 +247,29 @@ class Edge:
             admitted = self._admit(endpoint, request, started)
         except Refused as refused:
             return refused.response
-        call = LiveCall(CallContext(_peer(request), admitted.timeout_s, started))
+        live = LiveCall(Call(_peer(request), admitted.timeout_s, started))
         try:
-            response = await self._answered(endpoint, request, call, admitted, started)
+            response = await self._answered(endpoint, request, live, admitted, started)
         except BaseException:  # cancelled (the server stopping) or a bug: nothing will be sent
             self.admission.end_call()
             raise
         return HandedOver(response, self.admission.end_call)
 
     async def _answered(
-        self, endpoint: Endpoint, request: Request, call: LiveCall, admitted: Admitted, started: float
+        self, endpoint: Endpoint, request: Request, live: LiveCall, admitted: Admitted, started: float
     ) -> Response:
         body = b""
         try:
-            self._calls.add(call)
+            self._calls.add(live)
             if admitted.query_body is None:
-                body = await self._body(endpoint, request, call, started)
+                body = await self._body(endpoint, request, live, started)
             else:
                 body = admitted.query_body
-            return await self._run(endpoint, body, admitted, call.context, request, started)
+            return await self._run(endpoint, body, admitted, live, request, started)
         except Refused as refused:
             return refused.response
         finally:
-            self._calls.discard(call)
+            self._calls.discard(live)
             if len(body) >= LARGE_REQUEST_BYTES:
                 give_memory_back_soon()  # its JSON held many times its size while parsed
 
@@ -263,7 +279,7 @@ class Edge:
         if request.method != "POST" and not is_get:
             methods = endpoint.http_methods
             message = f"{request.method}: {endpoint.path} answers {methods.replace(', ', ' and ')} only"
-            raise self._refused(endpoint, started, grpc.StatusCode.UNIMPLEMENTED, message, 405, {"Allow": methods})
+            raise self._refused(endpoint, started, Code.UNIMPLEMENTED, message, 405, {"Allow": methods})
         if is_get:
             self._check_url_length(endpoint, request, started)
         try:
@@ -302,28 +318,28 @@ class Edge:
                 f"GET: a URL of {length:,} bytes exceeds the limit of {GET_MAX_URL_BYTES:,} bytes; "
                 "send this request with POST"
             )
-            raise self._refused(endpoint, started, grpc.StatusCode.OUT_OF_RANGE, message, 414)
+            raise self._refused(endpoint, started, Code.OUT_OF_RANGE, message, 414)
 
     def _refused(
         self,
         endpoint: Endpoint,
         started: float,
-        code: grpc.StatusCode,
+        code: Code,
         message: str,
         status: int | None = None,
         headers: dict[str, str] | None = None,
     ) -> Refused:
-        # Turned away by the edge, which counts it: the servicer counts only the calls it runs.
+        # Turned away by the edge, which counts it (as it counts every call it answers).
         self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
         return Refused(error_response(code, message, status=status, headers=headers))
 
-    async def _body(self, endpoint: Endpoint, request: Request, call: LiveCall, started: float) -> bytes:
+    async def _body(self, endpoint: Endpoint, request: Request, live: LiveCall, started: float) -> bytes:
         # The body within the body timeout and the size limit; past either, the connection closes unread.
         # The client's deadline ends the wait for the body too (504, as when it passes later).
         limit, chunks, size = self.settings.max_message_bytes, [], 0
-        wait_s = min(self.settings.http_body_timeout_s, call.context.time_remaining())
+        wait_s = min(self.settings.http_body_timeout_s, live.call.time_remaining())
         try:
-            with anyio.move_on_after(wait_s) as call.body_timer:
+            with anyio.move_on_after(wait_s) as live.body_timer:
                 async for chunk in request.stream():
                     size += len(chunk)
                     if size > limit:
@@ -332,13 +348,13 @@ class Edge:
                 return b"".join(chunks)
         except ClientDisconnect:
             log.info("client gone before its request body ended", extra={"method": endpoint.method, "bytes": size})
-            raise self._refused(endpoint, started, grpc.StatusCode.CANCELLED, "the client went away") from None
+            raise self._refused(endpoint, started, Code.CANCELLED, "the client went away") from None
         except LimitExceeded as exc:
-            raise self._refused(endpoint, started, grpc.StatusCode.OUT_OF_RANGE, str(exc), headers=CLOSE) from None
-        if call.context.shutting_down:
-            raise self._refused(endpoint, started, grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, headers=CLOSE)
-        late = grpc.StatusCode.DEADLINE_EXCEEDED
-        if call.context.time_remaining() <= 0:
+            raise self._refused(endpoint, started, Code.OUT_OF_RANGE, str(exc), headers=CLOSE) from None
+        if live.shutting_down:
+            raise self._refused(endpoint, started, Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, headers=CLOSE)
+        late = Code.DEADLINE_EXCEEDED
+        if live.call.time_remaining() <= 0:
             message = "the client's deadline passed before its request body arrived"
             raise self._refused(endpoint, started, late, message, headers=CLOSE)
         seconds = self.settings.http_body_timeout_s
@@ -350,69 +366,64 @@ class Edge:
         endpoint: Endpoint,
         body: bytes,
         admitted: Admitted,
-        context: CallContext,
+        live: LiveCall,
         request: Request,
         started: float,
     ) -> Response:
         if self._threads is None:  # every admitted call gets a thread at once; work slots bound the work
             self._threads = anyio.CapacityLimiter(self.settings.max_concurrent_rpcs)
         gzip = accepts_gzip(request.headers.get("accept-encoding", ""))
-        call = functools.partial(self._answer, endpoint, body, admitted, context, started, gzip)
+        answer = functools.partial(self._answer, endpoint, body, admitted, live.call, started, gzip)
         async with anyio.create_task_group() as watchers:
-            watchers.start_soon(_finish_on_disconnect, request, context)
+            watchers.start_soon(_finish_on_disconnect, request, live.call)
             try:
-                data, encoding = await anyio.to_thread.run_sync(call, limiter=self._threads)
-                code, response = grpc.StatusCode.OK, Response(data, media_type=admitted.codec.media_type)
+                data, encoding = await anyio.to_thread.run_sync(answer, limiter=self._threads)
+                code, response = Code.OK, Response(data, media_type=admitted.codec.media_type)
                 response.headers["vary"] = "Accept-Encoding"
                 if encoding:
                     response.headers["content-encoding"] = encoding
             except CallAborted as exc:
                 code, response = exc.code, error_response(exc.code, exc.message)
             finally:
-                context.finish()  # a search still running for a gone client stops
+                live.call.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
-        code, response = self._final(context, code, response)
-        # Counted here, once, with the code the client gets (the servicer counts nothing itself).
+        code, response = self._final(live, code, response)
+        # Counted here, once, with the code the client gets (the handlers count nothing themselves).
         self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
         return response
 
-    def _final(
-        self, context: CallContext, code: grpc.StatusCode, response: Response
-    ) -> tuple[grpc.StatusCode, Response]:
+    def _final(self, live: LiveCall, code: Code, response: Response) -> tuple[Code, Response]:
         # A call the server's stop ended answers UNAVAILABLE, whatever its work said; one past its deadline, 504.
-        if context.shutting_down or time.perf_counter() >= self._grace_ends_at:
-            unavailable = grpc.StatusCode.UNAVAILABLE
+        if live.shutting_down or time.perf_counter() >= self._grace_ends_at:
+            unavailable = Code.UNAVAILABLE
             return unavailable, error_response(unavailable, SHUTTING_DOWN_MESSAGE)
-        if context.time_remaining() <= 0 and code is grpc.StatusCode.OK:
-            late = grpc.StatusCode.DEADLINE_EXCEEDED
+        if live.call.time_remaining() <= 0 and code is Code.OK:
+            late = Code.DEADLINE_EXCEEDED
             return late, error_response(late, "the client's deadline passed before the answer")
         return code, response
 
     def _answer(
-        self, endpoint: Endpoint, body: bytes, admitted: Admitted, context: CallContext, started: float, gzip: bool
+        self, endpoint: Endpoint, body: bytes, admitted: Admitted, call: Call, started: float, gzip: bool
     ) -> tuple[bytes, str]:
         # In a worker thread, so that a large batch's JSON (and its gzip) never holds up the event loop.
         # Returns the answer and its content encoding ("" or "gzip": Connect's Accept-Encoding for unary calls).
         mark_arrival(started)  # time limits count from the call's arrival, as over gRPC
         # A work slot is waited for until the client's deadline, or the longest server time limit from arrival.
-        deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + context.time_remaining())
+        deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + call.time_remaining())
         try:
-            with self.admission.work_slot(deadline, lambda: not context.finished):  # the deadline: DEADLINE_EXCEEDED
+            with self.admission.work_slot(deadline, lambda: not call.finished):  # the deadline: DEADLINE_EXCEEDED
                 if admitted.gzipped:
                     body = gunzipped(body, self.settings.max_message_bytes)
-                message = admitted.codec.parse(body, endpoint.request_type(), context)
-                answer = endpoint.handler(message, context)  # raises CallAborted on errors
-                data = admitted.codec.encode(answer, context)
+                message = admitted.codec.parse(body, endpoint.request_type(), call)
+                answer = endpoint.handler(message, call)
+                data = admitted.codec.encode(answer, call)
                 if gzip and len(data) >= GZIP_MIN_BYTES:
-                    return gzipped(data, context), "gzip"
+                    return gzipped(data, call), "gzip"
                 return data, ""
         except CallAborted:
             raise
         except Exception as exc:
-            code, text = _status(exc)
-            if code is grpc.StatusCode.INTERNAL:
-                log.exception("%s failed at the HTTP edge", endpoint.method, extra={"method": endpoint.method})
-            raise CallAborted(code, text) from None
+            raise CallAborted(*failure(endpoint.method, exc, call.peer)) from None
 
     def begin_shutdown(self, grace_ends_at: float) -> None:
         """Refuse new calls now; at ``grace_ends_at`` (``time.perf_counter``), end the calls still in flight.
@@ -425,13 +436,14 @@ class Edge:
         asyncio.get_running_loop().call_later(max(0.0, grace_ends_at - time.perf_counter()), self._end_calls)
 
     def _end_calls(self) -> None:
-        for call in list(self._calls):
-            call.context.shut_down()
-            if call.body_timer is not None:
-                call.body_timer.cancel()
+        for live in list(self._calls):
+            live.shutting_down = True  # its work stops, and it answers UNAVAILABLE
+            live.call.finish()
+            if live.body_timer is not None:
+                live.body_timer.cancel()
 
 
-def _status(exc: BaseException) -> tuple[grpc.StatusCode, str]:
+def _status(exc: BaseException) -> tuple[Code, str]:
     # The edge's own refusals carry their code; the rest go through the one table.
     return (exc.code, exc.message) if isinstance(exc, CallAborted) else status_of(exc)
 
@@ -439,18 +451,18 @@ def _status(exc: BaseException) -> tuple[grpc.StatusCode, str]:
 def _refusal_headers(exc: BaseException) -> dict[str, str] | None:
     if isinstance(exc, LimitExceeded):
         return CLOSE  # the declared body is never read: the connection closes after the answer
-    if _status(exc)[0] is grpc.StatusCode.UNAUTHENTICATED:
+    if _status(exc)[0] is Code.UNAUTHENTICATED:
         return {"WWW-Authenticate": "Bearer"}
     if isinstance(exc, Busy):
         return {"Retry-After": str(RETRY_AFTER_S)}
     return None
 
 
-async def _finish_on_disconnect(request: Request, context: CallContext) -> None:
+async def _finish_on_disconnect(request: Request, call: Call) -> None:
     # After the body, the next ASGI message is http.disconnect: the client went away (or the answer was sent).
     while (await request.receive())["type"] != "http.disconnect":
         pass
-    context.finish()
+    call.finish()
 
 
 def _timeout_s(header: str | None) -> float | None:
@@ -469,10 +481,11 @@ def _peer(request: Request) -> str:
 
 
 def build_app(
-    services: Sequence[tuple[ServiceDescriptor, object]],
+    services: Sequence[tuple[ServiceDescriptor, Handlers]],
     settings: Settings,
     metrics: Metrics,
     admission: Admission,
+    *,
     is_ready: Callable[[], bool],
     stage: Callable[[], str] = lambda: "",
     compile_progress: Callable[[], CompileProgress | None] = lambda: None,
@@ -512,21 +525,21 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else None
     if status == 404:
-        return error_response(grpc.StatusCode.NOT_FOUND, f"no such path: {quoted(request.url.path)}")
+        return error_response(Code.NOT_FOUND, f"no such path: {quoted(request.url.path)}")
     if status == 405:
         message = f"{request.method}: {quoted(request.url.path)} does not answer it"
-        return error_response(grpc.StatusCode.UNIMPLEMENTED, message, status=405, headers=headers)
-    return error_response(grpc.StatusCode.INVALID_ARGUMENT, f"{status}: {quoted(request.url.path)}", status=status)
+        return error_response(Code.UNIMPLEMENTED, message, status=405, headers=headers)
+    return error_response(Code.INVALID_ARGUMENT, f"{status}: {quoted(request.url.path)}", status=status)
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
     # A bug outside any call (a call's own errors never get here): JSON all the same; uvicorn logs the traceback.
-    return error_response(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+    return error_response(Code.INTERNAL, INTERNAL_MESSAGE)
 
 
 async def _unimplemented(metrics: Metrics, request: Request) -> Response:
-    metrics.record(UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
-    return error_response(grpc.StatusCode.UNIMPLEMENTED, f"no such method: {quoted(request.url.path)}")
+    metrics.record(UNKNOWN_METHOD, Code.UNIMPLEMENTED.name, 0.0)
+    return error_response(Code.UNIMPLEMENTED, f"no such method: {quoted(request.url.path)}")
 
 
 def _fixed(
@@ -560,7 +573,7 @@ async def _readiness(
     body: dict[str, object] = {"status": "NOT_SERVING"}
     if now := stage():
         body["stage"] = now
-    if now == COMPILING and (progress := compile_progress()) is not None:
+    if (progress := compile_progress()) is not None:  # only while kernels compile
         body.update(kernels_compiled=progress.done, kernels_total=progress.total)
     return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 

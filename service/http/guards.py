@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-import grpc
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from boaf.service.core.admission import quoted
+from boaf.service.core.errors import Code
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.settings import Settings, env_name
 from boaf.service.http.statuses import error_response
@@ -88,8 +88,8 @@ class EdgeGuard:
         if self.hosts is not None and host not in self.hosts:
             message = f"Host {quoted(host)} is not one this server answers to ({env_name('allowed_hosts')})"
             if scope["path"] in self.methods and scope["method"] == "POST":
-                self.metrics.record(self.methods[scope["path"]], grpc.StatusCode.INVALID_ARGUMENT.name, 0.0)
-            return error_response(grpc.StatusCode.INVALID_ARGUMENT, message)
+                self.metrics.record(self.methods[scope["path"]], Code.INVALID_ARGUMENT.name, 0.0)
+            return error_response(Code.INVALID_ARGUMENT, message)
         if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             return self._preflight(headers.get("origin", ""))
         return None
@@ -97,7 +97,7 @@ class EdgeGuard:
     def _preflight(self, origin: str) -> ASGIApp:
         if origin not in self.origins:
             message = f"origin {quoted(origin)} may not call this server from a browser ({env_name('cors_origins')})"
-            return error_response(grpc.StatusCode.PERMISSION_DENIED, message)
+            return error_response(Code.PERMISSION_DENIED, message)
         allowed = {
             "Access-Control-Allow-Methods": ALLOWED_METHODS,
             "Access-Control-Allow-Headers": ALLOWED_HEADERS,

@@ -34,12 +34,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import grpc
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor, ServiceDescriptor
 
 from boaf.game.state import MAX_CELLS
 from boaf.models.provenance import package_version
+from boaf.service.core.errors import Code
 from boaf.service.core.limits import MAX_MESSAGE_BYTES, Limit, request_limits
 from boaf.service.core.settings import Settings, env_name
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
@@ -93,16 +93,16 @@ FREE_JSON: dict[str, dict[str, Any]] = {
 }
 
 # The codes a call may end with, beside OK, and what each means here.
-CALL_ERRORS: dict[grpc.StatusCode, str] = {
-    grpc.StatusCode.INVALID_ARGUMENT: "bad input: the message names the field, state or cell at fault",
-    grpc.StatusCode.OUT_OF_RANGE: "a server limit (batch size, body size, nodes, states, time); never retry as is",
-    grpc.StatusCode.UNAUTHENTICATED: "no valid bearer token",
-    grpc.StatusCode.NOT_FOUND: "GeneratePuzzle found no solvable puzzle",
-    grpc.StatusCode.RESOURCE_EXHAUSTED: "busy: retry later, with backoff",
-    grpc.StatusCode.CANCELLED: "the client went away",
-    grpc.StatusCode.DEADLINE_EXCEEDED: "the client's deadline or a server time limit passed",
-    grpc.StatusCode.INTERNAL: "a bug in boaf: the server logged it",
-    grpc.StatusCode.UNAVAILABLE: "loading, compiling kernels, the model failed, or stopping: retry",
+CALL_ERRORS: dict[Code, str] = {
+    Code.INVALID_ARGUMENT: "bad input: the message names the field, state or cell at fault",
+    Code.OUT_OF_RANGE: "a server limit (batch size, body size, nodes, states, time); never retry as is",
+    Code.UNAUTHENTICATED: "no valid bearer token",
+    Code.NOT_FOUND: "GeneratePuzzle found no solvable puzzle",
+    Code.RESOURCE_EXHAUSTED: "busy: retry later, with backoff",
+    Code.CANCELLED: "the client went away",
+    Code.DEADLINE_EXCEEDED: "the client's deadline or a server time limit passed",
+    Code.INTERNAL: "a bug in boaf: the server logged it",
+    Code.UNAVAILABLE: "loading, compiling kernels, the model failed, or stopping: retry",
 }
 BODY_TIMEOUT_STATUS = 408  # HTTP's own: the body did not arrive within http_body_timeout_s
 
@@ -259,7 +259,7 @@ def comment(full_name: str) -> str:
 
 
 def _error_schema() -> dict[str, Any]:
-    codes = sorted({connect_code(code) for code in HTTP_STATUS if code is not grpc.StatusCode.OK})
+    codes = sorted({connect_code(code) for code in HTTP_STATUS if code is not Code.OK})
     detail = {
         "type": "object",
         "properties": {
@@ -375,7 +375,7 @@ def _connect_headers() -> list[dict[str, Any]]:
 def _errors(secured: bool) -> dict[str, Any]:
     by_status: dict[int, list[str]] = defaultdict(list)
     for code, meaning in CALL_ERRORS.items():
-        if code is not grpc.StatusCode.UNAUTHENTICATED or secured:
+        if code is not Code.UNAUTHENTICATED or secured:
             by_status[HTTP_STATUS[code]].append(f"{code.name} ({meaning})")
     by_status[BODY_TIMEOUT_STATUS].append(
         f"DEADLINE_EXCEEDED: the body did not arrive within {env_name('http_body_timeout_s')}"
@@ -450,7 +450,7 @@ def status_rows() -> list[tuple[int, list[str]]]:
     """``statuses.HTTP_STATUS`` by HTTP status: each status with its gRPC codes (and their Connect names)."""
     rows = defaultdict(list)
     for code, status in HTTP_STATUS.items():
-        if code is not grpc.StatusCode.OK:
+        if code is not Code.OK:
             rows[status].append(f"{code.name} ({connect_code(code)})")
     return sorted(rows.items())
 

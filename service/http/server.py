@@ -34,7 +34,7 @@ from boaf.service.core.lifecycle import Lifecycle, Stage
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.settings import Settings
 from boaf.service.core.warmup import Kernels
-from boaf.service.http.app import build_app
+from boaf.service.http.app import HasHandlers, build_app
 from boaf.service.http.guards import install_request_id_logging
 from boaf.service.http.protocol import HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
 from boaf.v1 import boaf_pb2, game_pb2
@@ -60,9 +60,9 @@ class Served(Protocol):
     @property
     def kernels(self) -> Kernels: ...
     @property
-    def servicer(self) -> object: ...  # boaf.v1.Boaf's
+    def servicer(self) -> HasHandlers: ...  # boaf.v1.Boaf's
     @property
-    def game(self) -> object: ...  # boaf.v1.Game's
+    def game(self) -> HasHandlers: ...  # boaf.v1.Game's
 
 
 class HttpServer:
@@ -75,8 +75,8 @@ class HttpServer:
         self.port = 0
         self._stopping = False
         services = [
-            (boaf_pb2.DESCRIPTOR.services_by_name["Boaf"], boaf.servicer),
-            (game_pb2.DESCRIPTOR.services_by_name["Game"], boaf.game),
+            (boaf_pb2.DESCRIPTOR.services_by_name["Boaf"], boaf.servicer.handlers),
+            (game_pb2.DESCRIPTOR.services_by_name["Game"], boaf.game.handlers),
         ]
         self.app = build_app(
             services,

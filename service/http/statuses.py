@@ -1,7 +1,7 @@
-"""The one table from gRPC status codes to HTTP statuses and Connect's code names.
+"""The HTTP side of the one status table: ``Code`` as an HTTP status and Connect's code name.
 
-The servicers decide the gRPC code (``boaf.service.core.errors.status_of``); the HTTP edge
-only translates it here, so a call fails the same way on both sides, with the
+The one table (``boaf.service.core.errors.status_of``) decides a failure's ``Code``; the
+HTTP edge only translates it here, so a call fails the same way on both sides, with the
 same message. The statuses are Connect's (connectrpc.com/docs/protocol).
 ``error_response`` writes every error the edge answers, whoever decided it, with
 the same details the gRPC side sends (``boaf.service.core.errors.error_details``), in
@@ -15,43 +15,51 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from starlette.responses import JSONResponse
 
 from boaf.service.core.admission import cut_quotes
-from boaf.service.core.errors import error_details
+from boaf.service.core.errors import Code, error_details
 from boaf.service.core.warmup import RETRY_AFTER_S
 
-HTTP_STATUS: dict[grpc.StatusCode, int] = {
-    grpc.StatusCode.OK: 200,
-    grpc.StatusCode.CANCELLED: 499,
-    grpc.StatusCode.UNKNOWN: 500,
-    grpc.StatusCode.INVALID_ARGUMENT: 400,
-    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
-    grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.ALREADY_EXISTS: 409,
-    grpc.StatusCode.PERMISSION_DENIED: 403,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
-    grpc.StatusCode.FAILED_PRECONDITION: 400,
-    grpc.StatusCode.ABORTED: 409,
-    grpc.StatusCode.OUT_OF_RANGE: 400,
-    grpc.StatusCode.UNIMPLEMENTED: 501,
-    grpc.StatusCode.INTERNAL: 500,
-    grpc.StatusCode.UNAVAILABLE: 503,
-    grpc.StatusCode.DATA_LOSS: 500,
-    grpc.StatusCode.UNAUTHENTICATED: 401,
+HTTP_STATUS: dict[Code, int] = {
+    Code.OK: 200,
+    Code.CANCELLED: 499,
+    Code.UNKNOWN: 500,
+    Code.INVALID_ARGUMENT: 400,
+    Code.DEADLINE_EXCEEDED: 504,
+    Code.NOT_FOUND: 404,
+    Code.ALREADY_EXISTS: 409,
+    Code.PERMISSION_DENIED: 403,
+    Code.RESOURCE_EXHAUSTED: 429,
+    Code.FAILED_PRECONDITION: 400,
+    Code.ABORTED: 409,
+    Code.OUT_OF_RANGE: 400,
+    Code.UNIMPLEMENTED: 501,
+    Code.INTERNAL: 500,
+    Code.UNAVAILABLE: 503,
+    Code.DATA_LOSS: 500,
+    Code.UNAUTHENTICATED: 401,
 }
 
 
-def connect_code(code: grpc.StatusCode) -> str:
-    """Connect's name of a gRPC code: ``invalid_argument``; CANCELLED is spelled ``canceled``."""
-    return "canceled" if code is grpc.StatusCode.CANCELLED else code.name.lower()
+class CallAborted(Exception):
+    """A call the HTTP edge ends with ``code`` and ``message`` (written by ``error_response``)."""
+
+    def __init__(self, code: Code, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def connect_code(code: Code) -> str:
+    """Connect's name of a code: ``invalid_argument``; CANCELLED is spelled ``canceled``."""
+    return "canceled" if code is Code.CANCELLED else code.name.lower()
 
 
 def error_response(
-    code: grpc.StatusCode, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None
+    code: Code, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status.
 
@@ -59,7 +67,7 @@ def error_response(
     (loading, compiling kernels, stopping) carries a ``Retry-After`` hint. The message always encodes
     (``cut_quotes`` escapes a lone surrogate quoted from the input).
     """
-    extra = {"Retry-After": str(RETRY_AFTER_S)} if code is grpc.StatusCode.UNAVAILABLE else {}
+    extra = {"Retry-After": str(RETRY_AFTER_S)} if code is Code.UNAVAILABLE else {}
     body: dict[str, Any] = {"code": connect_code(code), "message": cut_quotes(message)}
     details = error_details(code, body["message"], RETRY_AFTER_S)
     if details:

@@ -27,30 +27,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-import grpc
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from boaf.service.core.admission import cut_quotes, quoted
-from boaf.service.core.errors import Cancelled, DeadlineExceeded, LimitExceeded
+from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, LimitExceeded
 from boaf.service.core.limits import MAX_MESSAGE_BYTES
-from boaf.service.http.context import CallAborted, CallContext
+from boaf.service.http.statuses import CallAborted
+from boaf.service.rpc.call import Call
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
 
 
 def _invalid(message: str) -> CallAborted:
     """The body is not the method's request message in JSON: INVALID_ARGUMENT with ``message``."""
-    return CallAborted(grpc.StatusCode.INVALID_ARGUMENT, message)
+    return CallAborted(Code.INVALID_ARGUMENT, message)
 
 
-def parse_request(body: bytes, message: Message, context: CallContext | None = None) -> Message:
+def parse_request(body: bytes, message: Message, call: Call | None = None) -> Message:
     """``message`` filled from ``body``, a JSON object in the proto3 JSON mapping (empty: ``{}``).
 
     Unknown fields and wrong types are errors that name the field. A large
     repeated message field (a batch's 10,000 states) is filled ``ENCODE_CHUNK``
-    elements at a time, and between chunks a call no longer active (``context``)
+    elements at a time, and between chunks a call no longer active (``call``)
     ends with ``DeadlineExceeded`` or ``Cancelled``, as encoding does: parsing a
     maximum-size batch costs seconds of Python on a busy machine.
     """
@@ -66,13 +66,13 @@ def parse_request(body: bytes, message: Message, context: CallContext | None = N
         raise _invalid(f"request body must be a JSON object, got {_json_type(value)}")
     if "\\u" in text and not _is_unicode(value):
         raise _invalid("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
-    large = _large_lists(value, message) if context is not None else {}
+    large = _large_lists(value, message) if call is not None else {}
     _parse_dict({key: item for key, item in value.items() if key not in large}, message, "request body")
     for key, field in large.items():
         items, target = value[key], getattr(message, field.name)
         for start in range(0, len(items), ENCODE_CHUNK):
-            if context is not None and not context.is_active():
-                _stop(context, "was read")
+            if call is not None and not call.is_active():
+                _stop(call, "was read")
             for index in range(start, min(start + ENCODE_CHUNK, len(items))):
                 _parse_dict(items[index], target.add(), f"request body: {field.json_name}[{index}]")
     return message
@@ -128,7 +128,7 @@ def _json_type(value: Any) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
-def encode_answer(answer: Message, context: CallContext) -> bytes:
+def encode_answer(answer: Message, call: Call) -> bytes:
     """``answer`` as proto3 JSON (every field, defaults included), UTF-8.
 
     Between chunks of ``ENCODE_CHUNK`` elements of a large repeated message
@@ -142,7 +142,7 @@ def encode_answer(answer: Message, context: CallContext) -> bytes:
         head.ClearField(field.name)
     parts = _as_dict(head)
     for field in large:
-        parts[field.json_name] = _encoded_list(getattr(answer, field.name), context)
+        parts[field.json_name] = _encoded_list(getattr(answer, field.name), call)
     return json.dumps(parts, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -150,11 +150,11 @@ def _is_large(answer: Message, field: FieldDescriptor) -> bool:
     return field.is_repeated and field.message_type is not None and len(getattr(answer, field.name)) > ENCODE_CHUNK
 
 
-def _encoded_list(items: Any, context: CallContext) -> list[Any]:
+def _encoded_list(items: Any, call: Call) -> list[Any]:
     encoded: list[Any] = []
     for start in range(0, len(items), ENCODE_CHUNK):
-        if not context.is_active():
-            _stop(context, "was encoded")
+        if not call.is_active():
+            _stop(call, "was encoded")
         encoded += [_as_dict(item) for item in items[start : start + ENCODE_CHUNK]]
     return encoded
 
@@ -163,9 +163,9 @@ def _as_dict(message: Message) -> dict[str, Any]:
     return dict(json_format.MessageToDict(message, always_print_fields_with_no_presence=True))
 
 
-def _stop(context: CallContext, when: str) -> NoReturn:
+def _stop(call: Call, when: str) -> NoReturn:
     what = "request" if when == "was read" else "answer"
-    if context.time_remaining() <= 0:
+    if call.time_remaining() <= 0:
         raise DeadlineExceeded(f"the client's deadline passed while its {what} {when}")
     raise Cancelled(f"the call was cancelled while its {what} {when}")
 
@@ -190,19 +190,19 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-def gzipped(data: bytes, context: CallContext) -> bytes:
+def gzipped(data: bytes, call: Call) -> bytes:
     """``data`` gzipped, ``GZIP_CHUNK`` bytes at a time: a call no longer active stops it as ``encode_answer`` does."""
     packer = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # 16 +: a gzip header and trailer
     parts = []
     for start in range(0, len(data), GZIP_CHUNK):
-        if not context.is_active():
-            _stop(context, "was compressed")
+        if not call.is_active():
+            _stop(call, "was compressed")
         parts.append(packer.compress(data[start : start + GZIP_CHUNK]))
     parts.append(packer.flush())
     return b"".join(parts)
 
 
-def parse_binary(body: bytes, message: Message, context: CallContext | None = None) -> Message:
+def parse_binary(body: bytes, message: Message, call: Call | None = None) -> Message:
     """``message`` filled from ``body``, the message in binary protobuf (empty: all defaults)."""
     try:
         message.ParseFromString(body)
@@ -212,7 +212,7 @@ def parse_binary(body: bytes, message: Message, context: CallContext | None = No
     return message
 
 
-def encode_binary(answer: Message, context: CallContext) -> bytes:
+def encode_binary(answer: Message, call: Call) -> bytes:
     """``answer`` in binary protobuf."""
     return bytes(answer.SerializeToString())
 
@@ -223,8 +223,8 @@ class Codec:
 
     name: str
     media_type: str
-    parse: Callable[[bytes, Message, CallContext | None], Message]
-    encode: Callable[[Message, CallContext], bytes]
+    parse: Callable[[bytes, Message, Call | None], Message]
+    encode: Callable[[Message, Call], bytes]
 
 
 JSON = Codec("json", "application/json", parse_request, encode_answer)

@@ -22,8 +22,9 @@ from boaf.game.errors import BoafError, InvalidState
 from boaf.game.notation import check_rows_and_cols, state_from_json
 from boaf.game.state import MAX_CELLS, State
 from boaf.puzzles.generation import GeneratedPuzzle
-from boaf.service.core import dataplane
-from boaf.service.core.dataplane import Batch, CancelFlag, Classification, FeatureRows, Hints, StateArray
+from boaf.service.core import answers
+from boaf.service.core.answers import Batch, Classification, FeatureRows, Hints, StateArray
+from boaf.service.core.deadlines import CancelFlag
 from boaf.service.core.errors import Cancelled
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
@@ -42,9 +43,9 @@ SOLVE_STATUSES: dict[search.Status, pb.SolveStatus] = {
     search.UNKNOWN: pb.UNKNOWN,
 }
 VERDICTS: dict[str, game_pb2.Verdict] = {
-    dataplane.WINNABLE: game_pb2.VERDICT_WINNABLE,
-    dataplane.LOSES: game_pb2.VERDICT_LOSES,
-    dataplane.ESTIMATE: game_pb2.VERDICT_ESTIMATE,
+    answers.WINNABLE: game_pb2.VERDICT_WINNABLE,
+    answers.LOSES: game_pb2.VERDICT_LOSES,
+    answers.ESTIMATE: game_pb2.VERDICT_ESTIMATE,
 }
 DEFAULT_PUZZLE_GRID = (4, 4)  # rows, cols of a GeneratePuzzle that leaves them unset
 SMALL_BATCH = 8  # batches of at most this many states are checked state by state (_every_row_a_state)
@@ -303,6 +304,15 @@ def hint_response(hints: Hints) -> game_pb2.HintResponse:
         p_winnable=hints.p_winnable,
         model_version=hints.model_version,
     )
+
+
+def play_response(state: State) -> game_pb2.PlayResponse:
+    """The message of a state reached by play: the state, each legal move with its result, and whether it is won."""
+    moves = [
+        game_pb2.LegalMove(move=state.move_text(move), result=state_to_proto(state.apply(move)))
+        for move in state.legal_moves()
+    ]
+    return game_pb2.PlayResponse(state=state_to_proto(state), legal_moves=moves, won=state.is_solved)
 
 
 def features_response(rows: FeatureRows, cancel: CancelFlag | None = None) -> pb.FeaturesResponse:

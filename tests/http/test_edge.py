@@ -20,8 +20,8 @@ from servers import TEST_LIMITS, grid_state, wait_for
 from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE, ModelUnavailable
 from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
-from boaf.service.http.context import CallContext
 from boaf.service.http.wire import encode_answer
+from boaf.service.rpc.call import Call
 from boaf.v1 import boaf_pb2 as pb
 
 from .conftest import TOKEN
@@ -333,7 +333,7 @@ def test_a_failed_model_is_unavailable_not_a_bad_request(
 
 def test_encoding_a_large_answer_stops_when_the_call_ends() -> None:
     answer = pb.FeaturesResponse(names=["a", "b"], vectors=[pb.FeatureVector(values=[1.5, 2.0])] * 10_000)
-    context = CallContext("test", None)
+    context = Call("test", None)
     assert json.loads(encode_answer(answer, context)) == json_format.MessageToDict(
         answer, always_print_fields_with_no_presence=True
     )

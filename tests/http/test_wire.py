@@ -11,8 +11,9 @@ from google.protobuf import json_format
 
 from boaf.game import random_state
 from boaf.service.core.errors import Cancelled, DeadlineExceeded
-from boaf.service.http.context import CallAborted, CallContext
+from boaf.service.http.statuses import CallAborted
 from boaf.service.http.wire import ENCODE_CHUNK, GZIP_CHUNK, accepts_gzip, gzipped, parse_request
+from boaf.service.rpc.call import Call
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 
@@ -27,7 +28,7 @@ def batch_body(n: int) -> tuple[bytes, pb.ClassifyRequest]:
 
 def test_a_batch_read_in_chunks_is_the_message_parsed_whole() -> None:
     body, request = batch_body(SIZE)
-    assert parse_request(body, pb.ClassifyRequest(), CallContext("test", None)) == request
+    assert parse_request(body, pb.ClassifyRequest(), Call("test", None)) == request
     assert parse_request(body, pb.ClassifyRequest()) == request  # no call: parsed whole
 
 
@@ -36,15 +37,15 @@ def test_a_bad_state_deep_in_a_batch_is_named_by_its_index() -> None:
     value = json.loads(body)
     value["states"][1234]["rows"] = "four"
     with pytest.raises(CallAborted) as caught:
-        parse_request(json.dumps(value).encode(), pb.ClassifyRequest(), CallContext("test", None))
+        parse_request(json.dumps(value).encode(), pb.ClassifyRequest(), Call("test", None))
     assert caught.value.message.startswith("request body: states[1234]: ")
 
 
 def test_reading_stops_between_chunks_once_the_deadline_has_passed_or_the_client_is_gone() -> None:
     body, _ = batch_body(SIZE)
     with pytest.raises(DeadlineExceeded, match="deadline passed while its request was read"):
-        parse_request(body, pb.ClassifyRequest(), CallContext("test", 1e-9))
-    gone = CallContext("test", None)
+        parse_request(body, pb.ClassifyRequest(), Call("test", 1e-9))
+    gone = Call("test", None)
     gone.finish()
     with pytest.raises(Cancelled, match="cancelled while its request was read"):
         parse_request(body, pb.ClassifyRequest(), gone)
@@ -70,10 +71,10 @@ def test_gzip_is_used_only_when_the_client_accepts_it(header: str, accepted: boo
 
 def test_an_answer_is_gzipped_in_chunks_that_a_calls_end_stops() -> None:
     data = bytes(range(256)) * (3 * GZIP_CHUNK // 256 + 5)  # three whole chunks and a part
-    assert gzip.decompress(gzipped(data, CallContext("test", None))) == data
+    assert gzip.decompress(gzipped(data, Call("test", None))) == data
     with pytest.raises(DeadlineExceeded, match="deadline passed while its answer was compressed"):
-        gzipped(data, CallContext("test", 1e-9))
-    gone = CallContext("test", None)
+        gzipped(data, Call("test", 1e-9))
+    gone = Call("test", None)
     gone.finish()
     with pytest.raises(Cancelled, match="cancelled while its answer was compressed"):
         gzipped(data, gone)

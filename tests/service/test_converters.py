@@ -11,7 +11,7 @@ from strategies import states
 from boaf.game import InvalidState, State, deal
 from boaf.game.arrays import states_to_array
 from boaf.puzzles import DepthCount
-from boaf.service.core.dataplane import StateArray
+from boaf.service.core.answers import StateArray
 from boaf.service.rpc.converters import (
     algorithm_from_proto,
     analysis_options,

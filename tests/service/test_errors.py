@@ -22,6 +22,7 @@ from boaf.search import ProgressStopped
 from boaf.service.cli import exit_code
 from boaf.service.core import errors
 from boaf.service.core.settings import InvalidSettings, Settings
+from boaf.service.grpc.status import status_of
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
@@ -85,7 +86,7 @@ PACKAGE_BASES = {BoafError, *BRANCHES, search.SearchError, puzzles.PuzzleError, 
 @pytest.mark.parametrize(("error", "code", "status"), ERRORS, ids=[type(e[0]).__name__ for e in ERRORS])
 def test_each_error_has_its_status_code_and_exit_status(error: BoafError, code: grpc.StatusCode, status: int) -> None:
     message = errors.INTERNAL_MESSAGE if code is grpc.StatusCode.INTERNAL else str(error)
-    assert errors.status_of(error) == (code, message)
+    assert status_of(error) == (code, message)
     assert exit_code(error) == status
 
 
@@ -113,12 +114,12 @@ def test_each_branch_has_one_status_code_and_one_exit_status(
     branch: type[BoafError], code: grpc.StatusCode, status: int
 ) -> None:
     # What a new error class gets until a row of STATUS_CODES says something more precise.
-    assert errors.status_of(branch("what went wrong"))[0] == code
+    assert status_of(branch("what went wrong"))[0] == code
     assert exit_code(branch("what went wrong")) == status
 
 
 def test_anything_else_is_internal_and_tells_the_client_nothing() -> None:
-    assert errors.status_of(KeyError("secret")) == (grpc.StatusCode.INTERNAL, errors.INTERNAL_MESSAGE)
+    assert status_of(KeyError("secret")) == (grpc.StatusCode.INTERNAL, errors.INTERNAL_MESSAGE)
 
 
 # (request, status code, exact message); batches put the bad state after good ones so the index is checked.

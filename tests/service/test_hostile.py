@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS, loopback_settings, ready_server, serve_process, wait_for
 
 from boaf.game import deal, random_state
-from boaf.service.core.dataplane import SolveBudget
+from boaf.service.core.deadlines import SolveBudget
 from boaf.service.grpc.interceptors import PROBE_CALLS
 from boaf.service.grpc.server import BoafServer
 from boaf.service.rpc.converters import state_to_proto

@@ -14,6 +14,7 @@ from boaf.client import Limits as ClientLimits
 from boaf.service.core import errors, limits
 from boaf.service.core.limits import LIMITS, Limit
 from boaf.service.core.settings import Settings, env_names
+from boaf.service.grpc.status import status_of
 from boaf.service.http.openapi import REQUEST_LIMITS
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2  # noqa: F401  (registers the Game service's requests, HintRequest among them)
@@ -96,7 +97,7 @@ def test_a_request_past_a_limit_is_out_of_range_with_its_message(
     with pytest.raises(errors.LimitExceeded) as caught:
         limit.check(SMALL, value, field=field)
     assert str(caught.value) == message
-    assert errors.status_of(caught.value) == (grpc.StatusCode.OUT_OF_RANGE, message)
+    assert status_of(caught.value) == (grpc.StatusCode.OUT_OF_RANGE, message)
 
 
 @pytest.mark.parametrize(

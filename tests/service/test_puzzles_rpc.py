@@ -14,9 +14,9 @@ from servers import TEST_LIMITS, grid_state, health_status
 
 from boaf import puzzles, search
 from boaf.game import deal, play, random_state
-from boaf.service.core.dataplane import SolveBudget
-from boaf.service.core.errors import status_of
+from boaf.service.core.deadlines import SolveBudget
 from boaf.service.grpc.server import BoafServer
+from boaf.service.grpc.status import status_of
 from boaf.service.rpc.converters import state_from_proto, state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc

@@ -15,7 +15,7 @@ from boaf.models.classifier import load_classifier
 from boaf.service.core.dataplane import DataPlane
 from boaf.service.core.limits import reported
 from boaf.service.grpc.server import BoafServer
-from boaf.service.http.context import CallContext
+from boaf.service.rpc.call import Call
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
@@ -147,7 +147,7 @@ def test_server_info_lists_every_limit_with_the_served_value(server: BoafServer,
 
 
 def test_server_info_is_built_once_per_data_plane_and_a_new_model_refreshes_it(server: BoafServer) -> None:
-    servicer, plane = server.servicer, server.servicer.plane
+    servicer, plane = server.servicer.handlers, server.servicer.plane
     assert plane is not None
     first = servicer.GetServerInfo(pb.GetServerInfoRequest(), _context())
     assert servicer.GetServerInfo(pb.GetServerInfoRequest(), _context()) is first
@@ -159,5 +159,5 @@ def test_server_info_is_built_once_per_data_plane_and_a_new_model_refreshes_it(s
         servicer.plane = plane
 
 
-def _context() -> CallContext:
-    return CallContext("ipv4:127.0.0.1:1", timeout_s=None)
+def _context() -> Call:
+    return Call("ipv4:127.0.0.1:1", timeout_s=None)
