@@ -215,7 +215,7 @@ PUZZLE_MAX_STATES = Limit(
     ),
     template=PAST_SERVER_LIMIT,
     bounds="`max_states` of AnalyzePuzzle",
-    note="`states_enumerated` never passes it",
+    note="every 12-card puzzle is exact; `states_enumerated` never passes it",
     request_fields=_request("AnalyzePuzzleRequest", "max_states"),
 )
 PUZZLE_MAX_SAMPLES = Limit(
@@ -246,6 +246,7 @@ MAX_CONCURRENT_PUZZLES = Limit(
     ),
     template="puzzles: " + SLOTS_TAKEN,
     bounds="puzzle calls at once",
+    note="an analysis may hold ~0.6 GB",
     past=WAIT_THEN_BUSY,
 )
 MAX_CONCURRENT_SEARCHES = Limit(
