@@ -46,6 +46,7 @@ class PuzzleProbe:
         budget: int,
         samples: int,
         seed: int,
+        *,
         cancel: np.ndarray | None = None,
         ranking_depth: int | None = None,
         limits: SearchLimits | None = None,

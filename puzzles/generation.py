@@ -124,7 +124,9 @@ def generate(
     def measure(state: State) -> tuple[float, PuzzleProbe]:
         # Energies are pure functions of the cells, so revisited puzzles cost nothing.
         if state.cells not in energies:
-            probe = PuzzleProbe(state, budget, samples, seed, cancel, ranking_depth(cards), limits=limits)
+            probe = PuzzleProbe(
+                state, budget, samples, seed, cancel=cancel, ranking_depth=ranking_depth(cards), limits=limits
+            )
             energies[state.cells] = (score(probe), probe)
             probe.forget_states()  # every candidate is remembered: keep its energy, not its states
         return energies[state.cells]
