@@ -106,9 +106,7 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
     cards, cells = block[:BLOCK_MAX], block[BLOCK_MAX:]
     table, todo, used = work
     who = (cards, n, boundary, compat)
-    start = np.uint64(0)
-    for i in range(n):
-        start |= (_ALIVE | np.uint64(cells[i])) << np.uint64(6 * i)
+    start = _first_position(cells, n)
     used[0] = _slot(table, start)
     table[used[0]] = start
     todo[0] = start
@@ -118,14 +116,7 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
         top -= 1
         position = todo[top]
         gone = position & _GONE != U0
-        open_cells = U0 if gone else rest_cells
-        alive = 0
-        for i in range(n):
-            field = (position >> np.uint64(6 * i)) & np.uint64(63)
-            if field & _ALIVE != U0:
-                alive += 1
-            elif field & _COVERED != U0 and not gone:
-                open_cells |= bit(field & np.uint64(15))
+        open_cells, alive = _open_cells(position, n, rest_cells)
         if (gone and alive == 1) or (not gone and alive == 0):
             return met
         for i in range(n):
@@ -157,6 +148,31 @@ def _plays_out_open(block, n, boundary, rest_cells, line, compat, work, position
                 child = (cleared & ~(np.uint64(63) << shift_j)) | ((_ALIVE | np.uint64(q)) << shift_i)
                 top, met = _push(child, who, work, top, met, _CHECK)
     return met if met > positions else -met
+
+
+@lean_njit(inline="always")
+def _first_position(cells, n):
+    """The block's first position: its ``n`` cards alive, card ``i`` in the cell ``cells[i]``, R on the board."""
+    start = np.uint64(0)
+    for i in range(n):
+        start |= (_ALIVE | np.uint64(cells[i])) << np.uint64(6 * i)
+    return start
+
+
+@lean_njit(inline="always")
+def _open_cells(position, n, rest_cells):
+    """``(open cells, alive cards)`` of ``position``: R's cells ``rest_cells`` with the cells where R covered a
+    block card (none once R is gone), and how many of the block's ``n`` cards are alive."""
+    gone = position & _GONE != U0
+    open_cells = U0 if gone else rest_cells
+    alive = 0
+    for i in range(n):
+        field = (position >> np.uint64(6 * i)) & np.uint64(63)
+        if field & _ALIVE != U0:
+            alive += 1
+        elif field & _COVERED != U0 and not gone:
+            open_cells |= bit(field & np.uint64(15))
+    return open_cells, alive
 
 
 @lean_njit(inline="always")
@@ -244,22 +260,7 @@ def open_block_stuck(root, compat, line):
                     rest = present & ~block
                     if rest == U0 or _tried(tried, block):
                         continue
-                    n = 0
-                    boundary = U0
-                    bl = block
-                    while bl != U0:
-                        c = lowest_bit(bl)
-                        bl &= bl - U1
-                        block_cards[n] = c
-                        block_cards[BLOCK_MAX + n] = where[c]
-                        if compat[c] & rest != U0:
-                            boundary |= bit(c)
-                        n += 1
-                    rest_cells = U0
-                    r = rest
-                    while r != U0:
-                        rest_cells |= bit(where[lowest_bit(r)])
-                        r &= r - U1
+                    n, boundary, rest_cells = _lay_out_block(block, rest, where, compat, block_cards)
                     budget = min(OPEN_POSITIONS, OPEN_TOTAL - spent)
                     met = _plays_out_open(block_cards, n, boundary, rest_cells, line, compat, work, budget)
                     if met < 0:
@@ -270,6 +271,30 @@ def open_block_stuck(root, compat, line):
                     if spent >= OPEN_TOTAL:
                         return False
     return False
+
+
+@lean_njit(inline="always")
+def _lay_out_block(block, rest, where, compat, block_cards):
+    """``(n, boundary, rest_cells)`` of the block of cards ``block``: its ``n`` cards written to
+    ``block_cards[:n]`` and their cells (``where``) to ``block_cards[BLOCK_MAX:BLOCK_MAX + n]``, in increasing
+    card order; those compatible with a card of ``rest``; and the cells of the cards of ``rest``."""
+    n = 0
+    boundary = U0
+    bl = block
+    while bl != U0:
+        c = lowest_bit(bl)
+        bl &= bl - U1
+        block_cards[n] = c
+        block_cards[BLOCK_MAX + n] = where[c]
+        if compat[c] & rest != U0:
+            boundary |= bit(c)
+        n += 1
+    rest_cells = U0
+    r = rest
+    while r != U0:
+        rest_cells |= bit(where[lowest_bit(r)])
+        r &= r - U1
+    return n, boundary, rest_cells
 
 
 @lean_njit(inline="always")
