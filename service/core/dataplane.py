@@ -107,11 +107,11 @@ class DataPlane:
         """Stop every search and puzzle call under way (at its next node or loop step)."""
         self._alarm.cancel_all()
 
-    def check_batch_size(self, n_states: int) -> None:
+    def _check_batch_size(self, n_states: int) -> None:
         """Raise ``LimitExceeded`` when a batch has more than ``max_batch_size`` states."""
         limits.MAX_BATCH_SIZE.check(self.settings, n_states)
 
-    def batch_budget(self, deadline_s: float | None) -> SolveBudget:
+    def _batch_budget(self, deadline_s: float | None) -> SolveBudget:
         """The time of a Classify or Features call: ``BOAF_BATCH_TIME_LIMIT_MS`` from arrival, or the client's
         deadline when sooner (``deadline_s``: the seconds it has left, None for none).
 
@@ -168,27 +168,29 @@ class DataPlane:
         cancel: CancelFlag,
         deadline_s: float | None,
     ) -> Answer:
-        """One Hint call: the state ``read`` gives, each legal move's verdict (``hint_budget`` nodes a move), ``write``.
+        """One Hint call: the state ``read`` gives, each legal move's verdict, answered by ``write``.
 
-        Runs as a batch of one state, as ``classify_call`` does; the budget is checked after the state is read.
+        Runs as a batch of one state, as ``classify_call`` does. Each move's search budget is
+        ``max_nodes_per_move`` on any grid, or 0 for the model's budgets capped by
+        ``BOAF_HINT_MAX_NODES``; more than that is ``LimitExceeded``, checked after the state is read.
         """
         with self._batch(1, cancel, deadline_s):
             state = read(cancel)
-            return write(self._hints(state, self.hint_budget(max_nodes_per_move), cancel), cancel)
+            return write(self._hints(state, self._hint_budget(max_nodes_per_move), cancel), cancel)
 
     @contextmanager
     def _batch(self, n_states: int, cancel: CancelFlag, deadline_s: float | None) -> Iterator[None]:
         """Run a batch call (reading, computing, answering) of ``n_states`` states within its time.
 
-        The size is checked first (``check_batch_size``), then the time picked (``batch_budget``).
+        The size is checked first (``_check_batch_size``), then the time picked (``_batch_budget``).
         ``cancel`` expires at the budget's deadline, and every stage reads it; a stage it
         stopped ends the call with ``DeadlineExceeded`` (naming ``BOAF_BATCH_TIME_LIMIT_MS``
         when the server's limit ran out), or ``Cancelled`` when something else set it (the
         client went away, the server is stopping). A call of at least ``LARGE_BATCH_STATES``
         states asks for its memory to be given back once it ends (``boaf.service.core.memory``).
         """
-        self.check_batch_size(n_states)
-        budget = self.batch_budget(deadline_s)
+        self._check_batch_size(n_states)
+        budget = self._batch_budget(deadline_s)
         try:
             with self._alarm.armed(cancel, budget.deadline):
                 yield
@@ -229,7 +231,7 @@ class DataPlane:
         matrix = _feature_matrix(states, cancel.array)
         return FeatureRows(matrix, tuple(features.feature_names()), features.SCHEMA_VERSION)
 
-    def hint_budget(self, max_nodes_per_move: int) -> ExactBudget:
+    def _hint_budget(self, max_nodes_per_move: int) -> ExactBudget:
         """The search budget of each move of a Hint: the request's nodes on any grid, or 0 for the model's budgets.
 
         The model's budgets (each grid's own included) are capped by ``BOAF_HINT_MAX_NODES``; a
@@ -273,7 +275,7 @@ class DataPlane:
         ]
         return Hints.of(hints, state.is_solved, model.version)
 
-    def solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
+    def _solve_budget(self, max_nodes: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a Solve: the request's (0 = the server's limit), and never past the client's deadline.
 
         ``deadline_s`` is the time the client has left, in seconds (None: no deadline).
@@ -286,11 +288,11 @@ class DataPlane:
             max_nodes or settings.solve_max_nodes, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived
         )
 
-    def puzzle_budget(self, max_states: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
+    def _puzzle_budget(self, max_states: int, time_limit_ms: int, deadline_s: float | None) -> SolveBudget:
         """The budget of a puzzle RPC: ``max_nodes`` is the states an analysis may keep.
 
         0 asks for the default, ``BOAF_PUZZLE_MAX_STATES``; more is ``LimitExceeded``.
-        The time limit is Solve's (``BOAF_SOLVE_TIME_LIMIT_MS``), as in ``solve_budget``.
+        The time limit is Solve's (``BOAF_SOLVE_TIME_LIMIT_MS``), as in ``_solve_budget``.
         """
         settings = self.settings
         limits.PUZZLE_MAX_STATES.check(settings, max_states)
@@ -298,12 +300,12 @@ class DataPlane:
         arrived = arrival_time()
         return SolveBudget(states, self._time_limit_s(time_limit_ms, deadline_s, arrived), arrived)
 
-    def check_samples(self, samples: int | None) -> None:
+    def _check_samples(self, samples: int | None) -> None:
         """Raise ``LimitExceeded`` when an analysis asks for more than ``BOAF_PUZZLE_MAX_SAMPLES`` samples."""
         if samples is not None:
             limits.PUZZLE_MAX_SAMPLES.check(self.settings, samples)
 
-    def check_generation(self, cards: int, rows: int, cols: int, iterations: int | None) -> None:
+    def _check_generation(self, cards: int, rows: int, cols: int, iterations: int | None) -> None:
         """Raise ``LimitExceeded`` for a grid past 52 cells or iterations past ``BOAF_PUZZLE_MAX_ITERATIONS``.
 
         And ``InvalidPuzzleRequest`` for a card count the grid cannot hold, as ``boaf.puzzles.generation`` would,
@@ -357,12 +359,14 @@ class DataPlane:
         cancel: CancelFlag,
         deadline_s: float | None,
     ) -> search.SolveResult:
-        """One Solve call: ``state`` searched by ``algorithm`` within the request's budget (``solve_budget``).
+        """One Solve call: ``state`` searched by ``algorithm`` within the request's budget.
 
-        ``max_nodes`` and ``time_limit_ms`` 0 ask for the server's limits; ``deadline_s`` is the time the
-        client has left, in seconds (None: no deadline). Stops as ``_solve`` does.
+        ``max_nodes`` and ``time_limit_ms`` 0 ask for the server's limits, and more than them is
+        ``LimitExceeded``. The time counts from the call's arrival and never runs past the client's
+        deadline (``deadline_s``: the seconds it has left, None for none). An ``unknown`` result
+        says which limit ended it: ``max_nodes``, ``memory``, ``time_limit`` or ``cancelled``.
         """
-        return self._solve(state, algorithm, self.solve_budget(max_nodes, time_limit_ms, deadline_s), cancel)
+        return self._solve(state, algorithm, self._solve_budget(max_nodes, time_limit_ms, deadline_s), cancel)
 
     def _solve(self, state: State, algorithm: str, budget: SolveBudget, cancel: CancelFlag) -> search.SolveResult:
         """The search result for ``state`` (see ``search.solve``); stops early when ``cancel`` is set.
@@ -408,13 +412,13 @@ class DataPlane:
         cancel: CancelFlag,
         deadline_s: float | None,
     ) -> puzzles.PuzzleAnalysis:
-        """``puzzles.analyze`` within the request's budget (``puzzle_budget``: states and seconds).
+        """``puzzles.analyze`` within the request's budget: ``max_states`` states (0: the server's) and Solve's time.
 
         ``AnalysisStopped`` when stopped early. ``samples`` None is ``analyze``'s default;
         ``deadline_s`` is the time the client has left, in seconds (None: no deadline).
         """
-        budget = self.puzzle_budget(max_states, time_limit_ms, deadline_s)
-        self.check_samples(samples)
+        budget = self._puzzle_budget(max_states, time_limit_ms, deadline_s)
+        self._check_samples(samples)
         self._require_kernels("puzzles")
         options: dict[str, Any] = {} if samples is None else {"samples": samples}
         nodes = self.settings.search_node_cap(state.rows * state.cols)
@@ -436,12 +440,12 @@ class DataPlane:
         cancel: CancelFlag,
         deadline_s: float | None,
     ) -> GeneratedPuzzle:
-        """``boaf.puzzles.generation.generate`` within the request's seconds (``puzzle_budget``).
+        """``boaf.puzzles.generation.generate`` within the request's seconds (0: the server's, as Solve's).
 
         ``None`` energy is the default; ``deadline_s`` is the time the client has left, in seconds (None: none).
         """
-        budget = self.puzzle_budget(0, time_limit_ms, deadline_s)
-        self.check_generation(cards, rows, cols, iterations)
+        budget = self._puzzle_budget(0, time_limit_ms, deadline_s)
+        self._check_generation(cards, rows, cols, iterations)
         self._require_kernels("puzzles")
         options: dict[str, Any] = {} if energy is None else {"energy": energy}
         with self.puzzle_slot(budget) as seconds, self._stopping_at_the_limit(cancel, budget):
