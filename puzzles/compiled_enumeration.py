@@ -395,7 +395,7 @@ def start_groups(k, root_key, edge_like):
 
 
 @njit(cache=True, nogil=True)
-def enumerate_groups(tables, config, budget, index, store, depth, last_depth):
+def enumerate_groups(tables, config, budget, index, *, store, depth, last_depth):
     """Build depths ``depth + 1 … last_depth`` one after another, from arrays made by ``start_groups``.
 
     Moves are recorded when ``config.record`` is true (see ``expand_groups``).
@@ -523,7 +523,7 @@ def label_groups(tables, index, store, budget):
 
 
 @njit(cache=True, nogil=True)
-def find_state(keys, group_start, group_size, mask, key):
+def find_state(keys, group_start, group_size, mask, *, key):
     """The index of the state (``mask``, ``key``) in ``keys``, or -1 when it was not enumerated."""
     start = group_start[mask]
     if start < 0:
@@ -535,7 +535,7 @@ def find_state(keys, group_start, group_size, mask, key):
 
 
 @njit(cache=True, nogil=True)
-def decode_level(index, keys, first, last, count, slot_cell, cards, ncells):
+def decode_level(index, keys, first, last, *, count, slot_cell, cards, ncells):
     """The ``count`` states of groups ``index.masks[first:last]`` as ``int8[count, ncells]`` top cards (-1 empty).
 
     The root's k slots: ``slot_cell[s]`` is the cell of slot s and ``cards[s]`` the card dealt there.

@@ -95,9 +95,15 @@ class Enumeration:
             return state_to_array(self.root)[None, :]
         first, last = int(self.level_group_start[depth]), int(self.level_group_start[depth + 1])
         level: np.ndarray = kernel.decode_level(
-            self.index, self.keys, first, last, int(self.sizes[depth]), self.slot_cell, self.cards,
-            self.rows * self.cols,
-        )  # fmt: skip
+            self.index,
+            self.keys,
+            first,
+            last,
+            count=int(self.sizes[depth]),
+            slot_cell=self.slot_cell,
+            cards=self.cards,
+            ncells=self.rows * self.cols,
+        )
         return level
 
     def locate(self, state: State) -> int:
@@ -114,7 +120,7 @@ class Enumeration:
                 return -1
             mask |= 1 << cell_slot[cell]
             key |= card_slot[card] << (4 * cell_slot[cell])
-        return int(kernel.find_state(self.keys, self.group_start, self.group_size, mask, np.uint64(key)))
+        return int(kernel.find_state(self.keys, self.group_start, self.group_size, mask, key=np.uint64(key)))
 
     @property
     def index(self) -> kernel.Index:
@@ -202,7 +208,13 @@ class _Walk:
     def run(self, last_depth: int) -> int:
         while self.depth < last_depth:
             status, self.depth, self.store = kernel.enumerate_groups(
-                self.tables, self.config, self.budget, self.index, self.store, self.depth, last_depth
+                self.tables,
+                self.config,
+                self.budget,
+                self.index,
+                store=self.store,
+                depth=self.depth,
+                last_depth=last_depth,
             )
             if status != kernel.PAUSED:
                 return int(status)

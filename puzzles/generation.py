@@ -23,6 +23,7 @@ from boaf.puzzles.analysis import DEFAULT_BUDGET, analyze
 from boaf.puzzles.energy import DEFAULT_ENERGY, PuzzleProbe, energy_named
 from boaf.puzzles.errors import GenerationFailed, InvalidPuzzleRequest
 from boaf.puzzles.limits import SearchLimits, check_stop, deadline_after, seconds_left
+from boaf.puzzles.results import PuzzleAnalysis
 
 CARD_SWAP_SHARE = 0.3
 UPHILL_ACCEPT = 0.005
@@ -146,18 +147,9 @@ def generate(
         taken += 1
     if best_energy is None:
         raise GenerationFailed(f"no solvable {cards}-card puzzle found in {taken} steps (seed {seed})")
-    final = best_probe.exact  # already exact when the candidate fitted its budget
-    if final is None:
-        left = seconds_left(deadline)
-        final = analyze(
-            best_probe.state,
-            analysis_budget,
-            samples=samples,
-            seed=seed,
-            time_limit=left,
-            cancel=cancel,
-            max_nodes=max_nodes,
-        )
+    final = _final_analysis(
+        best_probe, analysis_budget, samples=samples, seed=seed, deadline=deadline, cancel=cancel, max_nodes=max_nodes
+    )
     return GeneratedPuzzle(
         state=best_probe.state,
         energy=best_energy,
@@ -169,6 +161,31 @@ def generate(
         seed=seed,
         steps=taken,
         elapsed_ms=(time.perf_counter() - start) * 1e3,
+    )
+
+
+def _final_analysis(
+    probe: PuzzleProbe,
+    analysis_budget: int,
+    *,
+    samples: int,
+    seed: int,
+    deadline: float | None,
+    cancel: np.ndarray | None,
+    max_nodes: int | None,
+) -> PuzzleAnalysis:
+    """The chosen puzzle's analysis: the probe's own when it was exact, else ``analyze`` within ``analysis_budget``
+    states and the seconds left before ``deadline``."""
+    if probe.exact is not None:  # already exact when the candidate fitted its budget
+        return probe.exact
+    return analyze(
+        probe.state,
+        analysis_budget,
+        samples=samples,
+        seed=seed,
+        time_limit=seconds_left(deadline),
+        cancel=cancel,
+        max_nodes=max_nodes,
     )
 
 
