@@ -162,7 +162,7 @@ def _compute_chunk(cells: np.ndarray, cols: int, cancel: np.ndarray) -> FeatureB
     matrix = np.zeros((cells.shape[0], len(FEATURE_INDEX)), dtype=np.float64)
     digits = np.zeros((cells.shape[0], 2, len(primes)), dtype=np.int64)
     scratch = kernel.scratch_for(cells.shape[1], len(primes))
-    done = kernel.batch_kernel(cells, tables, scratch, matrix, digits, cancel)
+    done = kernel.batch_kernel(cells, tables, scratch, matrix, digits=digits, cancel=cancel)
     if done < cells.shape[0]:
         raise FeaturesStopped(f"stopped after the features of {done} of {cells.shape[0]} states (cancelled)")
     exact = {

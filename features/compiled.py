@@ -243,7 +243,7 @@ def _position_features(adj, cell_of, n, line, scratch, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def batch_kernel(cells, tables, scratch, out, digits, cancel):
+def batch_kernel(cells, tables, scratch, out, *, digits, cancel):
     """Fill ``out[s]`` (float64 features) and ``digits[s]`` (mixed-radix exact integers) per state.
 
     ``cells`` is the (N, rows*cols) int8 batch, ``tables`` is ``tables_for(rows, cols)``
