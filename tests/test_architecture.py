@@ -306,7 +306,8 @@ TRANSPORTS = ("grpc", "starlette", "uvicorn", "h11", "h2")
 MAX_SERVICE_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 MAX_POSITIONAL = 4  # besides self and cls
-# numba compiles no keyword-only parameter; a kernel's width is held by the kernel rule above (<= 8, bundled).
+# Compiled kernels call one another positionally inside numba's hot loops; their width is held by the kernel rule
+# above (at most 8 parameters; what travels together travels as a named tuple).
 COMPILED = ("njit", "jit", "intrinsic", "overload", "vectorize", "guvectorize", "cfunc")
 
 
@@ -457,8 +458,8 @@ def _is_public(scope: tuple[str, ...], name: str) -> bool:
 def wide_positional_signatures(modules: dict[str, Path], limit: int = MAX_POSITIONAL) -> list[str]:
     """Public functions and methods of ``modules`` taking more than ``limit`` positional parameters (less self, cls).
 
-    A function nested in a function is not public; a compiled kernel (``COMPILED``) cannot take keyword-only
-    parameters and is held by the kernel rule instead.
+    A function nested in a function is not public; a compiled kernel (``COMPILED``) is held by the kernel rule
+    instead.
     """
     wide = []
     for module, path in modules.items():
