@@ -120,8 +120,8 @@ def test_boaf_kernels_share_one_stamp_that_any_kernel_source_changes(tmp_path: P
     assert copied is not None and copied.group is copy_group
     before = copied.get_source_stamp()
     assert before == locator.get_source_stamp()
-    with (tmp_path / "features" / "kernel.py").open("a") as features_kernel:
-        features_kernel.write("# an edit far from dfs\n")
+    with (tmp_path / "features" / "compiled.py").open("a") as feature_kernel:
+        feature_kernel.write("# an edit far from dfs\n")
     after = numba_cache.register(tmp_path / source for source in numba_cache.KERNEL_SOURCES)
     assert after.stamp() != group.stamp()
     assert numba_cache.group_of(tmp_path / "search/kernel/dfs.py") is after
