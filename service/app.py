@@ -150,7 +150,7 @@ class BoafService:
             )
         except OSError as exc:
             hint = f"{env_name('metrics_host')} sets the host"
-            raise unbindable("metrics_port", settings.metrics_host, settings.metrics_port, exc, hint) from exc
+            raise unbindable("metrics_port", settings.metrics_host, settings.metrics_port, exc, hint=hint) from exc
 
     def _start_http(self, web: HttpServer) -> None:
         try:
