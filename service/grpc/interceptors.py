@@ -178,6 +178,7 @@ class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base cla
         self,
         metrics: Metrics,
         admission: Admission,
+        *,
         services: Iterable[str],
         probes: Iterable[str] = (),
         busy: Callable[[], bool] = lambda: False,
