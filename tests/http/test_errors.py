@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS
 
 from boaf.game import deal
+from boaf.service.core.errors import Code
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
 from boaf.service.rpc.converters import state_to_proto
 
@@ -42,7 +43,7 @@ def as_json(message: Message) -> Any:
 
 
 def expected(code: grpc.StatusCode, message: str) -> tuple[int, dict[str, str]]:
-    return HTTP_STATUS[code], {"code": connect_code(code), "message": message}
+    return HTTP_STATUS[Code[code.name]], {"code": connect_code(Code[code.name]), "message": message}
 
 
 def status_and_error(answer: Answer) -> tuple[int, dict[str, str]]:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from servers import TEST_LIMITS, channel_to, grid_state
 
 from boaf.models.errors import ModelError
-from boaf.service.core.errors import ModelUnavailable
+from boaf.service.core.errors import Code, ModelUnavailable
 from boaf.service.grpc.server import BoafServer
 from boaf.service.http import HttpServer
 from boaf.service.http.statuses import HTTP_STATUS, connect_code
@@ -213,8 +213,8 @@ def test_the_same_bad_input_gets_the_same_code_on_both_edges(
     client: Client, grpc_server: BoafServer, path: str, request_: bytes, body: bytes, code: grpc.StatusCode
 ) -> None:
     answer = client.post(path, raw=body)
-    assert (over_grpc(grpc_server, path, request_), answer.body["code"]) == (code, connect_code(code))
-    assert answer.status == HTTP_STATUS[code]
+    assert (over_grpc(grpc_server, path, request_), answer.body["code"]) == (code, connect_code(Code[code.name]))
+    assert answer.status == HTTP_STATUS[Code[code.name]]
 
 
 def test_a_failed_model_is_unavailable_on_both_edges(
