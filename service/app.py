@@ -150,13 +150,15 @@ class BoafService:
             )
         except OSError as exc:
             hint = f"{env_name('metrics_host')} sets the host"
-            raise unbindable("metrics_port", settings.metrics_host, settings.metrics_port, exc, hint=hint) from exc
+            raise unbindable(
+                "metrics_port", exc, host=settings.metrics_host, port=settings.metrics_port, hint=hint
+            ) from exc
 
     def _start_http(self, web: HttpServer) -> None:
         try:
             web.start()
         except OSError as exc:
-            raise unbindable("http_port", self.settings.host, self.settings.http_port, exc) from exc
+            raise unbindable("http_port", exc, host=self.settings.host, port=self.settings.http_port) from exc
 
     def _load_and_warm_up(self) -> None:
         started = time.perf_counter()

@@ -252,7 +252,7 @@ def env_names() -> dict[str, str]:
     return {env_name(f.name): f.metadata["doc"] for f in dataclasses.fields(Settings)}
 
 
-def unbindable(port_field: str, host: str, port: int, exc: OSError, hint: str = "") -> InvalidSettings:
+def unbindable(port_field: str, exc: OSError, *, host: str, port: int, hint: str = "") -> InvalidSettings:
     """The one-line start-up error of a port that cannot be bound, naming its ``BOAF_*`` variable."""
     reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
     return InvalidSettings(
