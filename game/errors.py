@@ -21,7 +21,19 @@ from __future__ import annotations
 
 
 class BoafError(Exception):
-    """Base of every error boaf raises on purpose; each one is in one of the three branches below."""
+    """Base of every error boaf raises on purpose; each one is in one of the three branches below.
+
+    ``fields`` names the request fields at fault, when the error is about some
+    (``("states[3]",)``, ``("rows", "cols")``), and then the message starts with them
+    and a colon: ``"states[3]: duplicate card 5S"``. Empty (the default) when the
+    error is about no one field. The service sends them as ``google.rpc.BadRequest``.
+    """
+
+    fields: tuple[str, ...] = ()
+
+    def __init__(self, *args: object, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(*args)
+        self.fields = fields
 
 
 class InvalidInput(BoafError, ValueError):

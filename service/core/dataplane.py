@@ -312,7 +312,9 @@ class DataPlane:
         but before the call waits for a slot.
         """
         if rows * cols > MAX_CELLS:
-            raise LimitExceeded(f"rows, cols: a {rows}x{cols} grid has more than {MAX_CELLS} cells")
+            raise LimitExceeded(
+                f"rows, cols: a {rows}x{cols} grid has more than {MAX_CELLS} cells", fields=("rows", "cols")
+            )
         if not 2 <= cards <= rows * cols:
             raise puzzles.InvalidPuzzleRequest(f"cards must be 2..{rows * cols} for a {rows}x{cols} grid, got {cards}")
         if iterations is not None:

@@ -17,14 +17,14 @@ and the HTTP edge into an HTTP status and Connect's code name
 ``error_details`` adds the machine-readable part of an error, the same on both
 edges (gRPC's ``grpc-status-details-bin`` trailer; Connect's
 ``details``): ``google.rpc.RetryInfo`` when retrying later may help, and
-``google.rpc.BadRequest`` naming the fields at fault when a message names them
-before its colon (``"state: ..."``, ``"rows, cols: ..."``), as boaf's messages do.
+``google.rpc.BadRequest`` naming the fields at fault when the error names some
+(``BoafError.fields``, ``fields_of``): one violation per field, described by the
+message after the fields and their colon (``"rows, cols: a 9x9 grid has ..."``).
 """
 
 from __future__ import annotations
 
 import enum
-import re
 
 from google.protobuf import duration_pb2
 from google.protobuf.message import Message
@@ -126,26 +126,24 @@ def status_of(exc: BaseException) -> tuple[Code, str]:
 
 RETRY_CODES = (Code.RESOURCE_EXHAUSTED, Code.UNAVAILABLE)
 FIELD_CODES = (Code.INVALID_ARGUMENT, Code.OUT_OF_RANGE)
-# A message naming the fields at fault: "states[2]: ...", "rows, cols: ...", "max_nodes_per_move: ...".
-_FIELD = r"[a-z][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_]*(?:\[\d+\])?)*"
-_FIELDS = re.compile(rf"({_FIELD}(?:, {_FIELD})*): (.+)", re.DOTALL)
-WHOLE_REQUEST = "request"  # "request: a message of ... bytes": the whole message, not one field
 
 
-def error_details(code: Code, message: str, retry_after_s: int) -> list[Message]:
+def fields_of(exc: BaseException) -> tuple[str, ...]:
+    """The request fields ``exc`` names (``BoafError.fields``); none for any other exception."""
+    return exc.fields if isinstance(exc, BoafError) else ()
+
+
+def error_details(code: Code, message: str, retry_after_s: int, *, fields: tuple[str, ...] = ()) -> list[Message]:
     """The ``google.rpc`` details of an error with ``code`` and ``message`` (often none).
 
     RESOURCE_EXHAUSTED and UNAVAILABLE: ``RetryInfo`` with ``retry_after_s`` seconds. INVALID_ARGUMENT
-    and OUT_OF_RANGE whose message starts with field names and a colon: ``BadRequest``, one violation
-    per field, each described by the rest of the message.
+    and OUT_OF_RANGE naming ``fields``: ``BadRequest``, one violation per field, each described by
+    ``message`` without its leading ``"<fields>: "``.
     """
     if code in RETRY_CODES:
         return [error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=retry_after_s))]
-    named = _FIELDS.fullmatch(message) if code in FIELD_CODES else None
-    if named is None or named.group(1) == WHOLE_REQUEST:
+    if code not in FIELD_CODES or not fields:
         return []
-    violations = [
-        error_details_pb2.BadRequest.FieldViolation(field=field, description=named.group(2))
-        for field in named.group(1).split(", ")
-    ]
+    description = message.removeprefix(f"{', '.join(fields)}: ")
+    violations = [error_details_pb2.BadRequest.FieldViolation(field=field, description=description) for field in fields]
     return [error_details_pb2.BadRequest(field_violations=violations)]

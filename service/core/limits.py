@@ -31,6 +31,7 @@ from boaf.service.core.errors import LimitExceeded
 ENV_PREFIX = "BOAF_"
 MIB = 1024 * 1024
 OUT_OF_RANGE = "OUT_OF_RANGE"
+WHOLE_REQUEST = "request"  # what a message past a limit names when no one field is at fault (the message size)
 # The message of a request field past its limit, with the field, the value asked for and the limit.
 PAST_SERVER_LIMIT = "{field}: {value} exceeds the server's limit of {limit} ({variable})"
 # The message of a call that waited its whole time for a slot: the slots, and the call's time in s.
@@ -77,7 +78,7 @@ class Limit:
     @property
     def field_name(self) -> str:
         """The request field its ``check`` names by default (the first of ``request_fields``), else ``request``."""
-        return self.request_fields[0][1] if self.request_fields else "request"
+        return self.request_fields[0][1] if self.request_fields else WHOLE_REQUEST
 
     def setting(self) -> Any:
         """The ``dataclasses.field`` of ``Settings`` that holds it: its default and documentation."""
@@ -93,10 +94,15 @@ class Limit:
         return self.template.format(limit=limit, variable=self.variable, **values)
 
     def check(self, settings: object, value: int, *, field: str | None = None) -> None:
-        """Raise ``LimitExceeded`` (OUT_OF_RANGE) when ``value`` is past it, naming ``field`` (or ``field_name``)."""
+        """Raise ``LimitExceeded`` (OUT_OF_RANGE) when ``value`` is past it, naming ``field`` (or ``field_name``).
+
+        The error's ``fields`` are that field, or none when it is ``WHOLE_REQUEST``.
+        """
         limit = self.of(settings)
         if value > limit:
-            raise LimitExceeded(self.message(limit, field=field or self.field_name, value=value))
+            named = field or self.field_name
+            fields = () if named == WHOLE_REQUEST else (named,)
+            raise LimitExceeded(self.message(limit, field=named, value=value), fields=fields)
 
     def shown(self) -> str:
         """Its default with its unit, as the docs write it: ``10,000 states``, ``4 MiB``, ``1 puzzle slot``."""

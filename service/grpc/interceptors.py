@@ -54,6 +54,7 @@ from boaf.service.core.errors import (
     Code,
     DeadlineExceeded,
     ServiceError,
+    fields_of,
     status_of,
 )
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
@@ -472,7 +473,7 @@ class _Call:
         if self.gate.stopping.is_set():
             code, message = Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE
         self._record(code.name)
-        abort(context, code, message, RETRY_AFTER_S)  # with its details (RetryInfo when busy)
+        abort(context, code, message, RETRY_AFTER_S, fields=fields_of(exc))  # with its details (RetryInfo when busy)
 
     def _record(self, code: str) -> None:
         if not self._recorded:  # once per call, whoever ends it first

@@ -15,6 +15,7 @@ from typing import TypeVar
 import grpc
 
 from boaf.service.core.dataplane import DataPlane
+from boaf.service.core.errors import fields_of
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.warmup import RETRY_AFTER_S
 from boaf.service.grpc.status import abort
@@ -42,7 +43,7 @@ def serve(handler: Callable[[Request, Call], Response], request: Request, contex
         return handler(request, call)
     except Exception as exc:
         code, message = failure(getattr(handler, "__name__", "rpc"), exc, call.peer)
-        abort(context, code, message, RETRY_AFTER_S)  # with its details; UNAVAILABLE with a retry hint
+        abort(context, code, message, RETRY_AFTER_S, fields=fields_of(exc))  # with its details; UNAVAILABLE: retry hint
 
 
 class BoafServicer(boaf_pb2_grpc.BoafServicer):

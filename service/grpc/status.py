@@ -34,12 +34,16 @@ class _Status(NamedTuple):
     trailing_metadata: tuple[tuple[str, str | bytes], ...]
 
 
-def abort(context: grpc.ServicerContext, code: Code, message: str, retry_after_s: int) -> NoReturn:
+def abort(
+    context: grpc.ServicerContext, code: Code, message: str, retry_after_s: int, *, fields: tuple[str, ...] = ()
+) -> NoReturn:
     """End a gRPC call with ``code`` and ``message``, its ``error_details`` in ``grpc-status-details-bin``.
+
+    ``fields`` are the request fields the error names (``boaf.service.core.errors.fields_of``).
 
     UNAVAILABLE also carries a ``retry-after`` trailer (seconds), as the HTTP edge's header.
     """
-    details = error_details(code, message, retry_after_s)
+    details = error_details(code, message, retry_after_s, fields=fields)
     metadata: list[tuple[str, str | bytes]] = []
     if details:
         status = status_pb2.Status(code=code.value, message=message, details=[_packed(d) for d in details])

@@ -72,6 +72,7 @@ from boaf.service.core.errors import (
     Code,
     LimitExceeded,
     NotReady,
+    fields_of,
     status_of,
 )
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
@@ -291,7 +292,8 @@ class Edge:
             self.admission.try_call()
         except Exception as exc:
             code, message = _status(exc)
-            raise self._refused(endpoint, started, code, message, headers=_refusal_headers(exc)) from None
+            headers = _refusal_headers(exc)
+            raise self._refused(endpoint, started, code, message, headers=headers, fields=fields_of(exc)) from None
         return admitted
 
     def _post_request(self, request: Request, timeout_s: float | None) -> Admitted:
@@ -328,10 +330,12 @@ class Edge:
         message: str,
         status: int | None = None,
         headers: dict[str, str] | None = None,
+        *,
+        fields: tuple[str, ...] = (),
     ) -> Refused:
         # Turned away by the edge, which counts it (as it counts every call it answers).
         self.metrics.record(endpoint.method, code.name, time.perf_counter() - started)
-        return Refused(error_response(code, message, status=status, headers=headers))
+        return Refused(error_response(code, message, status=status, headers=headers, fields=fields))
 
     async def _body(self, endpoint: Endpoint, request: Request, live: LiveCall, started: float) -> bytes:
         # The body within the body timeout and the size limit; past either, the connection closes unread.
@@ -383,7 +387,7 @@ class Edge:
                 if encoding:
                     response.headers["content-encoding"] = encoding
             except CallAborted as exc:
-                code, response = exc.code, error_response(exc.code, exc.message)
+                code, response = exc.code, error_response(exc.code, exc.message, fields=exc.fields)
             finally:
                 live.call.finish()  # a search still running for a gone client stops
                 watchers.cancel_scope.cancel()
@@ -423,7 +427,7 @@ class Edge:
         except CallAborted:
             raise
         except Exception as exc:
-            raise CallAborted(*failure(endpoint.method, exc, call.peer)) from None
+            raise CallAborted(*failure(endpoint.method, exc, call.peer), fields=fields_of(exc)) from None
 
     def begin_shutdown(self, grace_ends_at: float) -> None:
         """Refuse new calls now; at ``grace_ends_at`` (``time.perf_counter``), end the calls still in flight.

@@ -45,12 +45,13 @@ HTTP_STATUS: dict[Code, int] = {
 
 
 class CallAborted(Exception):
-    """A call the HTTP edge ends with ``code`` and ``message`` (written by ``error_response``)."""
+    """A call the HTTP edge ends with ``code`` and ``message``, naming ``fields`` (written by ``error_response``)."""
 
-    def __init__(self, code: Code, message: str) -> None:
+    def __init__(self, code: Code, message: str, *, fields: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.fields = fields
 
 
 def connect_code(code: Code) -> str:
@@ -59,17 +60,23 @@ def connect_code(code: Code) -> str:
 
 
 def error_response(
-    code: Code, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None
+    code: Code,
+    message: str,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    fields: tuple[str, ...] = (),
 ) -> JSONResponse:
     """Connect's error body, ``{"code": "invalid_argument", "message": ...}``, with the code's HTTP status.
 
     ``status`` overrides the status for the few answers HTTP has its own for (405, 408, 414). UNAVAILABLE
     (loading, compiling kernels, stopping) carries a ``Retry-After`` hint. The message always encodes
-    (``cut_quotes`` escapes a lone surrogate quoted from the input).
+    (``cut_quotes`` escapes a lone surrogate quoted from the input). ``fields`` are the request fields
+    the error names (``boaf.service.core.errors.fields_of``).
     """
     extra = {"Retry-After": str(RETRY_AFTER_S)} if code is Code.UNAVAILABLE else {}
     body: dict[str, Any] = {"code": connect_code(code), "message": cut_quotes(message)}
-    details = error_details(code, body["message"], RETRY_AFTER_S)
+    details = error_details(code, body["message"], RETRY_AFTER_S, fields=fields)
     if details:
         body["details"] = [connect_detail(detail) for detail in details]
     return JSONResponse(

@@ -87,11 +87,11 @@ _CODES = {text: EMPTY if card is None else card for text, card in _CARDS.items()
 
 
 def state_from_proto(message: pb.State, where: str) -> State:
-    """The ``State`` a message describes; errors are prefixed with ``where`` (e.g. ``states[3]``)."""
+    """The ``State`` a message describes; errors are prefixed with ``where`` (e.g. ``states[3]``), their ``fields``."""
     try:
         return _read_state(message)
     except BoafError as exc:
-        raise type(exc)(f"{where}: {exc}") from exc
+        raise type(exc)(f"{where}: {exc}", fields=(where,)) from exc
 
 
 def states_from_proto(messages: Sequence[pb.State], cancel: CancelFlag | None = None) -> Batch:
@@ -186,7 +186,7 @@ def algorithm_from_proto(value: int) -> str:
         if algorithm == value:
             return name
     known = ", ".join(pb.Algorithm.Name(a) for a in ALGORITHMS)
-    raise InvalidState(f"algorithm: {value} is not one of {known}")
+    raise InvalidState(f"algorithm: {value} is not one of {known}", fields=("algorithm",))
 
 
 def algorithm_to_proto(name: str) -> pb.Algorithm:
