@@ -30,6 +30,8 @@ from boaf.service.core.errors import LimitExceeded
 
 ENV_PREFIX = "BOAF_"
 MIB = 1024 * 1024
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
 OUT_OF_RANGE = "OUT_OF_RANGE"
 WHOLE_REQUEST = "request"  # what a message past a limit names when no one field is at fault (the message size)
 # The message of a request field past its limit, with the field, the value asked for and the limit.
@@ -64,6 +66,7 @@ class Limit:
     past: str = OUT_OF_RANGE
     note: str = ""
     request_fields: tuple[tuple[str, str], ...] = ()
+    largest: int = UINT32_MAX  # the largest value its proto Limits field holds (uint32, or UINT64_MAX)
 
     @property
     def variable(self) -> str:
@@ -128,6 +131,7 @@ MAX_BATCH_SIZE = Limit(
 )
 MAX_MESSAGE_BYTES = Limit(
     name="max_message_bytes",
+    largest=UINT64_MAX,
     default=4 * MIB,
     unit="bytes",
     doc=(
@@ -153,6 +157,7 @@ MAX_CONCURRENT_RPCS = Limit(
 )
 SOLVE_MAX_NODES = Limit(
     name="solve_max_nodes",
+    largest=UINT64_MAX,
     default=100_000_000,
     unit="nodes",
     doc="Largest node budget of a Solve, and the budget when it asks for none; more is OUT_OF_RANGE.",
@@ -163,6 +168,7 @@ SOLVE_MAX_NODES = Limit(
 )
 SOLVE_TIME_LIMIT_MS = Limit(
     name="solve_time_limit_ms",
+    largest=UINT64_MAX,
     default=30_000,
     unit="ms",
     doc=(
@@ -201,6 +207,7 @@ MAX_WORKERS = Limit(
 )
 BATCH_TIME_LIMIT_MS = Limit(
     name="batch_time_limit_ms",
+    largest=UINT64_MAX,
     default=30_000,
     unit="ms",
     doc=(
@@ -213,6 +220,7 @@ BATCH_TIME_LIMIT_MS = Limit(
 )
 PUZZLE_MAX_STATES = Limit(
     name="puzzle_max_states",
+    largest=UINT64_MAX,
     default=10_000_000,
     unit="states",
     doc=(
@@ -282,6 +290,7 @@ SEARCH_MEMORY_MB = Limit(
 )
 HINT_MAX_NODES = Limit(
     name="hint_max_nodes",
+    largest=UINT64_MAX,
     default=20_000,
     unit="nodes",
     doc=(

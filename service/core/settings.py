@@ -293,6 +293,9 @@ def _check(settings: Settings) -> None:
     for name in [limit.name for limit in limits.LIMITS] + ["memory_limit_mb"]:
         if getattr(settings, name) < 1:
             raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
+    for limit in limits.LIMITS:  # GetServerInfo reports each in a proto field that must hold it
+        if limit.of(settings) > limit.largest:
+            raise InvalidSettings(f"{limit.variable}={limit.of(settings)}: must be at most {limit.largest:,}")
     worst = settings.worst_case_memory_mb()
     if worst["total"] > settings.memory_limit_mb:
         sums = ", ".join(f"{part} {mb:,}" for part, mb in worst.items() if part != "total")

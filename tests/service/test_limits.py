@@ -13,7 +13,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from boaf.client import Limits as ClientLimits
 from boaf.service.core import errors, limits
 from boaf.service.core.limits import LIMITS, Limit
-from boaf.service.core.settings import Settings, env_names
+from boaf.service.core.settings import InvalidSettings, Settings, env_names
 from boaf.service.grpc.status import status_of
 from boaf.service.http.openapi import REQUEST_LIMITS
 from boaf.v1 import boaf_pb2 as pb
@@ -33,6 +33,14 @@ def test_the_table_is_the_protos_limits_field_for_field_in_number_order() -> Non
 def test_each_default_fits_its_proto_field(limit: Limit) -> None:
     proto_field = PROTO_LIMITS.fields_by_name[limit.proto_field]
     assert 1 <= limit.default <= LARGEST[proto_field.type]
+    assert limit.largest == LARGEST[proto_field.type]
+
+
+@pytest.mark.parametrize("limit", LIMITS, ids=lambda limit: limit.name)
+def test_a_setting_past_its_proto_field_is_refused_at_start_up(limit: Limit) -> None:
+    with pytest.raises(InvalidSettings, match=rf"^{limit.variable}={limit.largest + 1}: must be at most "):
+        Settings.from_env({limit.variable: str(limit.largest + 1)}, memory_limit_mb=2**80)
+    assert limit.of(Settings.from_env({limit.variable: str(limit.largest)}, memory_limit_mb=2**80)) == limit.largest
 
 
 @pytest.mark.parametrize("limit", LIMITS, ids=lambda limit: limit.name)
