@@ -1,4 +1,22 @@
-"""The hostile mix of ``benchmarks/load.py``: the attacks of issues 12 and 21 among normal calls, on both edges.
+"""Attacks on a live server: the attack suite by class, and the hostile mix of ``benchmarks/load.py``.
+
+Run as a script, the suite of ``benchmarks/attacks`` (one module a class: connection, HTTP/2 frames,
+compression, parser amplification, error paths, control inputs). It starts ``boaf serve`` on free
+loopback ports with the default limits and its log in a file (or uses ``--target``), then runs each
+class's attacks, varied in sizes, rates and encodings by ``--seed``, while a well-behaved client on
+another connection sends a single-state Classify with a 2 s deadline 20 times a second and a health
+Check. It prints one markdown table by class: attacks sent, the server's answers by code, the
+well-behaved client's failed calls, health failures, idle, peak and settled RSS (settled: after
+waiting up to 60 s for RSS at most 1.2x idle; ``--quick`` waits 15 s), server CPU seconds, and the
+log's growth and longest new line; then a verdict per class and what each attack saw. It exits 1
+when a class failed (``benchmarks/attacks/harness.py`` says when).
+
+    python benchmarks/hostile.py                          # every class at full size (a few minutes)
+    python benchmarks/hostile.py --quick --seed 1         # every class, small and short (CI)
+    python benchmarks/hostile.py --classes frames,compression --json out/attacks.json
+
+Imported, the hostile mix that ``benchmarks/load.py --hostile`` runs: malformed calls and attacks on
+streams, bodies and headers among normal calls, on both edges.
 
 First the normal calls run alone for a baseline. Then, for ``seconds``, all of this runs at once:
 
@@ -33,6 +51,7 @@ as a hung run.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import functools
@@ -42,6 +61,7 @@ import multiprocessing
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -49,6 +69,9 @@ from dataclasses import dataclass, field
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import grpc
 import numpy as np
@@ -143,13 +166,14 @@ def _state(cells: list[str], rows: int = 4, cols: int = 4) -> pb.State:
     return pb.State(rows=rows, cols=cols, cells=cells)
 
 
-def _deal_cells(seed: int, rows: int = 4, cols: int = 4) -> list[str]:
+def deal_cells(seed: int, rows: int = 4, cols: int = 4) -> list[str]:
+    """The cells of deal ``seed`` as a request writes them: card text, "" for an empty cell."""
     return ["" if c is None else card_text(c) for c in deal(seed, rows=rows, cols=cols).cells]
 
 
 def _malformed(rng: np.random.Generator) -> Call:
     method = str(rng.choice(["Classify", "Solve", "Features", "AnalyzePuzzle", "GeneratePuzzle"]))
-    good = pb.SolveRequest(state=_state(_deal_cells(int(rng.integers(1, 10**6))))).SerializeToString()
+    good = pb.SolveRequest(state=_state(deal_cells(int(rng.integers(1, 10**6))))).SerializeToString()
     kind = int(rng.integers(5))
     if kind == 0:  # random bytes
         payload = bytes(rng.integers(0, 256, int(rng.integers(1, 400)), dtype=np.uint8))
@@ -160,23 +184,23 @@ def _malformed(rng: np.random.Generator) -> Call:
     elif kind == 3:  # a valid message cut short
         payload = good[: int(rng.integers(1, len(good)))]
     else:  # a 100,000-character cell: INVALID_ARGUMENT quoting 40 of them
-        payload = pb.SolveRequest(state=_state(["X" * 100_000, *_deal_cells(1)[1:]])).SerializeToString()
+        payload = pb.SolveRequest(state=_state(["X" * 100_000, *deal_cells(1)[1:]])).SerializeToString()
     return f"/boaf.v1.Boaf/{method}", payload, "malformed"
 
 
 def _runaway(rng: np.random.Generator) -> Call:
     kind = int(rng.integers(3))
     if kind == 0:
-        request = pb.AnalyzePuzzleRequest(state=_state(_deal_cells(1, 52, 1), 52, 1), time_limit_ms=2000)
+        request = pb.AnalyzePuzzleRequest(state=_state(deal_cells(1, 52, 1), 52, 1), time_limit_ms=2000)
         return "/boaf.v1.Boaf/AnalyzePuzzle", request.SerializeToString(), "runaway"
     if kind == 1:
-        request = pb.AnalyzePuzzleRequest(state=_state(_deal_cells(1)), samples=4_294_967_295)
+        request = pb.AnalyzePuzzleRequest(state=_state(deal_cells(1)), samples=4_294_967_295)
         return "/boaf.v1.Boaf/AnalyzePuzzle", request.SerializeToString(), "runaway"
     return "/boaf.v1.Boaf/GeneratePuzzle", pb.GeneratePuzzleRequest(cards=1).SerializeToString(), "runaway"
 
 
 def _normal(rng: np.random.Generator, seeds: Callable[[], int]) -> Call:
-    cells = _deal_cells(seeds())
+    cells = deal_cells(seeds())
     if rng.random() < 0.5:
         return CLASSIFY, pb.ClassifyRequest(states=[_state(cells)]).SerializeToString(), "normal"
     return SOLVE, pb.SolveRequest(state=_state(cells)).SerializeToString(), "normal"
@@ -193,7 +217,7 @@ def next_call(rng: np.random.Generator, seeds: Callable[[], int]) -> Call:
 
 
 def _http_normal(rng: np.random.Generator, seeds: Callable[[], int]) -> tuple[str, bytes]:
-    state = {"rows": 4, "cols": 4, "cells": _deal_cells(seeds())}
+    state = {"rows": 4, "cols": 4, "cells": deal_cells(seeds())}
     if rng.random() < 0.5:
         return CLASSIFY, json.dumps({"states": [state]}).encode()
     return SOLVE, json.dumps({"state": state}).encode()
@@ -473,7 +497,7 @@ def _fit(most: int, limit: int, encode: Callable[[int], bytes]) -> int:
 
 def type_confusion_bodies() -> list[tuple[str, str, bytes]]:
     """(label, path, body) for every JSON type confusion of issue 21, row 3: each should get 400."""
-    cells = _deal_cells(7)
+    cells = deal_cells(7)
     state = json.dumps({"rows": 4, "cols": 4, "cells": cells})
 
     def with_cell(text: str) -> str:
@@ -1162,3 +1186,40 @@ def _probe_lines(server: ServerFigures) -> list[str]:
             f"  server log over the run: {server.log_errors:,} ERROR lines, {server.log_not_json:,} lines not JSON"
         )
     return lines
+
+
+# ---------------------------------------------------------------- the attack suite, by class
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The attack suite by class (see the module's docstring); 1 when a class failed."""
+    from benchmarks import attacks  # here, not at the top: attacks builds on this module
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--classes", default=",".join(attacks.ATTACKS), help="comma-separated classes, in order")
+    parser.add_argument("--seed", type=int, default=0, help="varies sizes, rates and encodings (default 0)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds a class, a 15 s settle wait")
+    parser.add_argument("--target", help="host:port of a running server's gRPC port (default: start one)")
+    parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    options = parser.parse_args(argv)
+    names = options.classes.split(",")
+    unknown = sorted(set(names) - set(attacks.ATTACKS))
+    if unknown:
+        parser.error(f"no class {', '.join(unknown)}; the classes are {', '.join(attacks.ATTACKS)}")
+    started = time.perf_counter()
+    target, results = attacks.run_suite(names, options.seed, quick=options.quick, address=options.target)
+    took = time.perf_counter() - started
+    print(
+        f"attack suite, seed {options.seed}{', quick' if options.quick else ''}: server {target.grpc}, "
+        f"log {target.log_path}; {os.cpu_count()} cores; {took:.0f} s"
+    )
+    for line in attacks.harness.table(results):
+        print(line)
+    if options.json:
+        header = {"seed": options.seed, "quick": options.quick, "target": options.target, "seconds": took}
+        attacks.harness.write_json(results, options.json, header)
+    return 1 if any(result.failures() for result in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

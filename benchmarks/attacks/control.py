@@ -1,0 +1,218 @@
+"""Control inputs: model reload, signals and settings, as an attacker (or a careless operator) gives them.
+
+- reload (when the harness started the server over a model root it owns, ``BOAF_MODEL_DIR``):
+  ``CURRENT`` naming ``../outside/v`` (a complete model outside the root), a 20 MiB ``CURRENT``
+  (seeded junk), and a version whose model card has a 6 MiB field; each followed by SIGHUP and a
+  wait. Each is counted by the reload outcome ``/metrics`` shows (``boaf_model_reloads_total``);
+  a model from outside the root must never be served, and GetServerInfo must keep answering on both
+  edges after each (a failure fails the class). At the end ``CURRENT`` names the first version again.
+- signals: SIGTERM to a child server (``BOAF_SHUTDOWN_GRACE_S=1``) with small Classify calls in
+  flight and one long Solve: the code each call in flight got (UNAVAILABLE is the contract).
+- settings past limits: ``boaf serve`` with a limit one past its largest value, negative, not a
+  number, or a megabyte long (by seed): it should exit 2 at once with one short line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+
+from benchmarks import calls, hostile
+from benchmarks.attacks import connection
+from benchmarks.attacks.harness import Attack, ClassRun
+from boaf.game import deal
+from boaf.models import registry
+from boaf.service.core import limits
+from boaf.v1 import boaf_pb2 as pb
+
+FIRST_VERSION = "v1"
+RELOAD_OUTCOME = re.compile(rb'^boaf_model_reloads_total\{outcome="(\w+)"\} ([0-9.e+]+)$', re.MULTILINE)
+SETTINGS_WAIT_S = 30.0  # a server given bad settings exits at once; one still running then accepted them
+SMALL_CALLERS = 8
+
+
+def model_root(work_dir: Path) -> Path:
+    """A model root the harness owns: the committed model copied in as ``FIRST_VERSION``, CURRENT naming it."""
+    root = work_dir / "models"
+    if not (root / FIRST_VERSION).is_dir():
+        shutil.copytree(registry.default_root(), root / FIRST_VERSION, ignore=shutil.ignore_patterns("plots"))
+    (root / registry.CURRENT_FILE).write_text(FIRST_VERSION + "\n")
+    return root
+
+
+# ---------------------------------------------------------------- reload
+
+
+def reload_outcomes(target: hostile.Target) -> dict[str, float]:
+    """``boaf_model_reloads_total`` by outcome, from the metrics port (empty when it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://{target.host}:{target.metrics_port}/metrics", timeout=5.0) as answer:
+            text = answer.read()
+    except OSError:
+        return {}
+    return {m[1].decode(): float(m[2]) for m in RELOAD_OUTCOME.finditer(text)}
+
+
+async def reload_inputs(ctx: ClassRun) -> None:
+    """Each bad reload input in turn; see the module's docstring."""
+    root, pid = ctx.model_root, ctx.target.pid
+    if root is None or pid is None:
+        ctx.note("reload: skipped (the harness did not start the server over a model root it owns)")
+        return
+    outside = root.parent / "outside" / "v"
+    if not outside.is_dir():
+        shutil.copytree(root / FIRST_VERSION, outside)
+    big_card = root / "big-card"
+    if not big_card.is_dir():
+        shutil.copytree(root / FIRST_VERSION, big_card)
+        card = json.loads((big_card / "model_card.json").read_text())
+        card["notes"] = "x" * (6 * 1024 * 1024)
+        (big_card / "model_card.json").write_text(json.dumps(card))
+    junk = "".join(ctx.rng.choice(list("abcdefghij/."), 20 * 1024 * 1024 // 4)) * 4
+    wait_s = 3.0 if ctx.quick else 10.0
+    for label, current in (
+        ("CURRENT = ../outside/v", "../outside/v"),
+        ("a 20 MiB CURRENT", junk),
+        ("a model card with a 6 MiB field", "big-card"),
+    ):
+        await _reload(ctx, root, label, current, wait_s)
+    await _reload(ctx, root, "back to the first version", FIRST_VERSION, wait_s)
+
+
+async def _reload(ctx: ClassRun, root: Path, label: str, current: str, wait_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    before = await loop.run_in_executor(None, reload_outcomes, ctx.target)
+    (root / registry.CURRENT_FILE).write_text(current + "\n")
+    os.kill(ctx.target.pid or 0, signal.SIGHUP)
+    after, deadline = before, time.perf_counter() + wait_s
+    while after == before and time.perf_counter() < deadline:
+        await asyncio.sleep(0.25)
+        after = await loop.run_in_executor(None, reload_outcomes, ctx.target)
+    await asyncio.sleep(max(0.0, deadline - time.perf_counter()))  # more polls: a repeated log shows
+    changed = [outcome for outcome, n in after.items() if n > before.get(outcome, 0.0)]
+    ctx.count(f"reload: {label}", ", ".join(changed) or "no reload outcome")
+    if "outside" in current and "reloaded" in changed:
+        ctx.fail("a model from outside the model root was loaded and served")
+    for what, code in await connection.probes(ctx.target):
+        if what in ("HTTP GetServerInfo", "gRPC health Check") and code not in ("OK", "200"):
+            ctx.fail(f"after {label}, {what} got {code}")
+    info = await loop.run_in_executor(None, _grpc_server_info, ctx.target.grpc)
+    ctx.count("GetServerInfo after a reload input", info)
+    if info != "OK":
+        ctx.fail(f"after {label}, gRPC GetServerInfo got {info}")
+
+
+def _grpc_server_info(address: str) -> str:
+    with grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+        try:
+            channel.unary_unary("/boaf.v1.Boaf/GetServerInfo")(b"", timeout=5.0)
+        except grpc.RpcError as exc:
+            return exc.code().name if isinstance(exc, grpc.Call) else type(exc).__name__
+    return "OK"
+
+
+# ---------------------------------------------------------------- signals
+
+
+def sigterm_in_flight(ctx: ClassRun) -> None:
+    """SIGTERM to a child server while small Classify calls and a long Solve are in flight."""
+    with calls.local_server({"BOAF_SHUTDOWN_GRACE_S": "1"}, ctx.work_dir) as child:
+        if child.log_path is not None:
+            ctx.other_logs.append(child.log_path)
+        codes: list[tuple[str, str]] = []
+        sent = threading.Event()
+        with grpc.insecure_channel(child.grpc) as channel:
+            threads = [threading.Thread(target=_small_calls, args=(channel, sent, codes)) for _ in range(SMALL_CALLERS)]
+            threads.append(threading.Thread(target=_long_solve, args=(channel, codes)))
+            for thread in threads:
+                thread.start()
+            time.sleep(1.0)
+            os.kill(child.pid or 0, signal.SIGTERM)
+            sent.set()
+            for thread in threads:
+                thread.join()
+        for what, code in codes:
+            ctx.count(f"SIGTERM: {what}", code)
+
+
+def _small_calls(channel: grpc.Channel, sent: threading.Event, codes: list[tuple[str, str]]) -> None:
+    request = pb.ClassifyRequest(states=[calls.state_to_proto(deal(6))]).SerializeToString()
+    classify = channel.unary_unary("/boaf.v1.Boaf/Classify")
+    while True:
+        signalled = sent.is_set()
+        try:
+            classify(request, timeout=5.0)
+            code = "OK"
+        except grpc.RpcError as exc:
+            code = exc.code().name if isinstance(exc, grpc.Call) else type(exc).__name__
+        if sent.is_set():  # the call was in flight when SIGTERM was sent, or was sent after it
+            codes.append(("a small Classify in flight" if not signalled else "a small Classify after it", code))
+        if signalled:
+            return
+
+
+def _long_solve(channel: grpc.Channel, codes: list[tuple[str, str]]) -> None:
+    request = pb.SolveRequest(state=calls.state_to_proto(deal(7, rows=4, cols=13)), time_limit_ms=20_000)
+    try:
+        channel.unary_unary("/boaf.v1.Boaf/Solve")(request.SerializeToString(), timeout=30.0)
+        code = "OK"
+    except grpc.RpcError as exc:
+        code = exc.code().name if isinstance(exc, grpc.Call) else type(exc).__name__
+    codes.append(("a long Solve in flight", code))
+
+
+# ---------------------------------------------------------------- settings
+
+
+def bad_settings(ctx: ClassRun) -> list[tuple[str, str]]:
+    """(variable, value) pairs past limits, chosen by seed."""
+    chosen = [limits.LIMITS[int(i)] for i in ctx.rng.choice(len(limits.LIMITS), 2 if ctx.quick else 6, replace=False)]
+    values = [str(limit.largest + 1) for limit in chosen]
+    values += [str(ctx.rng.choice(["-1", "0x10", "1e999", "NaN", "9" * (1024 * 1024)])) for _ in chosen]
+    pairs = [(limit.variable, value) for limit, value in zip(chosen * 2, values, strict=True)]
+    return pairs + [("BOAF_MODEL_POLL_S", "nan"), ("BOAF_SHUTDOWN_GRACE_S", "-inf")][: 1 if ctx.quick else 2]
+
+
+def settings_past_limits(ctx: ClassRun) -> None:
+    """``boaf serve`` with each bad setting: its exit status, time, and longest line of output."""
+    longest = 0
+    for variable, value in bad_settings(ctx):
+        env = {**os.environ, variable: value, "BOAF_PORT": "0", "BOAF_HTTP_PORT": "0", "BOAF_METRICS_PORT": "0"}
+        started = time.perf_counter()
+        process = subprocess.Popen(["boaf", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            output, _ = process.communicate(timeout=SETTINGS_WAIT_S)
+            code = f"exit {process.returncode}"
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+            code = f"still serving after {SETTINGS_WAIT_S:g} s"
+        lines = output.splitlines() or [b""]
+        longest = max(longest, max(len(line) for line in lines))
+        shown = value if len(value) <= 20 else f"{value[:8]}… ({len(value):,} characters)"
+        ctx.count("settings past limits", code, time.perf_counter() - started)
+        ctx.note(f"{variable}={shown}: {code} in {time.perf_counter() - started:.1f} s, {len(lines)} lines")
+        if b"Traceback" in output:
+            ctx.note(f"{variable}={shown}: a traceback")
+    ctx.note(f"settings past limits: the longest line of output was {longest:,} bytes")
+
+
+async def run(ctx: ClassRun) -> None:
+    await reload_inputs(ctx)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sigterm_in_flight, ctx)
+    await loop.run_in_executor(None, settings_past_limits, ctx)
+
+
+ATTACK = Attack("control inputs", "reload inputs, SIGTERM with calls in flight, settings past limits", run)
