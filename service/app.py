@@ -6,6 +6,9 @@ metrics, admission, kernels), and composes four peers over them: the gRPC edge
 (``boaf.service.grpc.server.BoafServer``), the HTTP edge (``boaf.service.http.HttpServer``),
 the metrics server (``Metrics.serve``) and the model watcher (``boaf.service.core.reload``).
 
+Built, it raises the soft descriptor limit and shares it out (``boaf.service.core.descriptors``):
+each edge caps its connections at its share, so neither can starve the other peers of descriptors.
+
 1. ``start()`` binds the gRPC port (``BOAF_GRPC_ENABLED``) and the metrics port
    (``BOAF_METRICS_ENABLED``) and serves at once, with health NOT_SERVING and every Boaf RPC
    UNAVAILABLE. Then, in a background thread (the loader), it compiles the kernels Classify,
@@ -43,6 +46,7 @@ from boaf.service.core import reload, tracing
 from boaf.service.core.admission import Admission
 from boaf.service.core.answers import ServedModel
 from boaf.service.core.dataplane import DataPlane, warm_up_puzzles
+from boaf.service.core.descriptors import DescriptorPlan, DescriptorWatch, TooFewDescriptors, plan_descriptors
 from boaf.service.core.lifecycle import Lifecycle, Stage
 from boaf.service.core.memory import ReloadRefused, check_reload_fits, settle_heap
 from boaf.service.core.metrics import Metrics
@@ -93,7 +97,15 @@ class BoafService:
         self.metrics = Metrics()
         self.admission = _admission(settings)  # shared by both edges
         self.kernels = Kernels()
-        self.grpc = BoafServer(settings, metrics=self.metrics, admission=self.admission, lifecycle=self.lifecycle)
+        self.descriptors = _descriptor_plan()  # each edge's share of the descriptor limit
+        self.grpc = BoafServer(
+            settings,
+            metrics=self.metrics,
+            admission=self.admission,
+            lifecycle=self.lifecycle,
+            max_connections=self.descriptors.grpc_connections,
+        )
+        self._descriptor_watch = DescriptorWatch(self.descriptors)
         self.http: HttpServer | None = None  # set by ``start`` when settings.http_enabled
         self.watcher: reload.ModelWatcher | None = None  # set once serving from a model root
         self.metrics_port = 0
@@ -124,6 +136,7 @@ class BoafService:
         settings = self.settings
         if settings.otel:
             tracing.enable()
+        self._descriptor_watch.start()
         if settings.grpc_enabled:
             self.grpc.start()
         if settings.metrics_enabled:
@@ -139,7 +152,7 @@ class BoafService:
         self._loader = threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True)
         self._loader.start()
         if settings.http_enabled:
-            self.http = HttpServer(self)
+            self.http = HttpServer(self, max_connections=self.descriptors.http_connections)
             self._start_http(self.http)
 
     def _serve_metrics(self) -> int:
@@ -311,6 +324,7 @@ class BoafService:
         if self.http is not None:
             self.http.stop()  # its calls have answered; this waits for its last connections to close
         self.metrics.stop()
+        self._descriptor_watch.stop()
         if self.settings.otel:
             tracing.disable()  # sends the spans not yet sent
         log.info("stopped")
@@ -328,6 +342,13 @@ class BoafService:
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """Block until the gRPC server stops (or ``timeout`` seconds); True when it has stopped."""
         return self.grpc.wait_for_termination(timeout)
+
+
+def _descriptor_plan() -> DescriptorPlan:
+    try:
+        return plan_descriptors()
+    except TooFewDescriptors as exc:
+        raise InvalidSettings(str(exc)) from exc
 
 
 def _admission(settings: Settings) -> Admission:

@@ -15,9 +15,12 @@ owns the lifecycle of (``boaf.service.core.lifecycle``). Its part of that life:
 Threads (``boaf.service.core.admission`` has the whole model): the gRPC pool has a thread
 for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
 and gRPC's own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
-Connections: one idle for ``BOAF_IDLE_TIMEOUT_S`` is closed; every connection is
-closed after ``CONNECTION_AGE_S`` (clients reconnect at once), giving the calls on
-it the longest time a call may take; keepalive pings find dead peers.
+Connections: at most ``max_connections`` on the listener (the gRPC edge's share of the
+descriptor limit, ``boaf.service.core.descriptors``; core closes one past it as it
+accepts it); one that has not sent the HTTP/2 preface and its SETTINGS (after TLS)
+within ``HANDSHAKE_TIMEOUT_S`` is closed; one idle for ``BOAF_IDLE_TIMEOUT_S`` is closed;
+every connection is closed after ``CONNECTION_AGE_S`` (clients reconnect at once), giving
+the calls on it the longest time a call may take; keepalive pings find dead peers.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ HEALTH_SERVICES = ("", SERVICE_NAME)
 CONNECTION_AGE_S = 1800  # a connection lives at most this long (gRPC adds up to 10 % jitter), then clients reconnect
 KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find dead peers ...
 KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer within this
+HANDSHAKE_TIMEOUT_S = 5  # a connection that has not sent the HTTP/2 preface and SETTINGS (after TLS) by then is closed
+MAX_CONNECTIONS = 4096  # connections on the listener, unless the service's descriptor plan gives another cap
 STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
@@ -62,8 +67,17 @@ class BoafServer:
     what an early call is told.
     """
 
-    def __init__(self, settings: Settings, *, metrics: Metrics, admission: Admission, lifecycle: Lifecycle) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        metrics: Metrics,
+        admission: Admission,
+        lifecycle: Lifecycle,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self.settings = settings
+        self.max_connections = max_connections
         self.metrics = metrics
         self.admission = admission
         self.servicer = BoafServicer(self.metrics)
@@ -93,7 +107,7 @@ class BoafServer:
         server = grpc.server(
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="boaf-rpc"),
             interceptors=(self.gate,),
-            options=_options(settings, self.admission.wait_limit_s()),
+            options=_options(settings, self.admission.wait_limit_s(), self.max_connections),
             maximum_concurrent_rpcs=threads,  # the caps refuse first; this is only a backstop
         )
         self.gate.busy = _concurrency_exceeded(server)
@@ -244,9 +258,13 @@ class WatchStream:
             self._condition.notify()
 
 
-def _options(settings: Settings, longest_call_s: float) -> list[tuple[str, int]]:
+def _options(settings: Settings, longest_call_s: float, max_connections: int) -> list[tuple[str, int]]:
     idle_ms = round(settings.idle_timeout_s * 1000)
     return [
+        # Past the cap core closes a new connection as it accepts it, silently; one that has not finished its
+        # handshake (TLS, then the HTTP/2 preface and SETTINGS) within the timeout is closed too.
+        ("grpc.max_allowed_incoming_connections", max_connections),
+        ("grpc.server_handshake_timeout_ms", HANDSHAKE_TIMEOUT_S * 1000),
         # The gate refuses messages past the limit itself (OUT_OF_RANGE, counted); core only past a hard cap.
         ("grpc.max_receive_message_length", HARD_MESSAGE_FACTOR * settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),

@@ -26,6 +26,10 @@ side is shut for writing, and what the client still sends is dropped, for at
 most ``LINGER_S`` seconds and ``LINGER_BYTES`` bytes. Closing at once would reset
 the connection, and the client would see the reset instead of the answer.
 
+A connection that opens while the edge has ``max_connections`` open (its share of
+the descriptor limit) is aborted at once, unread; ``ConnectionRefusals`` counts them
+and says so in one WARNING a second at most.
+
 It also answers a request that is not HTTP/1.1 at all as the edge answers every
 error, in JSON with a request id, logged at DEBUG: uvicorn's own answer is plain
 text, with a WARNING line for each that a client could flood the log with
@@ -51,14 +55,47 @@ LINGER_BYTES = 4 * 1024 * 1024
 UVICORN_BAD_REQUEST = "Invalid HTTP request received."  # what uvicorn logs at WARNING before send_400_response
 
 
+class ConnectionRefusals:
+    """Connections closed because the edge has ``max_connections`` open: one WARNING a ``SAY_EVERY_S`` at most."""
+
+    SAY_EVERY_S = 1.0
+
+    def __init__(self) -> None:
+        self.refused = 0  # since the edge started
+        self._unsaid = 0
+        self._said_at = -self.SAY_EVERY_S
+
+    def refuse(self, open_connections: int, now: float) -> None:
+        """Count one refusal, and say so unless said within ``SAY_EVERY_S``."""
+        self.refused += 1
+        self._unsaid += 1
+        if now - self._said_at >= self.SAY_EVERY_S:
+            log.warning(
+                "HTTP connections at the cap: new ones are closed as they open",
+                extra={"open_connections": open_connections, "refused": self._unsaid, "refused_in_all": self.refused},
+            )
+            self._said_at, self._unsaid = now, 0
+
+
 class HeaderTimedProtocol(H11Protocol):
     """``H11Protocol`` that closes a connection whose request headers take more than ``header_timeout_s``,
-    and cuts one whose client does not take an answer within ``answer_timeout_s`` (see the module notes)."""
+    and cuts one whose client does not take an answer within ``answer_timeout_s`` (see the module notes).
+    A connection that opens while ``max_connections`` others are open is closed at once (``refusals``)."""
 
-    def __init__(self, *args: Any, header_timeout_s: float, answer_timeout_s: float, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        header_timeout_s: float,
+        answer_timeout_s: float,
+        max_connections: int,
+        refusals: ConnectionRefusals,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
         self.answer_timeout_s = answer_timeout_s
+        self.max_connections = max_connections
+        self.refusals = refusals
         self._header_timer: asyncio.TimerHandle | None = None
         self._answer_timer: asyncio.TimerHandle | None = None
         self._timed_cycle: RequestResponseCycle | None = None  # whose answer is timed (None: a closing connection's)
@@ -69,6 +106,10 @@ class HeaderTimedProtocol(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._raw = transport
+        if len(self.connections) > self.max_connections:  # this one counted: past the cap
+            self.refusals.refuse(len(self.connections) - 1, self.loop.time())
+            transport.abort()  # nothing read, nothing to answer: its descriptor is freed now
+            return
         self.transport = cast(asyncio.Transport, _LingeringClose(transport, self))  # what the request cycles close
         self._start_header_timer()
 

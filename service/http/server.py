@@ -10,6 +10,8 @@ Connections are bounded in time: headers within ``BOAF_HTTP_HEADER_TIMEOUT_S``
 (``protocol.HeaderTimedProtocol``), a body within ``BOAF_HTTP_BODY_TIMEOUT_S``
 (the edge), an answer taken within ``BOAF_IDLE_TIMEOUT_S`` (else the connection
 is cut, ``protocol``), and an idle keep-alive connection closes after ``BOAF_IDLE_TIMEOUT_S``.
+A connection past ``max_connections`` (the edge's share of the descriptor limit,
+``boaf.service.core.descriptors``) is closed as it opens, before it is read.
 Stopping closes idle and half-sent connections at once; calls in flight get
 ``shutdown_grace_s``, then answer UNAVAILABLE.
 """
@@ -36,12 +38,13 @@ from boaf.service.core.settings import Settings
 from boaf.service.core.warmup import Kernels
 from boaf.service.http.app import HasHandlers, build_app
 from boaf.service.http.guards import install_request_id_logging
-from boaf.service.http.protocol import HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
+from boaf.service.http.protocol import ConnectionRefusals, HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
 from boaf.v1 import boaf_pb2, game_pb2
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 1024  # open connections, unless the service's descriptor plan gives another cap
 # uvicorn cancels what is left this long after the grace period, by when every call has answered UNAVAILABLE.
 ANSWER_MARGIN_S = 5
 
@@ -68,8 +71,9 @@ class Served(Protocol):
 class HttpServer:
     """Serves ``boaf``'s servicers over HTTP/JSON on ``settings.http_port`` (0: a free port), with the page."""
 
-    def __init__(self, boaf: Served) -> None:
+    def __init__(self, boaf: Served, *, max_connections: int = MAX_CONNECTIONS) -> None:
         self.boaf = boaf
+        self.max_connections = max_connections
         self.settings = boaf.settings
         self.lifecycle = boaf.lifecycle
         self.port = 0
@@ -109,6 +113,8 @@ class HttpServer:
             HeaderTimedProtocol,
             header_timeout_s=settings.http_header_timeout_s,
             answer_timeout_s=settings.idle_timeout_s,
+            max_connections=self.max_connections,
+            refusals=ConnectionRefusals(),
         )
         config = uvicorn.Config(
             self.app,
