@@ -53,6 +53,7 @@ from boaf.service.core.errors import (
     Cancelled,
     Code,
     DeadlineExceeded,
+    LimitExceeded,
     ServiceError,
     fields_of,
     status_of,
@@ -60,7 +61,9 @@ from boaf.service.core.errors import (
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.warmup import RETRY_AFTER_S
+from boaf.service.grpc.compression import inflated
 from boaf.service.grpc.status import abort
+from boaf.service.grpc.wire_scan import WireScan
 from boaf.service.rpc.handlers import UNKNOWN_METHOD
 
 log = logging.getLogger(__name__)
@@ -381,24 +384,17 @@ class _Call:
 
     def _parse(self, raw: bytes, parse: Deserializer | None, context: grpc.ServicerContext) -> Any:
         try:
-            self.gate.admission.check_size(len(raw))
-            self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES  # its call's end asks for a trim
-        except ServiceError as exc:
+            raw = self._checked(raw, parse)
+        except (ServiceError, InvalidInput) as exc:
+            if not isinstance(exc, ServiceError):  # bytes that are not the message: logged as the parse's are
+                self._undecodable(len(raw), type(exc).__name__, context)
             self._refuse(context, exc)
         if parse is None:
             return raw
         try:
             return parse(raw)
         except (DecodeError, ValueError, TypeError) as exc:  # upb: DecodeError; older runtimes: others
-            log.warning(
-                "undecodable request",
-                extra={
-                    "method": self.full_method,
-                    "bytes": len(raw),
-                    "error": type(exc).__name__,
-                    "peer": context.peer(),
-                },
-            )
+            self._undecodable(len(raw), type(exc).__name__, context)
             self._refuse(
                 context,
                 InvalidInput(
@@ -406,6 +402,29 @@ class _Call:
                     "(wrong message, a wire type that does not match a field, or invalid UTF-8 in a string)"
                 ),
             )
+
+    def _checked(self, raw: bytes, parse: Deserializer | None) -> bytes:
+        # What the gate checks before the parse, each step before any work that grows with the request:
+        # the size on the wire, then the size inflated (compression), then the batch and the wire types.
+        settings = self.gate.admission.settings
+        self.gate.admission.check_size(len(raw))
+        self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES  # its call's end asks for a trim
+        try:
+            raw = inflated(raw, settings.max_message_bytes)
+        except LimitExceeded:
+            self.large = True  # it inflated up to the limit
+            raise
+        self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES
+        scan = wire_scan_of(parse)
+        if scan is not None:
+            scan.check(raw, max_batch_size=settings.max_batch_size)
+        return raw
+
+    def _undecodable(self, size: int, error: str, context: grpc.ServicerContext) -> None:
+        log.warning(
+            "undecodable request",
+            extra={"method": self.full_method, "bytes": size, "error": error, "peer": context.peer()},
+        )
 
     # ------------------------------------------------------------ answers
 
@@ -506,6 +525,17 @@ class _NoSlot:
 
     def __exit__(self, *exc_info: Any) -> None:
         return None
+
+
+@functools.cache
+def _wire_scan(descriptor: Any) -> WireScan:
+    return WireScan(descriptor)
+
+
+def wire_scan_of(parse: Deserializer | None) -> WireScan | None:
+    """The ``WireScan`` of the message ``parse`` reads (a generated class's ``FromString``), None for another."""
+    descriptor = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
+    return None if descriptor is None else _wire_scan(descriptor)
 
 
 def _serialized(response: Any, serialize: Serializer | None) -> Any:
