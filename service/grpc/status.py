@@ -2,7 +2,9 @@
 
 ``boaf.service.core.errors.status_of`` decides a failure's ``Code``; this module only
 spells it the way grpcio does (same name, same number) and writes the details both
-edges send (``error_details``) into gRPC's ``grpc-status-details-bin`` trailer.
+edges send (``error_details``) into gRPC's ``grpc-status-details-bin`` trailer. Every
+call the gRPC edge ends with an error ends here, so every message it sends has its
+quoted input cut (``boaf.service.core.admission.cut_quotes``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import status_pb2
 
+from boaf.service.core.admission import cut_quotes
 from boaf.service.core.errors import Code, error_details
 from boaf.service.core.errors import status_of as code_of
 
@@ -37,12 +40,13 @@ class _Status(NamedTuple):
 def abort(
     context: grpc.ServicerContext, code: Code, message: str, retry_after_s: int, *, fields: tuple[str, ...] = ()
 ) -> NoReturn:
-    """End a gRPC call with ``code`` and ``message``, its ``error_details`` in ``grpc-status-details-bin``.
+    """End a gRPC call with ``code`` and ``message`` (quotes cut), its ``error_details`` in ``grpc-status-details-bin``.
 
     ``fields`` are the request fields the error names (``boaf.service.core.errors.fields_of``).
 
     UNAVAILABLE also carries a ``retry-after`` trailer (seconds), as the HTTP edge's header.
     """
+    message = cut_quotes(message)
     details = error_details(code, message, retry_after_s, fields=fields)
     metadata: list[tuple[str, str | bytes]] = []
     if details:
