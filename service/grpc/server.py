@@ -268,6 +268,7 @@ def _options(settings: Settings, longest_call_s: float, max_connections: int) ->
         # The gate refuses messages past the limit itself (OUT_OF_RANGE, counted); core only past a hard cap.
         ("grpc.max_receive_message_length", HARD_MESSAGE_FACTOR * settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.per_message_decompression", 0),  # the gate inflates compressed messages, up to the limit (compression)
         ("grpc.so_reuseport", 0),  # a second server on a taken port must fail, not share it
         ("grpc.max_connection_idle_ms", idle_ms),  # a connection with no call for this long is closed
         # Every connection ends after CONNECTION_AGE_S; its calls get the longest a call may take, and the
