@@ -160,12 +160,27 @@ ERRORS: Mapping[grpc.StatusCode, type[ClientError]] = {
     grpc.StatusCode.UNAVAILABLE: Unavailable,
 }
 """The client's exception for each status code; any code not here is an ``InternalError``."""
+# What gRPC core says when it refuses a message past its size cap (RESOURCE_EXHAUSTED): "Received message
+# larger than max (N vs. M)", "Sent ...", "Decompressed ...". The request or answer is too large, so the call
+# is OUT_OF_RANGE, not busy (``error_of``).
+CORE_SIZE_REFUSAL = "message larger than max"
 
 
 def error_of(
     code: grpc.StatusCode, message: str, *, attempts: int = 1, retry_after_s: float | None = None
 ) -> ClientError:
-    """The ``ClientError`` of a failed call's code and message."""
+    """The ``ClientError`` of a failed call's code and message.
+
+    gRPC core's own refusal of a message past its size cap (RESOURCE_EXHAUSTED, ``CORE_SIZE_REFUSAL``,
+    before the server's code reads it) is a ``LimitExceeded`` with code OUT_OF_RANGE, as the server
+    answers a message past ``BOAF_MAX_MESSAGE_BYTES`` itself: it is never retried.
+    """
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and CORE_SIZE_REFUSAL in message:
+        message = (
+            f"a message past gRPC's size cap, refused before the server read it ({message}); the server takes "
+            "messages up to its BOAF_MAX_MESSAGE_BYTES (server_info().limits.max_message_bytes)"
+        )
+        return LimitExceeded(grpc.StatusCode.OUT_OF_RANGE, message, attempts=attempts)
     kind = ERRORS.get(code, InternalError)
     return kind(code, message, attempts=attempts, retry_after_s=retry_after_s)
 
