@@ -25,7 +25,9 @@ calling a server with it, loads grpcio, protobuf, the generated stubs and
   in its branch of ``boaf.game.errors``: bad input (INVALID_ARGUMENT, OUT_OF_RANGE,
   UNAUTHENTICATED) is an ``InvalidInput``, a budget, a deadline or a busy server
   (RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, CANCELLED, NOT_FOUND) is ``Stopped``,
-  anything else (UNAVAILABLE, INTERNAL) is a ``Failure``.
+  anything else (UNAVAILABLE, INTERNAL) is a ``Failure``. gRPC core's own refusal
+  of a message past its size cap (RESOURCE_EXHAUSTED, "message larger than max")
+  is a ``LimitExceeded`` with code OUT_OF_RANGE, as the server's own is.
 - **Security.** ``tls=True`` uses the system's root certificates;
   ``root_certificates=PEM bytes`` trusts those instead; ``tls=`` also takes any
   ``grpc.ChannelCredentials``. ``token="..."`` sends ``authorization: Bearer ...``
