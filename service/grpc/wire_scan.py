@@ -3,10 +3,12 @@
 ``WireScan(descriptor).check(raw, max_batch_size=...)`` walks the protobuf wire format of
 one request (tags and lengths; no value is decoded, no message is built) and raises
 
-- ``LimitExceeded`` (OUT_OF_RANGE) as soon as a batch field (the request fields of
+- ``LimitExceeded`` (OUT_OF_RANGE) once a batch field (the request fields of
   ``MAX_BATCH_SIZE``: ``states`` of Classify and Features) passes ``BOAF_MAX_BATCH_SIZE``
-  elements: the scan stops there, so a request of a million empty states costs the
-  scan of ``max_batch_size + 1`` of them, never a million parsed messages;
+  elements: from there on the scan only counts the top level's fields, within its
+  budget, to say how many came ("more than" the limit past the budget), so a request
+  of a million empty states costs at most ``field_budget`` fields read, never a
+  million parsed messages;
 - ``InvalidInput`` (INVALID_ARGUMENT) naming the field (``states[3].sizes``) when a
   known field, at any depth, comes with a wire type its type never has. Protobuf
   itself (upb) keeps such a field among the unknown ones, which would make the call
@@ -152,7 +154,7 @@ class _Reader:
                 if field is not None and field.inner is not None:
                     index = counts[number] = counts.get(number, 0) + 1
                     if field.name == batch and index > self.max_batch_size:
-                        self._over_batch(field.name)
+                        self._over_batch(field.name, number, index, pos, end)
                     if field.fast is None or not field.fast.fullmatch(raw, start, pos):
                         inner_where = (
                             f"{where}{field.name}[{index - 1}]." if field.repeated else f"{where}{field.name}."
@@ -173,9 +175,34 @@ class _Reader:
         if pos > end or depth:
             raise _Unreadable
 
-    def _over_batch(self, name: str) -> NoReturn:
-        limit = self.max_batch_size
-        raise LimitExceeded(MAX_BATCH_SIZE.message(limit, field=name, value=f"more than {limit}"), fields=(name,))
+    def _over_batch(self, name: str, number: int, seen: int, pos: int, end: int) -> NoReturn:
+        # The rest of the top level is counted, not checked, within the budget, so that the message says how
+        # many states came (as the HTTP edge's does); past the budget, or at bytes it cannot read, "more than".
+        raw, count = self.raw, seen
+        try:
+            while pos < end:
+                self.left -= 1
+                if self.left < 0:
+                    raise _Unreadable
+                tag, pos = _varint(raw, pos, end)
+                wire = tag & 7
+                if wire == LENGTH:
+                    length, pos = _varint(raw, pos, end)
+                    pos += length
+                    count += tag >> 3 == number
+                elif wire == VARINT:
+                    _, pos = _varint(raw, pos, end)
+                elif wire in (FIXED64, FIXED32):
+                    pos += 8 if wire == FIXED64 else 4
+                else:
+                    raise _Unreadable  # a group: not worth reading
+            if pos > end:
+                raise _Unreadable
+            value: int | str = count
+        except _Unreadable:
+            value = f"more than {self.max_batch_size}"
+        message = MAX_BATCH_SIZE.message(self.max_batch_size, field=name, value=value)
+        raise LimitExceeded(message, fields=(name,))
 
     def _over_budget(self) -> NoReturn:
         raise LimitExceeded(
