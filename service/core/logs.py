@@ -10,13 +10,29 @@ shipper can parse every line without a grammar. Fields meant for a terminal (uvi
 
 A text line is the local time, the level when it is not INFO, and the message;
 warnings and errors add their ``extra=`` fields as ``key=value``.
+
+The log cannot be flooded. ``configure_logging`` puts two guards on the one handler,
+so they hold for every logger that reaches it (boaf's, uvicorn's, grpc's, asyncio's):
+
+- ``Repeats`` passes at most one record of a kind (logger, level and message
+  template) every ``REPEAT_EVERY_S``; the others are counted, and once the second is
+  over one line says how many there were (the field ``suppressed``, and ``(N more
+  like this suppressed)`` in text). A flood of one error is one line a second.
+- Every line is at most ``MAX_LINE_BYTES`` of UTF-8, traceback included: the longest
+  field is cut (its middle, marked ``CUT_MARK``) until the line fits, so a JSON line
+  stays JSON. Cutting costs time linear in the field, never in its repeats.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -28,39 +44,169 @@ TERMINAL_ONLY = frozenset({"color_message"})
 LOG_FORMATS = ("auto", "json", "text")
 """The log formats ``configure_logging`` takes (``BOAF_LOG_FORMAT``)."""
 
+MAX_LINE_BYTES = 4096
+"""The longest log line, in bytes of UTF-8 (a text record with a traceback counts as one line)."""
+FIELD_CHARS = 1024  # a field (message, traceback, extra value) is first cut to this many characters
+CUT_MARK = " [... {cut:,} characters cut ...] "
+"""What replaces the middle of a field that was cut."""
+MIN_CUT_CHARS = 96  # a field this short is not cut: half of it and CUT_MARK would be no shorter
+REPEAT_EVERY_S = 1.0
+"""At most one log line of a kind this often, in seconds."""
+MAX_KINDS = 4096  # kinds of record remembered at once; past it, the quiet ones are forgotten
+SUPPRESSED = "suppressed"
+"""The field of a line that counts the records of its kind left out before it."""
+
+
+def cut(text: str, chars: int) -> str:
+    """``text`` cut to ``chars`` characters plus ``CUT_MARK``: its head and its tail, in time linear in ``chars``."""
+    if len(text) <= chars:
+        return text
+    head = max(0, chars * 2 // 3)
+    tail = max(0, chars - head)
+    return text[:head] + CUT_MARK.format(cut=len(text) - head - tail) + (text[-tail:] if tail else "")
+
 
 def _extra(record: logging.LogRecord) -> dict[str, Any]:
     return {k: v for k, v in vars(record).items() if k not in _STANDARD and k not in TERMINAL_ONLY}
 
 
+def _field(value: Any) -> Any:
+    # A number or a flag stays what it is; anything else is its text, cut (str of a huge object is the caller's).
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return cut(value if isinstance(value, str) else str(value), FIELD_CHARS)
+
+
+def _message(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except Exception as exc:  # a bad %-format must not lose the line (logging would print a traceback instead)
+        return f"{record.msg!r} (unformattable: {type(exc).__name__})"
+
+
+def fit(fields: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> str:
+    """``render(fields)``, with the longest text field cut in half until the line is at most ``MAX_LINE_BYTES``."""
+    fields = {key: _field(value) for key, value in fields.items()}
+    while len(line := render(fields).encode("utf-8", "replace")) > MAX_LINE_BYTES:
+        texts = [(len(value), key) for key, value in fields.items() if isinstance(value, str)]
+        longest, key = max(texts, default=(0, ""))
+        if longest <= MIN_CUT_CHARS:  # too many fields: keep the first ones, and say so
+            kept = dict(list(fields.items())[: max(1, len(fields) // 2)])
+            fields = {**kept, "cut_fields": len(fields) - len(kept)}
+            continue
+        fields[key] = cut(fields[key], longest // 2)
+    return line.decode("utf-8", "replace")
+
+
 class JsonFormatter(logging.Formatter):
-    """Formats a record as one line of JSON."""
+    """Formats a record as one line of JSON, at most ``MAX_LINE_BYTES``."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": _message(record),
         }
         entry.update(_extra(record))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return fit(entry, lambda fields: json.dumps(fields, default=str))
 
 
 class TextFormatter(logging.Formatter):
-    """Formats a record as a line for a person: ``12:00:03 compiling kernels: 2 of 4 units done, 14 s``."""
+    """Formats a record as a line for a person: ``12:00:03 compiling kernels: 2 of 4 units done, 14 s``.
+
+    At most ``MAX_LINE_BYTES``, traceback included.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
         level = "" if record.levelno == logging.INFO else f" {record.levelname}"
-        line = f"{when}{level} {record.getMessage()}"
+        fields: dict[str, Any] = {"": f"{when}{level}", " ": _message(record)}
+        extra = _extra(record)
+        suppressed = extra.pop(SUPPRESSED, None)
         if record.levelno >= logging.WARNING:
-            line += "".join(f" {key}={value}" for key, value in _extra(record).items())
+            fields.update({f" {key}=": value for key, value in extra.items()})
+        if suppressed:
+            fields[" ("] = f"{suppressed:,} more like this suppressed)"
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
-        return line
+            fields["\n"] = self.formatException(record.exc_info)
+        return fit(fields, lambda parts: "".join(f"{key}{value}" for key, value in parts.items()).lstrip())
+
+
+@dataclass
+class _Kind:
+    last: float  # when the last line of this kind was written (monotonic seconds)
+    suppressed: int = 0
+    example: logging.LogRecord | None = None  # the last record left out
+    timer: threading.Timer | None = None
+
+
+class Repeats(logging.Filter):
+    """Passes at most one record of a kind every ``every_s`` seconds; says how many it left out (module notes).
+
+    A kind is a record's logger, level and message template (``record.msg``): one call site with
+    ``%`` arguments is one kind whatever its arguments. A line's ``suppressed`` counts the records
+    of its kind left out before it: the next record of the kind carries it, or, when none comes
+    once the kind's second is over, the last record left out is written to ``handler`` with the
+    count of the others (without its traceback).
+    """
+
+    def __init__(self, handler: logging.Handler, every_s: float = REPEAT_EVERY_S) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self._handler = handler
+        self._kinds: dict[tuple[str, int, str], _Kind] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, str(record.msg)[:FIELD_CHARS])
+        now = time.monotonic()
+        with self._lock:
+            kind = self._kinds.get(key)
+            if kind is None or now - kind.last >= self.every_s:
+                self._pass(key, kind, record, now)
+                return True
+            kind.suppressed += 1
+            kind.example = record
+            if kind.timer is None:
+                kind.timer = threading.Timer(kind.last + self.every_s - now, self._write_left_out, (key,))
+                kind.timer.daemon = True
+                kind.timer.start()
+            return False
+
+    def _pass(self, key: tuple[str, int, str], kind: _Kind | None, record: logging.LogRecord, now: float) -> None:
+        if kind is not None and kind.suppressed:
+            setattr(record, SUPPRESSED, kind.suppressed)  # the count rides on this line
+        if kind is not None and kind.timer is not None:
+            kind.timer.cancel()
+        if kind is None and len(self._kinds) >= MAX_KINDS:
+            self._forget_quiet()
+        self._kinds[key] = _Kind(last=now)
+
+    def _forget_quiet(self) -> None:
+        quiet = [key for key, kind in self._kinds.items() if kind.timer is None]
+        for key in quiet or list(self._kinds):
+            kind = self._kinds.pop(key)
+            if kind.timer is not None:
+                kind.timer.cancel()
+
+    def _write_left_out(self, key: tuple[str, int, str]) -> None:
+        with self._lock:
+            kind = self._kinds.get(key)
+            if kind is None or kind.example is None:
+                return
+            line, others = copy.copy(kind.example), kind.suppressed - 1
+            self._kinds[key] = _Kind(last=time.monotonic())  # this line is its kind's line of a new second
+        line.exc_info, line.exc_text, line.stack_info = None, None, None
+        if others:
+            setattr(line, SUPPRESSED, others)
+        self._handler.acquire()  # what Handler.handle does after its filters
+        try:
+            self._handler.emit(line)
+        finally:
+            self._handler.release()
 
 
 def formatter_for(log_format: str, stream: TextIO) -> logging.Formatter:
@@ -70,10 +216,16 @@ def formatter_for(log_format: str, stream: TextIO) -> logging.Formatter:
     return JsonFormatter()
 
 
+def guarded_handler(stream: TextIO, log_format: str = "auto") -> logging.Handler:
+    """A handler writing to ``stream`` in ``log_format``, with the flood guards of the module notes."""
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter_for(log_format, stream))
+    handler.addFilter(Repeats(handler))
+    return handler
+
+
 def configure_logging(level: str, log_format: str = "auto") -> None:
-    """Send every log record at ``level`` or above to stderr, in ``log_format`` (see ``LOG_FORMATS``)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(formatter_for(log_format, sys.stderr))
+    """Send every log record at ``level`` or above to stderr, in ``log_format`` (see ``LOG_FORMATS``), guarded."""
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [guarded_handler(sys.stderr, log_format)]
     root.setLevel(level.upper())
