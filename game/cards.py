@@ -8,7 +8,7 @@ their names and text.
 
 from __future__ import annotations
 
-from boaf.game.errors import InvalidCard
+from boaf.game.errors import InvalidCard, quote
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
@@ -58,7 +58,7 @@ def parse_card(text: str) -> Card:
     if cleaned.startswith("10"):
         cleaned = "T" + cleaned[2:]
     if len(cleaned) != 2 or cleaned[0] not in RANKS or cleaned[1] not in SUITS:
-        raise InvalidCard(f"unknown card {text!r}: expected a rank of {RANKS} then a suit of {SUITS}")
+        raise InvalidCard(f"unknown card {quote(text)}: expected a rank of {RANKS} then a suit of {SUITS}")
     return make_card(RANKS.index(cleaned[0]) + 1, SUITS.index(cleaned[1]))
 
 

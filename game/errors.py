@@ -15,9 +15,22 @@ Each package subclasses these (``boaf.search.errors``, ``boaf.puzzles.errors``,
 branch to one exit status (``boaf.service.cli.EXIT_CODES``) and the service to gRPC
 status codes (``boaf.service.core.errors.STATUS_CODES``); neither looks below the branch
 except where the service has a more precise code.
+
+A message quotes the caller's input with ``quote``: at most ``QUOTE_CHARS`` characters of it.
 """
 
 from __future__ import annotations
+
+QUOTE_CHARS = 40
+"""Characters of the caller's input an error message quotes; a longer input is cut to them and ``…``."""
+
+
+def quote(text: str) -> str:
+    """``text`` as an error message quotes it: the ``repr`` of at most its first ``QUOTE_CHARS`` characters.
+
+    The text is cut before it is formatted, so quoting a 4 MiB input costs what quoting 40 characters does.
+    """
+    return repr(text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "…")
 
 
 class BoafError(Exception):

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from boaf.game.cards import Card, card_text, compatible, parse_card
-from boaf.game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState
+from boaf.game.errors import IllegalMove, InvalidCard, InvalidSeed, InvalidState, quote
 from boaf.game.state import MAX_CELLS, Move, State, cell_name
 from boaf.game.validation import INT32_MAX, INT32_MIN
 
@@ -134,11 +134,11 @@ def parse_seed_range(text: str) -> range:
     try:
         first, stop = (int(part) for part in text.split(":"))
     except ValueError:
-        raise InvalidSeed(f"seed range {text!r} is not A:B with integers A < B, e.g. 0:100001") from None
+        raise InvalidSeed(f"seed range {quote(text)} is not A:B with integers A < B, e.g. 0:100001") from None
     if first >= stop:
-        raise InvalidSeed(f"seed range {text!r} is empty: A must be below B (B is excluded)")
+        raise InvalidSeed(f"seed range {quote(text)} is empty: A must be below B (B is excluded)")
     if first < INT32_MIN or stop - 1 > INT32_MAX:
-        raise InvalidSeed(f"seed range {text!r} leaves the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
+        raise InvalidSeed(f"seed range {quote(text)} leaves the 32-bit signed range {INT32_MIN}..{INT32_MAX}")
     return range(first, stop)
 
 
@@ -146,22 +146,22 @@ def parse_move(state: State, text: str) -> Move:
     """Read move text ``XS-YD`` against ``state``; raises ``IllegalMove`` saying why it fails."""
     parts = text.strip().split("-")
     if len(parts) != 2 or not all(parts):
-        raise IllegalMove(f"move {text!r} is not two cards joined by '-', e.g. 'JS-5S'")
+        raise IllegalMove(f"move {quote(text)} is not two cards joined by '-', e.g. 'JS-5S'")
     try:
         moving, onto = (parse_card(p) for p in parts)
     except InvalidCard as exc:
-        raise IllegalMove(f"move {text!r}: {exc}") from exc
+        raise IllegalMove(f"move {quote(text)}: {exc}") from exc
     source, target = _cell_of(state, moving, text), _cell_of(state, onto, text)
     move = Move(source, target)
     if source == target:
-        raise IllegalMove(f"move {text!r} puts a stack onto itself")
+        raise IllegalMove(f"move {quote(text)} puts a stack onto itself")
     if not state.shares_line(source, target):
         raise IllegalMove(
-            f"move {text!r} is not legal: {cell_name(source, state.cols)} and "
+            f"move {quote(text)} is not legal: {cell_name(source, state.cols)} and "
             f"{cell_name(target, state.cols)} share no row or column"
         )
     if not compatible(moving, onto):
-        raise IllegalMove(f"move {text!r} is not legal: the cards share no suit and their ranks are not adjacent")
+        raise IllegalMove(f"move {quote(text)} is not legal: the cards share no suit and their ranks are not adjacent")
     return move
 
 
@@ -198,7 +198,7 @@ def _cell_of(state: State, card: Card, move_text: str) -> int:
     try:
         return state.cells.index(card)
     except ValueError:
-        raise IllegalMove(f"move {move_text!r}: {card_text(card)} is not on top of any stack") from None
+        raise IllegalMove(f"move {quote(move_text)}: {card_text(card)} is not on top of any stack") from None
 
 
 def _read_cell(token: str, where: str) -> Card | None:

@@ -28,22 +28,23 @@ apply to HTTP only and live in ``boaf.service.http``, reading the sets from the 
 from __future__ import annotations
 
 import hmac
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from boaf.game.errors import QUOTE_CHARS, quote
 from boaf.service.core.errors import Busy, Cancelled, DeadlineExceeded, Unauthenticated
 from boaf.service.core.limits import MAX_CONCURRENT_RPCS, MAX_MESSAGE_BYTES, MAX_STREAMS, MAX_WORKERS
 from boaf.service.core.settings import Settings
 
-QUOTE_PREFIX = 40  # characters of a quoted input a message keeps
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 SLOT_POLL_S = 0.05  # how often a call waiting for a work slot checks that its client is still there
-# A quote opens after a non-word character (not an apostrophe in "server's") and runs to the same quote mark.
-_LONG_QUOTE = re.compile(rf"""(?<!\w)(['"])((?:(?!\1).){{{QUOTE_PREFIX}}})(?:(?!\1).){{8,}}\1""", re.DOTALL)
+QUOTE_PREFIX = QUOTE_CHARS  # characters of a quoted input a message keeps
+QUOTE_CUT_FROM = QUOTE_PREFIX + 8  # a quote this long or longer is cut (a few characters more are kept whole)
+MESSAGE_END_CHARS = 200  # a longer message keeps this many characters of each end (``cut_quotes``)
+QUOTE_MARKS = "'\""
 
 
 def mark_arrival(arrived: float) -> None:
@@ -65,18 +66,58 @@ def cut_quotes(message: str) -> str:
     """``message`` with every quoted input longer than ``QUOTE_PREFIX`` characters cut to a prefix and ``…``.
 
     Messages quote the caller's input (``unknown card 'ZZ'``); a 100,000-character
-    cell must not come back whole (it would not even fit in a status header).
-    Characters that cannot be encoded (a lone surrogate from JSON's ``\\ud800``)
-    become ``\\ud800`` escapes, so the message always encodes as UTF-8.
+    cell must not come back whole (it would not even fit in a status header). Most
+    quotes are cut before they are formatted (``quoted``); this cuts what a
+    library quoted whole (protobuf's ``no field named "..."``). A message longer
+    than ``2 * MESSAGE_END_CHARS`` characters keeps its two ends and ``…`` between
+    them (two slices), so the quotes are looked for in at most 401 characters
+    whatever the message's length: the work is one copy of each end, not a scan of
+    the input. A quote opens at ``'`` or ``"`` after a character that is not a
+    letter, digit or ``_`` (not the apostrophe of "server's") and runs to the same
+    mark. Characters that cannot be encoded (a lone surrogate from JSON's
+    ``\\ud800``) become ``\\ud800`` escapes, so the message always encodes as UTF-8.
     """
-    message = _LONG_QUOTE.sub(lambda m: f"{m[1]}{m[2]}…{m[1]}", message)
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(message) > 2 * MESSAGE_END_CHARS:
+        message = f"{message[:MESSAGE_END_CHARS]}…{message[-MESSAGE_END_CHARS:]}"
+    return _cut_long_quotes(message).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _cut_long_quotes(message: str) -> str:
+    # One pass left to right over a message of at most 2 * MESSAGE_END_CHARS + 1 characters: each character
+    # is looked at once by _opening_quote, and each mark's last, failed, find runs once.
+    parts, done, at, marks = [], 0, 0, QUOTE_MARKS
+    while (opening := _opening_quote(message, at, marks)) >= 0:
+        mark = message[opening]
+        closing = message.find(mark, opening + 1)
+        if closing < 0:  # this mark is never closed again, so it opens nothing: look on for the other
+            marks, at = marks.replace(mark, ""), opening + 1
+            continue
+        if closing - opening - 1 >= QUOTE_CUT_FROM:
+            parts += [message[done : opening + 1 + QUOTE_PREFIX], "…", mark]
+            done = closing + 1
+        at = closing + 1
+    return "".join([*parts, message[done:]])
+
+
+def _opening_quote(message: str, at: int, marks: str) -> int:
+    # The first of ``marks`` at or after ``at`` that opens a quote (not after a word character); -1 for none.
+    for index in range(at, len(message) if marks else at):
+        if message[index] in marks and (index == 0 or not _is_word(message[index - 1])):
+            return index
+    return -1
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == "_"
 
 
 def quoted(text: str) -> str:
-    """``text`` as a short quote for a message: ``repr``, at most ``QUOTE_PREFIX`` characters of it."""
-    short = text if len(text) <= QUOTE_PREFIX else text[:QUOTE_PREFIX] + "…"
-    return cut_quotes(repr(short))
+    """``text`` as a short quote for a message: ``repr`` of at most ``QUOTE_PREFIX`` characters of it.
+
+    Cut before it is formatted (``boaf.game.errors.quote``); its ``repr`` (up to 4 characters an
+    escaped character) is cut again to ``QUOTE_PREFIX`` characters.
+    """
+    return cut_quotes(quote(text))
 
 
 class Admission:
