@@ -313,6 +313,10 @@ class Edge:
     def _max_bytes(self) -> int:
         return self.settings.max_message_bytes
 
+    @property
+    def _max_states(self) -> int:
+        return self.settings.max_batch_size
+
     def _check_url_length(self, endpoint: Endpoint, request: Request, started: float) -> None:
         length = len(request.scope.get("raw_path", b"")) + 1 + len(request.scope.get("query_string", b""))
         if length > GET_MAX_URL_BYTES:
@@ -418,7 +422,7 @@ class Edge:
             with self.admission.work_slot(deadline, lambda: not call.finished):  # the deadline: DEADLINE_EXCEEDED
                 if admitted.gzipped:
                     body = gunzipped(body, self.settings.max_message_bytes)
-                message = admitted.codec.parse(body, endpoint.request_type(), call)
+                message = admitted.codec.parse(body, endpoint.request_type(), call, max_states=self._max_states)
                 answer = endpoint.handler(message, call)
                 data = admitted.codec.encode(answer, call)
                 if gzip and len(data) >= GZIP_MIN_BYTES:

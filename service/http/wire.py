@@ -20,12 +20,13 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import itertools
 import json
 import urllib.parse
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
@@ -33,7 +34,7 @@ from google.protobuf.message import DecodeError, Message
 
 from boaf.service.core.admission import cut_quotes, quoted
 from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, LimitExceeded
-from boaf.service.core.limits import MAX_MESSAGE_BYTES
+from boaf.service.core.limits import MAX_BATCH_SIZE, MAX_MESSAGE_BYTES
 from boaf.service.http.statuses import CallAborted
 from boaf.service.rpc.call import Call
 
@@ -45,12 +46,16 @@ def _invalid(message: str) -> CallAborted:
     return CallAborted(Code.INVALID_ARGUMENT, message)
 
 
-def parse_request(body: bytes, message: Message, call: Call | None = None) -> Message:
+def parse_request(body: bytes, message: Message, call: Call | None = None, *, max_states: int | None = None) -> Message:
     """``message`` filled from ``body``, a JSON object in the proto3 JSON mapping (empty: ``{}``).
 
-    Unknown fields and wrong types are errors that name the field. A large
-    repeated message field (a batch's 10,000 states) is filled ``ENCODE_CHUNK``
-    elements at a time, and between chunks a call no longer active (``call``)
+    With ``max_states``, a batch is counted before any of it is converted: a ``states`` list of more is
+    ``LimitExceeded`` (OUT_OF_RANGE, ``states: a batch of more than N states ...`` as on the gRPC edge),
+    and the parse itself stops at the first JSON object past ``objects_at_most(max_states)`` (no request
+    holds more), so a body of a million ``{}`` builds no more objects than a batch at the limit.
+    Unknown fields and wrong types are errors that name the field. A large repeated message field
+    (a batch's 10,000 states) is filled
+    ``ENCODE_CHUNK`` elements at a time, and between chunks a call no longer active (``call``)
     ends with ``DeadlineExceeded`` or ``Cancelled``, as encoding does: parsing a
     maximum-size batch costs seconds of Python on a busy machine.
     """
@@ -58,14 +63,9 @@ def parse_request(body: bytes, message: Message, call: Call | None = None) -> Me
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _invalid(f"request body is not UTF-8: byte {exc.start}") from None
-    try:
-        value = json.loads(text.strip() or "{}", parse_constant=_not_json, parse_float=_finite)
-    except (ValueError, RecursionError) as exc:
-        raise _invalid(cut_quotes(f"request body is not JSON: {exc}")) from None
-    if not isinstance(value, dict):
-        raise _invalid(f"request body must be a JSON object, got {_json_type(value)}")
-    if "\\u" in text and not _is_unicode(value):
-        raise _invalid("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
+    value = _json_object(text, message, max_states)
+    if max_states is not None:
+        _check_batch(value, max_states)
     large = _large_lists(value, message) if call is not None else {}
     _parse_dict({key: item for key, item in value.items() if key not in large}, message, "request body")
     for key, field in large.items():
@@ -76,6 +76,63 @@ def parse_request(body: bytes, message: Message, call: Call | None = None) -> Me
             for index in range(start, min(start + ENCODE_CHUNK, len(items))):
                 _parse_dict(items[index], target.add(), f"request body: {field.json_name}[{index}]")
     return message
+
+
+def _json_object(text: str, message: Message, max_states: int | None) -> dict[str, Any]:
+    hook = None if max_states is None else _counting_objects(message, max_states)
+    try:
+        value = json.loads(text.strip() or "{}", parse_constant=_not_json, parse_float=_finite, object_hook=hook)
+    except LimitExceeded:  # the count stopped the parse (an InvalidInput, so a ValueError too)
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise _invalid(cut_quotes(f"request body is not JSON: {exc}")) from None
+    if not isinstance(value, dict):
+        raise _invalid(f"request body must be a JSON object, got {_json_type(value)}")
+    if "\\u" in text and not _is_unicode(value):
+        raise _invalid("request body: a string holds a lone surrogate (a \\uD800-\\uDFFF escape not in a pair)")
+    return value
+
+
+BATCH_FIELD = "states"
+"""The repeated field of a batch request (Classify, Features), in JSON and in the proto alike."""
+
+
+def objects_at_most(max_states: int) -> int:
+    """The most JSON objects a request of at most ``max_states`` states holds: itself and one a state.
+
+    No request message has a message field but its ``state`` or ``states`` (``State`` has none, and there
+    is no map or ``Struct`` field), so an object past this many is a state past the batch limit, or
+    something no request holds.
+    """
+    return max_states + 1
+
+
+def _check_batch(value: dict[str, Any], max_states: int) -> None:
+    # The batch limit, before any state is converted (the gRPC edge's scan says the same).
+    states = value.get(BATCH_FIELD)
+    if isinstance(states, list) and len(states) > max_states:
+        raise _too_many_states(max_states)
+
+
+def _too_many_states(max_states: int) -> LimitExceeded:
+    message = MAX_BATCH_SIZE.message(max_states, field=BATCH_FIELD, value=f"more than {max_states}")
+    return LimitExceeded(message, fields=(BATCH_FIELD,))
+
+
+def _counting_objects(message: Message, max_states: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    # json.loads's object_hook, called as each object closes (the body's own object last): past
+    # objects_at_most, the parse stops there. Those objects are states, or the request is malformed.
+    seen, most = itertools.count(1), objects_at_most(max_states)
+    is_batch = BATCH_FIELD in message.DESCRIPTOR.fields_by_name
+
+    def counted(obj: dict[str, Any]) -> dict[str, Any]:
+        if next(seen) <= most:
+            return obj
+        if is_batch:
+            raise _too_many_states(max_states)
+        raise _invalid(f"request body: more JSON objects than a {message.DESCRIPTOR.full_name} holds")
+
+    return counted
 
 
 def _large_lists(value: dict[str, Any], message: Message) -> dict[str, FieldDescriptor]:
@@ -99,8 +156,9 @@ def _parse_dict(value: Any, message: Message, where: str) -> None:
     try:
         json_format.ParseDict(value, message)
     except (json_format.ParseError, RecursionError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _invalid(cut_quotes(f"{where}: {reason}")) from None
+        # Only the first line, cut: protobuf's message may quote a 4 MiB key or value whole.
+        reason = cut_quotes(str(exc).strip().partition("\n")[0]) or type(exc).__name__
+        raise _invalid(f"{where}: {reason}") from None
 
 
 def _not_json(constant: str) -> NoReturn:
@@ -202,8 +260,12 @@ def gzipped(data: bytes, call: Call) -> bytes:
     return b"".join(parts)
 
 
-def parse_binary(body: bytes, message: Message, call: Call | None = None) -> Message:
-    """``message`` filled from ``body``, the message in binary protobuf (empty: all defaults)."""
+def parse_binary(body: bytes, message: Message, call: Call | None = None, *, max_states: int | None = None) -> Message:
+    """``message`` filled from ``body``, the message in binary protobuf (empty: all defaults).
+
+    protobuf parses in C, in time and memory linear in ``body``; ``max_states`` is not counted here:
+    the handlers count ``states`` before any is converted (``DataPlane``).
+    """
     try:
         message.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:
@@ -217,13 +279,21 @@ def encode_binary(answer: Message, call: Call) -> bytes:
     return bytes(answer.SerializeToString())
 
 
+class Parser(Protocol):
+    """A codec's parser: ``message`` filled from ``body``, within ``max_states`` (``parse_request``)."""
+
+    def __call__(
+        self, body: bytes, message: Message, call: Call | None = None, *, max_states: int | None = None
+    ) -> Message: ...
+
+
 @dataclass(frozen=True)
 class Codec:
     """One of Connect's codecs: its name in a GET's ``encoding``, its content type, its parser and encoder."""
 
     name: str
     media_type: str
-    parse: Callable[[bytes, Message, Call | None], Message]
+    parse: Parser
     encode: Callable[[Message, Call], bytes]
 
 

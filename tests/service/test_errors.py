@@ -183,7 +183,7 @@ CLASSIFY_CASES: list[tuple[str, pb.ClassifyRequest, grpc.StatusCode, str]] = [
         "oversize batch",
         batch(*[GOOD] * (TEST_LIMITS["max_batch_size"] + 1)),
         OUT_OF_RANGE,
-        f"states: a batch of {TEST_LIMITS['max_batch_size'] + 1} states exceeds the limit of "
+        f"states: a batch of more than {TEST_LIMITS['max_batch_size']} states exceeds the limit of "
         f"{TEST_LIMITS['max_batch_size']} (BOAF_MAX_BATCH_SIZE)",
     ),
 ]
