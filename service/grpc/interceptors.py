@@ -17,11 +17,16 @@
   answer the client does not take within that time is cancelled too;
 - holds one of the shared work slots while it parses the request, runs the
   servicer and serializes the answer (health and reflection need none);
-- parses the request bytes itself, so bytes that are not the method's message
-  (random bytes, invalid UTF-8 in a string field, a wrong wire type) are
-  INVALID_ARGUMENT with a short message, logged once at WARNING without a
-  traceback, and a message past ``BOAF_MAX_MESSAGE_BYTES`` is OUT_OF_RANGE (gRPC
-  core itself refuses only messages past ``HARD_MESSAGE_FACTOR`` times that);
+- checks and parses the request bytes itself, each step before any work that
+  grows with the request: a message past ``BOAF_MAX_MESSAGE_BYTES`` is
+  OUT_OF_RANGE (gRPC core itself refuses only messages past ``HARD_MESSAGE_FACTOR``
+  times that); a compressed one is inflated up to that limit, then OUT_OF_RANGE
+  (``boaf.service.grpc.compression``: core hands it over as it came); the wire
+  format is scanned (``boaf.service.grpc.wire_scan``: a batch past
+  ``BOAF_MAX_BATCH_SIZE`` is OUT_OF_RANGE before any state is parsed, a known field
+  with a wrong wire type INVALID_ARGUMENT naming it); then bytes that are not the
+  method's message (random bytes, invalid UTF-8 in a string field) are
+  INVALID_ARGUMENT with a short message, logged once at WARNING without a traceback;
 - counts, in ``boaf_requests_total``, every call once, with the code its client
   gets: those it refuses, those gRPC turns away before any handler runs (an
   unknown method: UNIMPLEMENTED; past the thread pool: RESOURCE_EXHAUSTED), and
@@ -54,6 +59,7 @@ from boaf.service.core.errors import (
     Code,
     DeadlineExceeded,
     LimitExceeded,
+    NotReady,
     ServiceError,
     fields_of,
     status_of,
@@ -220,7 +226,8 @@ class CallGate(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base cla
         return _Call(self, name, full_method, arrived, service).wrap(handler)
 
     def drain(self) -> int:
-        """Shutdown begins: streams that end from now on end UNAVAILABLE, and those waiting for a request end now.
+        """Shutdown begins: new calls (not probes) and streams that end from now on end UNAVAILABLE, and streams
+        waiting for a request end now.
 
         Returns how many streams were waiting (cancelled: their clients see CANCELLED).
         """
@@ -310,6 +317,8 @@ class _Call:
     def _admit(self, context: grpc.ServicerContext, *, stream: bool) -> None:
         admission = self.gate.admission
         try:
+            if self.gate.draining.is_set() and not self.probe:  # the server is stopping: go elsewhere
+                raise NotReady(SHUTTING_DOWN_MESSAGE)
             if not self.probe and admission.tokens_required:
                 admission.authenticate(_metadata(context, "authorization"))
             if stream:
