@@ -38,7 +38,10 @@ from boaf.v1 import boaf_pb2 as pb
 
 FIRST_VERSION = "v1"
 RELOAD_OUTCOME = re.compile(rb'^boaf_model_reloads_total\{outcome="(\w+)"\} ([0-9.e+]+)$', re.MULTILINE)
-SETTINGS_WAIT_S = 30.0  # a server given bad settings exits at once; one still running then accepted them
+SETTINGS_WAIT_S, QUICK_SETTINGS_WAIT_S = (
+    30.0,
+    8.0,
+)  # a server given bad settings exits at once; one still running accepted them
 SMALL_CALLERS = 8
 
 
@@ -186,18 +189,18 @@ def bad_settings(ctx: ClassRun) -> list[tuple[str, str]]:
 
 def settings_past_limits(ctx: ClassRun) -> None:
     """``boaf serve`` with each bad setting: its exit status, time, and longest line of output."""
-    longest = 0
+    longest, wait_s = 0, QUICK_SETTINGS_WAIT_S if ctx.quick else SETTINGS_WAIT_S
     for variable, value in bad_settings(ctx):
         env = {**os.environ, variable: value, "BOAF_PORT": "0", "BOAF_HTTP_PORT": "0", "BOAF_METRICS_PORT": "0"}
         started = time.perf_counter()
         process = subprocess.Popen(["boaf", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            output, _ = process.communicate(timeout=SETTINGS_WAIT_S)
+            output, _ = process.communicate(timeout=wait_s)
             code = f"exit {process.returncode}"
         except subprocess.TimeoutExpired:
             process.kill()
             output, _ = process.communicate()
-            code = f"still serving after {SETTINGS_WAIT_S:g} s"
+            code = f"still serving after {wait_s:g} s"
         lines = output.splitlines() or [b""]
         longest = max(longest, max(len(line) for line in lines))
         shown = value if len(value) <= 20 else f"{value[:8]}… ({len(value):,} characters)"
