@@ -56,6 +56,7 @@ from boaf.service.grpc.game_servicer import GameServicer
 from boaf.service.grpc.server import BoafServer
 from boaf.service.grpc.servicer import BoafServicer
 from boaf.service.http import HttpServer
+from boaf.service.rpc.handlers import check_answers_fit
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ class BoafService:
             self.lifecycle.enter(Stage.WARMING_UP)
             plane = DataPlane(self.settings, classifier, self.kernels)
             warm_up_s = plane.warm_up()
+            check_answers_fit(plane)
         except Exception as exc:  # the service must say why it never became ready, whatever went wrong
             log.exception("model load or warm-up failed; health stays NOT_SERVING")
             self.lifecycle.fail(exc)
@@ -229,7 +231,10 @@ class BoafService:
         with self.lifecycle.unless_stopping() as running:
             if not running:
                 return
-            self.watcher = reload.ModelWatcher(root, served, self.settings.model_poll_s, self._reload)
+            refused = self.metrics.model_reload_refused
+            self.watcher = reload.ModelWatcher(
+                root, served, self.settings.model_poll_s, self._reload, lambda reason: refused.labels(reason).inc()
+            )
             self.watcher.start()
             # A first look at once: CURRENT may have changed while the model loaded (or a SIGHUP came then).
             self.watcher.check_now()
@@ -270,6 +275,7 @@ class BoafService:
             raise RuntimeError("no model is served yet")
         plane = self.servicer.plane.with_classifier(classifier)
         plane.warm_up()
+        check_answers_fit(plane)
         return plane
 
     def _swap(self, plane: DataPlane) -> str:

@@ -97,6 +97,14 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.model_reload_refused = Counter(
+            "boaf_model_reload_refused",
+            "Contents of the model root's CURRENT refused before any load, by reason: too_long, not_text, "
+            "not_a_name (a path, '..', a hidden or empty name), outside_root (a link out of the root), "
+            "not_a_version (no such directory). Counted once per content (again on SIGHUP).",
+            ["reason"],
+            registry=self.registry,
+        )
         self.answers = Counter(
             "boaf_classify_answers",
             "States answered by Classify, and move results by Game Hint, by method and whether the answer is "

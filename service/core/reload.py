@@ -19,6 +19,14 @@ A version that failed or was refused is not tried again until ``CURRENT`` names
 another one (or ``check_now`` asks: an operator who fixed it sends SIGHUP). One
 thread does every reload, so there is never more than one at a time. Each ends
 with an outcome, counted in ``boaf_model_reloads_total{outcome}`` and logged.
+
+``CURRENT`` is an input like any request (``read_current``): it names a version directly
+inside the root, a single name of at most ``MAX_VERSION_BYTES`` bytes of UTF-8, not
+``.`` or ``..``, with no ``/``, ``\\`` or NUL, not starting with ``.`` (the registry's
+staging directories), and not a link out of the root. At most ``MAX_CURRENT_BYTES`` of
+it are read, whatever its size. Anything else is refused before any load: counted in
+``boaf_model_reload_refused_total{reason}`` (one of ``CURRENT_REASONS``) and logged with
+at most ``QUOTE_CHARS`` characters of it, once per content of ``CURRENT`` (SIGHUP: again).
 """
 
 from __future__ import annotations
@@ -39,6 +47,64 @@ ABANDONED = "abandoned"  # the server stopped during the reload
 OUTCOMES = (RELOADED, FAILED, REFUSED, ABANDONED)
 STOP_WAIT_S = 5.0  # how long stopping waits for the watcher's thread (a warm-up takes well under a second)
 
+MAX_VERSION_BYTES = 255
+"""The longest version name ``CURRENT`` may give, in bytes of UTF-8 (a file name's limit on Linux)."""
+MAX_CURRENT_BYTES = 256
+"""The most of ``CURRENT`` ever read, in bytes: a name, a newline, nothing more."""
+QUOTE_CHARS = 40
+"""The most characters of a refused ``CURRENT`` that its log line quotes."""
+
+TOO_LONG = "too_long"  # past MAX_CURRENT_BYTES, or a name past MAX_VERSION_BYTES
+NOT_TEXT = "not_text"  # not UTF-8
+NOT_A_NAME = "not_a_name"  # empty, ".", "..", a path ("/", "\\"), NUL or another control character, a hidden name
+OUTSIDE_ROOT = "outside_root"  # a link that leads out of the model root
+NOT_A_VERSION = "not_a_version"  # no such directory in the root
+CURRENT_REASONS = (TOO_LONG, NOT_TEXT, NOT_A_NAME, OUTSIDE_ROOT, NOT_A_VERSION)
+
+
+class CurrentRefused(Exception):
+    """``CURRENT`` does not name a version directly inside the model root; ``reason`` is one of ``CURRENT_REASONS``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def quoted(text: str | bytes) -> str:
+    """``text`` as ``repr`` quotes it, at most ``QUOTE_CHARS`` characters of it (then ``...`` and its length)."""
+    head = text[:QUOTE_CHARS]
+    return repr(head) + (f"... ({len(text):,} in all)" if len(text) > QUOTE_CHARS else "")
+
+
+def read_current(root: Path) -> str:
+    """The version ``root``'s ``CURRENT`` names, checked (module notes); raises ``CurrentRefused`` or ``OSError``.
+
+    Reads at most ``MAX_CURRENT_BYTES + 1`` bytes of the file.
+    """
+    with (root / registry.CURRENT_FILE).open("rb") as pointer:
+        raw = pointer.read(MAX_CURRENT_BYTES + 1)
+    if len(raw) > MAX_CURRENT_BYTES:
+        raise CurrentRefused(TOO_LONG, f"it is over {MAX_CURRENT_BYTES} bytes: {quoted(raw)}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CurrentRefused(NOT_TEXT, f"it is not UTF-8 text: {quoted(raw)}") from None
+    return version_in(root, text.strip())
+
+
+def version_in(root: Path, version: str) -> str:
+    """``version`` when it names a version directory directly inside ``root``; else ``CurrentRefused``."""
+    if len(version.encode("utf-8")) > MAX_VERSION_BYTES:
+        raise CurrentRefused(TOO_LONG, f"a version name is at most {MAX_VERSION_BYTES} bytes: {quoted(version)}")
+    if version in {"", ".", ".."} or version.startswith(".") or any(c in "/\\" or not c.isprintable() for c in version):
+        raise CurrentRefused(NOT_A_NAME, f"not a version name in the model root: {quoted(version)}")
+    directory = root / version
+    if not directory.is_dir():
+        raise CurrentRefused(NOT_A_VERSION, f"no version {quoted(version)} in the model root")
+    if directory.resolve().parent != root.resolve():
+        raise CurrentRefused(OUTSIDE_ROOT, f"version {quoted(version)} is a link out of the model root")
+    return version
+
 
 def model_root(model_dir: Path | None) -> Path | None:
     """``model_dir`` when it is a model root (it holds ``CURRENT``), else None: there is nothing to watch."""
@@ -51,15 +117,25 @@ class ModelWatcher:
     """Reads ``root``'s ``CURRENT`` every ``poll_s`` seconds (0: only when asked) and reloads a new version.
 
     ``served`` is the version directory's name being served; ``reload(version)`` loads, checks and
-    swaps in that version and returns its outcome (one of ``OUTCOMES``).
+    swaps in that version and returns its outcome (one of ``OUTCOMES``). ``refused(reason)`` hears
+    each refused ``CURRENT`` (module notes), once per content.
     """
 
-    def __init__(self, root: Path, served: str, poll_s: float, reload: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        served: str,
+        poll_s: float,
+        reload: Callable[[str], str],
+        refused: Callable[[str], object] = lambda reason: None,
+    ) -> None:
         self.root = root
         self.served = served
         self.poll_s = poll_s
         self._reload = reload
+        self._refused = refused
         self._tried = served  # the last version tried: one that failed waits for CURRENT to change
+        self._refused_message = ""  # the last refusal: the same CURRENT is refused again in silence
         self._asked = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="boaf-model-watcher", daemon=True)
@@ -97,12 +173,30 @@ class ModelWatcher:
 
     def _look(self, retry: bool) -> None:
         try:
-            version = registry.installed_version(self.root)
+            version = read_current(self.root)
         except OSError as exc:  # a volume briefly unreadable: look again next time
-            log.warning("model watcher: cannot read %s (%s)", self.root / registry.CURRENT_FILE, exc)
+            log.warning("model watcher: cannot read %s (%s)", self.root / registry.CURRENT_FILE, exc.strerror or exc)
             return
-        if not version or version == self.served or (version == self._tried and not retry):
+        except CurrentRefused as exc:
+            self._refuse(exc, retry)
+            return
+        self._refused_message = ""
+        if version == self.served or (version == self._tried and not retry):
             return
         self._tried = version
         if self._reload(version) == RELOADED:
             self.served = version
+
+    def _refuse(self, refusal: CurrentRefused, retry: bool) -> None:
+        message = str(refusal)
+        if message == self._refused_message and not retry:
+            return
+        self._refused_message = message
+        self._refused(refusal.reason)
+        log.warning(
+            "model reload refused: %s %s; still serving %s",
+            registry.CURRENT_FILE,
+            message,
+            self.served,
+            extra={"reason": refusal.reason},
+        )

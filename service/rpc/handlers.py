@@ -37,7 +37,8 @@ from boaf.service.core.admission import cut_quotes
 from boaf.service.core.answers import ESTIMATE, Batch, Classification, Hints
 from boaf.service.core.dataplane import DataPlane, Read
 from boaf.service.core.deadlines import CancelFlag
-from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, NotReady, status_of
+from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, ModelUnavailable, NotReady, status_of
+from boaf.service.core.limits import MAX_MESSAGE_BYTES
 from boaf.service.core.metrics import Metrics
 from boaf.service.rpc import converters
 from boaf.service.rpc.call import Call
@@ -204,6 +205,23 @@ class BoafHandlers(Handlers):
         if cached is None or cached[0]() is not plane:
             cached = self._server_info = (weakref.ref(plane), converters.server_info(plane.info()))
         return cached[1]
+
+
+def check_answers_fit(plane: DataPlane) -> None:
+    """``ModelUnavailable`` when GetServerInfo's answer, or a Classify answer of ``max_batch_size`` states at their
+    largest (every field set, ``nodes`` at 2**64 - 1), of ``plane``'s model is past ``BOAF_MAX_MESSAGE_BYTES``:
+    a model whose answers could not be sent (a huge model card) is never served."""
+    limit = plane.settings.max_message_bytes
+    info = converters.server_info(plane.info()).ByteSize()
+    one = pb.Prediction(p_solvable=0.5, solvable=True, exact=True, nodes=2**64 - 1).ByteSize()
+    empty = pb.ClassifyResponse(model_version=plane.classifier.version, threshold=0.5).ByteSize()
+    classify = empty + plane.settings.max_batch_size * (2 + one)  # a tag and a one-byte length each
+    for answer, size in (("GetServerInfo", info), ("the largest Classify", classify)):
+        if size > limit:
+            raise ModelUnavailable(
+                f"{answer} answer of model {plane.classifier.version[:40]!r} would be {size:,} bytes, past "
+                f"{MAX_MESSAGE_BYTES.variable}={limit:,} (a model card that large cannot be served)"
+            )
 
 
 class GameHandlers(Handlers):
