@@ -18,7 +18,7 @@ import grpc
 import numpy as np
 
 from benchmarks import calls, hostile
-from benchmarks.attacks import compression, connection, control, error_paths, frames, harness, parser
+from benchmarks.attacks import compression, connection, control, error_paths, frames, harness, parser, reloads
 from benchmarks.attacks.harness import Attack, ClassFigures, ClassRun, run_class
 from boaf.v1 import boaf_pb2 as pb
 
@@ -47,7 +47,7 @@ def suite_server(work_dir: Path, address: str | None) -> Iterator[tuple[hostile.
     if address:
         yield hostile.Target(address, 8080, 8082), None
         return
-    root = control.model_root(work_dir)
+    root = reloads.model_root(work_dir)
     with calls.local_server({"BOAF_MODEL_DIR": str(root), "BOAF_MODEL_POLL_S": MODEL_POLL_S}, work_dir) as target:
         yield target, root
 

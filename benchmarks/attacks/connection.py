@@ -6,8 +6,8 @@ and descriptor exhaustion.
   HTTP/2 preface, random bytes or an HTTP/1.1 request head, then nothing more, held;
 - half-open TLS: a TLS ClientHello's first bytes, then nothing (only when the server speaks TLS);
 - descriptor exhaustion: a child ``boaf serve`` whose soft RLIMIT_NOFILE is 4,096, and 5,000
-  preface-less connections to its gRPC port; then its HTTP edge, its metrics, health and a new gRPC
-  call must all answer (a failure here fails the class).
+  preface-less connections to its gRPC port; then its HTTP edge, its metrics, health, a new gRPC
+  call and a model reload must all work (a failure here fails the class).
 
 Each connection's fate is counted: ``closed by the server`` (in whole seconds after it opened),
 ``open at the end``, or why it could not connect.
@@ -26,6 +26,7 @@ import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from benchmarks import calls, hostile
+from benchmarks.attacks import reloads
 from benchmarks.attacks.harness import Attack, ClassRun
 from boaf.game import deal
 from boaf.v1 import boaf_pb2 as pb
@@ -121,7 +122,10 @@ async def descriptor_exhaustion(ctx: ClassRun) -> None:
     soft, n = (QUICK_SOFT_LIMIT, QUICK_CONNECTIONS) if ctx.quick else (EXHAUSTION_SOFT_LIMIT, EXHAUSTION_CONNECTIONS)
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     boaf = ["prlimit", f"--nofile={soft}:{hard}", "boaf"]  # prlimit execs boaf: the pid is the server's
-    with calls.local_server({}, ctx.work_dir, boaf=boaf) as child:
+    root = reloads.model_root(ctx.work_dir, "exhaustion-models")
+    reloads.add_version(root, "v2")
+    env = {"BOAF_MODEL_DIR": str(root)}
+    with calls.local_server(env, ctx.work_dir, boaf=boaf) as child:
         if child.log_path is not None:
             ctx.other_logs.append(child.log_path)
         port = int(child.grpc.rsplit(":", 1)[1])
@@ -134,6 +138,10 @@ async def descriptor_exhaustion(ctx: ClassRun) -> None:
             ctx.count(f"probe during exhaustion: {what}", code)
             if code not in ("OK", "200"):
                 ctx.fail(f"with {n:,} preface-less connections at {soft:,} descriptors, {what} got {code}")
+        reloaded = ", ".join(await reloads.reload_to(child, root, "v2", PROBE_TIMEOUT_S)) or "no reload outcome"
+        ctx.count("probe during exhaustion: a reload", reloaded)
+        if reloaded != "reloaded":
+            ctx.fail(f"with {n:,} preface-less connections at {soft:,} descriptors, a reload got {reloaded}")
         await flood
 
 

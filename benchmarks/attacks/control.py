@@ -7,7 +7,7 @@
   a model from outside the root must never be served, and GetServerInfo must keep answering on both
   edges after each (a failure fails the class). At the end ``CURRENT`` names the first version again.
 - signals: SIGTERM to a child server (``BOAF_SHUTDOWN_GRACE_S=1``) with small Classify calls in
-  flight and one long Solve: the code each call in flight got (UNAVAILABLE is the contract).
+  flight and the largest Classify batch: the code each call in flight got (UNAVAILABLE is the contract).
 - settings past limits: ``boaf serve`` with a limit one past its largest value, negative, not a
   number, or a megabyte long (by seed): it should exit 2 at once with one short line.
 """
@@ -17,27 +17,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import grpc
 
 from benchmarks import calls, hostile
-from benchmarks.attacks import connection
+from benchmarks.attacks import connection, reloads
 from benchmarks.attacks.harness import Attack, ClassRun
 from boaf.game import deal
-from boaf.models import registry
 from boaf.service.core import limits
 from boaf.v1 import boaf_pb2 as pb
 
-FIRST_VERSION = "v1"
-RELOAD_OUTCOME = re.compile(rb'^boaf_model_reloads_total\{outcome="(\w+)"\} ([0-9.e+]+)$', re.MULTILINE)
 SETTINGS_WAIT_S, QUICK_SETTINGS_WAIT_S = (
     30.0,
     8.0,
@@ -45,26 +39,7 @@ SETTINGS_WAIT_S, QUICK_SETTINGS_WAIT_S = (
 SMALL_CALLERS = 8
 
 
-def model_root(work_dir: Path) -> Path:
-    """A model root the harness owns: the committed model copied in as ``FIRST_VERSION``, CURRENT naming it."""
-    root = work_dir / "models"
-    if not (root / FIRST_VERSION).is_dir():
-        shutil.copytree(registry.default_root(), root / FIRST_VERSION, ignore=shutil.ignore_patterns("plots"))
-    (root / registry.CURRENT_FILE).write_text(FIRST_VERSION + "\n")
-    return root
-
-
 # ---------------------------------------------------------------- reload
-
-
-def reload_outcomes(target: hostile.Target) -> dict[str, float]:
-    """``boaf_model_reloads_total`` by outcome, from the metrics port (empty when it does not answer)."""
-    try:
-        with urllib.request.urlopen(f"http://{target.host}:{target.metrics_port}/metrics", timeout=5.0) as answer:
-            text = answer.read()
-    except OSError:
-        return {}
-    return {m[1].decode(): float(m[2]) for m in RELOAD_OUTCOME.finditer(text)}
 
 
 async def reload_inputs(ctx: ClassRun) -> None:
@@ -73,15 +48,11 @@ async def reload_inputs(ctx: ClassRun) -> None:
     if root is None or pid is None:
         ctx.note("reload: skipped (the harness did not start the server over a model root it owns)")
         return
-    outside = root.parent / "outside" / "v"
-    if not outside.is_dir():
-        shutil.copytree(root / FIRST_VERSION, outside)
-    big_card = root / "big-card"
-    if not big_card.is_dir():
-        shutil.copytree(root / FIRST_VERSION, big_card)
-        card = json.loads((big_card / "model_card.json").read_text())
-        card["notes"] = "x" * (6 * 1024 * 1024)
-        (big_card / "model_card.json").write_text(json.dumps(card))
+    reloads.add_version(root, "../outside/v")
+    big_card = reloads.add_version(root, "big-card")
+    card = json.loads((big_card / "model_card.json").read_text())
+    card["notes"] = "x" * (6 * 1024 * 1024)
+    (big_card / "model_card.json").write_text(json.dumps(card))
     junk = "".join(ctx.rng.choice(list("abcdefghij/."), 20 * 1024 * 1024 // 4)) * 4
     wait_s = 3.0 if ctx.quick else 10.0
     for label, current in (
@@ -90,27 +61,20 @@ async def reload_inputs(ctx: ClassRun) -> None:
         ("a model card with a 6 MiB field", "big-card"),
     ):
         await _reload(ctx, root, label, current, wait_s)
-    await _reload(ctx, root, "back to the first version", FIRST_VERSION, wait_s)
+    await _reload(ctx, root, "back to the first version", reloads.FIRST_VERSION, wait_s)
 
 
 async def _reload(ctx: ClassRun, root: Path, label: str, current: str, wait_s: float) -> None:
-    loop = asyncio.get_running_loop()
-    before = await loop.run_in_executor(None, reload_outcomes, ctx.target)
-    (root / registry.CURRENT_FILE).write_text(current + "\n")
-    os.kill(ctx.target.pid or 0, signal.SIGHUP)
-    after, deadline = before, time.perf_counter() + wait_s
-    while after == before and time.perf_counter() < deadline:
-        await asyncio.sleep(0.25)
-        after = await loop.run_in_executor(None, reload_outcomes, ctx.target)
-    await asyncio.sleep(max(0.0, deadline - time.perf_counter()))  # more polls: a repeated log shows
-    changed = [outcome for outcome, n in after.items() if n > before.get(outcome, 0.0)]
+    started = time.perf_counter()
+    changed = await reloads.reload_to(ctx.target, root, current, wait_s)
+    await asyncio.sleep(max(0.0, started + wait_s - time.perf_counter()))  # more polls: a repeated log shows
     ctx.count(f"reload: {label}", ", ".join(changed) or "no reload outcome")
     if "outside" in current and "reloaded" in changed:
         ctx.fail("a model from outside the model root was loaded and served")
     for what, code in await connection.probes(ctx.target):
         if what in ("HTTP GetServerInfo", "gRPC health Check") and code not in ("OK", "200"):
             ctx.fail(f"after {label}, {what} got {code}")
-    info = await loop.run_in_executor(None, _grpc_server_info, ctx.target.grpc)
+    info = await asyncio.get_running_loop().run_in_executor(None, _grpc_server_info, ctx.target.grpc)
     ctx.count("GetServerInfo after a reload input", info)
     if info != "OK":
         ctx.fail(f"after {label}, gRPC GetServerInfo got {info}")
@@ -129,15 +93,16 @@ def _grpc_server_info(address: str) -> str:
 
 
 def sigterm_in_flight(ctx: ClassRun) -> None:
-    """SIGTERM to a child server while small Classify calls and a long Solve are in flight."""
+    """SIGTERM to a child server while small Classify calls and the largest Classify batch are in flight."""
     with calls.local_server({"BOAF_SHUTDOWN_GRACE_S": "1"}, ctx.work_dir) as child:
         if child.log_path is not None:
             ctx.other_logs.append(child.log_path)
         codes: list[tuple[str, str]] = []
         sent = threading.Event()
-        with grpc.insecure_channel(child.grpc) as channel:
+        with grpc.insecure_channel(child.grpc, options=hostile.CLIENT_OPTIONS) as channel:
             threads = [threading.Thread(target=_small_calls, args=(channel, sent, codes)) for _ in range(SMALL_CALLERS)]
-            threads.append(threading.Thread(target=_long_solve, args=(channel, codes)))
+            largest = hostile.prepare(child).largest_grpc
+            threads.append(threading.Thread(target=_long_call, args=(channel, largest, codes)))
             for thread in threads:
                 thread.start()
             time.sleep(1.0)
@@ -165,14 +130,13 @@ def _small_calls(channel: grpc.Channel, sent: threading.Event, codes: list[tuple
             return
 
 
-def _long_solve(channel: grpc.Channel, codes: list[tuple[str, str]]) -> None:
-    request = pb.SolveRequest(state=calls.state_to_proto(deal(7, rows=4, cols=13)), time_limit_ms=20_000)
+def _long_call(channel: grpc.Channel, payload: bytes, codes: list[tuple[str, str]]) -> None:
     try:
-        channel.unary_unary("/boaf.v1.Boaf/Solve")(request.SerializeToString(), timeout=30.0)
+        channel.unary_unary("/boaf.v1.Boaf/Classify")(payload, timeout=30.0)
         code = "OK"
     except grpc.RpcError as exc:
         code = exc.code().name if isinstance(exc, grpc.Call) else type(exc).__name__
-    codes.append(("a long Solve in flight", code))
+    codes.append(("the largest Classify in flight", code))
 
 
 # ---------------------------------------------------------------- settings
