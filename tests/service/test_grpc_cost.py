@@ -266,6 +266,16 @@ def test_unknown_field_numbers_are_still_ignored(channel: grpc.Channel) -> None:
     assert len(answer.predictions) == 1
 
 
+def test_states_written_in_any_field_order_are_matched_whole_not_read_field_by_field(channel: grpc.Channel) -> None:
+    # Protobuf writers put fields in number order; another order is valid, and must not cost the scan's budget.
+    reordered = pb.State(cells=EASY.cells).SerializeToString() + field(7, 0, b"\x01")
+    reordered += pb.State(rows=EASY.rows, cols=EASY.cols).SerializeToString()
+    assert pb.State.FromString(reordered).rows == EASY.rows
+    answer = pb.ClassifyResponse.FromString(answered(channel, CLASSIFY, nested(1, reordered) * BATCH))
+    assert len(answer.predictions) == BATCH
+    assert BATCH * len(EASY.cells) > FIELDS_PER_STATE * BATCH + SPARE_FIELDS  # read one by one, they would not fit
+
+
 def test_a_message_cut_short_is_invalid(channel: grpc.Channel) -> None:
     error = refused(channel, CLASSIFY, pb.ClassifyRequest(states=[EASY] * 2).SerializeToString()[:-3])
     assert error.code() == CODE.INVALID_ARGUMENT
