@@ -14,6 +14,14 @@
   allowed origin is answered 204 with the methods and headers a client may
   send; from any other origin 403. Answers to an allowed origin say it may read
   them and the headers ``EXPOSED``.
+- **GETs from other sites** (``cross_site``). A page on any site can make a browser
+  send a simple GET (an image, a script, a form), and CORS does not stop it: it
+  only keeps the answer from the page. So an RPC's GET whose ``Origin`` is neither
+  an allowed origin nor this server's own, or that carries no ``Origin`` but
+  ``Sec-Fetch-Site: cross-site``, is PERMISSION_DENIED (403) here, before any
+  work. Same-origin, same-site and typed-URL GETs (``Sec-Fetch-Site``
+  ``same-origin``, ``same-site``, ``none``) and clients outside a browser (neither
+  header) are served.
 """
 
 from __future__ import annotations
@@ -57,6 +65,26 @@ def host_name(host: str) -> str:
     return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
+def own_origin(scope: Scope, headers: Headers) -> str:
+    """This server's origin as a browser writes it for a page it served: ``http://localhost:8080``."""
+    return f"{scope.get('scheme', 'http')}://{headers.get('host', '').strip().lower()}"
+
+
+def cross_site(headers: Headers, origins: frozenset[str], own: str) -> str | None:
+    """Which header shows a request comes from a page on another site (``Origin 'https://evil.example'``,
+    ``Sec-Fetch-Site: cross-site``), or None when it does not.
+
+    An ``Origin`` sent is decisive: an allowed origin (``origins``) or ``own`` is not another site,
+    whatever ``Sec-Fetch-Site`` says. Without one, only ``Sec-Fetch-Site: cross-site`` is.
+    """
+    origin = headers.get("origin")
+    if origin is not None:
+        return None if origin in origins or origin.strip().lower() == own else f"Origin {quoted(origin)}"
+    if headers.get("sec-fetch-site", "").strip().lower() == "cross-site":
+        return "Sec-Fetch-Site: cross-site"
+    return None
+
+
 class EdgeGuard:
     """The middleware of the module notes; ``methods`` maps each RPC path to its metric label."""
 
@@ -92,7 +120,20 @@ class EdgeGuard:
             return error_response(Code.INVALID_ARGUMENT, message)
         if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             return self._preflight(headers.get("origin", ""))
+        if scope["method"] == "GET" and scope["path"] in self.methods:
+            return self._cross_site_get(scope, headers)
         return None
+
+    def _cross_site_get(self, scope: Scope, headers: Headers) -> ASGIApp | None:
+        sender = cross_site(headers, self.origins, own_origin(scope, headers))
+        if sender is None:
+            return None
+        self.metrics.record(self.methods[scope["path"]], Code.PERMISSION_DENIED.name, 0.0)
+        message = (
+            f"GET from a page on another site ({sender}): only this server's pages, "
+            f"the origins of {env_name('cors_origins')} and clients outside a browser may GET"
+        )
+        return error_response(Code.PERMISSION_DENIED, message)
 
     def _preflight(self, origin: str) -> ASGIApp:
         if origin not in self.origins:
