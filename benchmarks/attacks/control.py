@@ -9,7 +9,7 @@
 - signals: SIGTERM to a child server (``BOAF_SHUTDOWN_GRACE_S=1``) with small Classify calls in
   flight and the largest Classify batch: the code each call in flight got (UNAVAILABLE is the contract).
 - settings past limits: ``boaf serve`` with a limit one past its largest value, negative, not a
-  number, or a megabyte long (by seed): it should exit 2 at once with one short line.
+  number, or 100,000 characters long (by seed): it should exit 2 at once with one short line.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ SETTINGS_WAIT_S, QUICK_SETTINGS_WAIT_S = (
     8.0,
 )  # a server given bad settings exits at once; one still running accepted them
 SMALL_CALLERS = 8
+LONG_VALUE = 100_000  # characters: Linux takes at most 128 KiB in one environment string
 
 
 # ---------------------------------------------------------------- reload
@@ -146,7 +147,7 @@ def bad_settings(ctx: ClassRun) -> list[tuple[str, str]]:
     """(variable, value) pairs past limits, chosen by seed."""
     chosen = [limits.LIMITS[int(i)] for i in ctx.rng.choice(len(limits.LIMITS), 2 if ctx.quick else 6, replace=False)]
     values = [str(limit.largest + 1) for limit in chosen]
-    values += [str(ctx.rng.choice(["-1", "0x10", "1e999", "NaN", "9" * (1024 * 1024)])) for _ in chosen]
+    values += [str(ctx.rng.choice(["-1", "0x10", "1e999", "NaN", "9" * LONG_VALUE])) for _ in chosen]
     pairs = [(limit.variable, value) for limit, value in zip(chosen * 2, values, strict=True)]
     return pairs + [("BOAF_MODEL_POLL_S", "nan"), ("BOAF_SHUTDOWN_GRACE_S", "-inf")][: 1 if ctx.quick else 2]
 

@@ -75,6 +75,8 @@ async def _http_call(ctx: ClassRun, label: str, path: str, body: bytes, encoding
         answer = await connection.post(path, body, headers, CALL_TIMEOUT_S)
         code = hostile.answer_code(answer)
         ctx.quoted(message_chars(answer.body))
+    except ConnectionError:  # reset, or closed while the body was still being sent
+        code = "closed without an answer"
     except (TimeoutError, EOFError, OSError, ValueError) as exc:
         code = type(exc).__name__
     finally:

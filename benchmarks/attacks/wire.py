@@ -67,7 +67,7 @@ def compress(data: bytes, encoding: str) -> bytes:
 def status_of(code: int | str) -> str:
     """The name of a gRPC status number (``grpc-status``), e.g. 3 -> ``INVALID_ARGUMENT``."""
     number = int(code)
-    return CODE_NAMES.get(number, f"status {number}")
+    return str(CODE_NAMES.get(number, f"status {number}"))
 
 
 @dataclass
@@ -101,12 +101,14 @@ class RawH2:
 
     async def open(self, settings: dict[int, int] | None = None, timeout: float = 10.0) -> None:
         """Connect, send the preface and our SETTINGS (``h2.settings.SettingCodes`` -> value); start reading."""
-        self.reader, self.writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), timeout)
+        self.reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), timeout)
+        self.writer = writer
         config = h2.config.H2Configuration(client_side=True, header_encoding=None)
         connection = h2.connection.H2Connection(config)
-        connection.local_settings = h2.settings.Settings(client=True, initial_values=settings or {})
+        values = {h2.settings.SettingCodes(code): value for code, value in (settings or {}).items()}
+        connection.local_settings = h2.settings.Settings(client=True, initial_values=values)
         connection.initiate_connection()
-        self.writer.write(connection.data_to_send())
+        writer.write(connection.data_to_send())
         self.opened_at = time.perf_counter()
         self._task = asyncio.create_task(self._read())
 
