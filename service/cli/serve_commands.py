@@ -120,7 +120,9 @@ def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
     # Imported here for start-up time: only this command pays for grpc, onnxruntime and the HTTP stack.
     from boaf.service.app import check_model
     from boaf.service.core.logs import configure_logging
+    from boaf.service.core.memory import bound_heap
 
+    bound_heap()  # before the server's threads make heaps of their own
     configure_logging(settings.log_level, settings.log_format)
     if check:
         typer.echo(f"boaf: model loaded and warmed up in {check_model(settings):.2f} s")

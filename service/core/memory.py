@@ -10,6 +10,22 @@ by request size; the data plane, by states; every puzzle call) asks
 the last ask, so no call waits for it and a burst gets one trim. Elsewhere than
 glibc (musl, macOS) it does nothing.
 
+Some requests are refused where no boaf code runs after them (gRPC core's own size
+refusal), and any path may forget to ask; so the same thread also watches the RSS
+every ``WATCH_EVERY_S``: once ``settle_heap`` has taken the idle RSS (after the warm-up,
+and again after the background kernels), an RSS past ``ABOVE_IDLE`` times it is
+trimmed (again only when it grew by that much since the last trim, or
+``RETRIM_EVERY_S`` later: memory that calls still hold is not trimmed over and over).
+So whatever a burst held, refused requests included, is given back within seconds of
+its end.
+
+``bound_heap`` (called by ``boaf serve`` as it starts) bounds glibc's heaps the way
+``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` would, which must be set before a
+process starts: at most ``ARENAS`` heaps, and every block of ``MMAP_THRESHOLD_BYTES``
+or more in a mapping of its own, unmapped when freed (glibc would otherwise raise that
+threshold to the largest block freed, up to 32 MiB, keeping a burst's large requests
+in its heaps).
+
 A model reload (``boaf.service.core.reload``) holds two models for a while: ``check_reload_fits``
 counts the second one against ``BOAF_MEMORY_LIMIT_MB`` before it is loaded.
 """
@@ -18,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +45,12 @@ from boaf.service.core.settings import MIB, Settings, env_name
 TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 TRIM_EVERY_S = 2.0  # at most one collect-and-trim this often
 LARGE_REQUEST_BYTES = 256 * 1024  # a request this large asks for a trim when its call ends
+WATCH_EVERY_S = 2.0  # how often the trimmer reads the RSS when nobody asked
+ABOVE_IDLE = 1.1  # an RSS past this many times the idle RSS is trimmed ...
+RETRIM_EVERY_S = 30.0  # ... again after this long, or sooner when it grew by ABOVE_IDLE since the last trim
+ARENAS = 4  # glibc heaps at most (its default: 8 per core; each keeps what its threads freed)
+MMAP_THRESHOLD_BYTES = 128 * 1024  # blocks this large are mapped apart and unmapped when freed (glibc's start value)
+M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8  # mallopt's parameters (malloc.h)
 
 
 class MemoryReturn:
@@ -38,32 +61,82 @@ class MemoryReturn:
         self._due = threading.Event()
         self._started = False
         self._lock = threading.Lock()
+        self._idle_rss = 0  # bytes, once settled; 0: not watching
         self.trims = 0  # how many times it has trimmed (for tests)
 
     def soon(self) -> None:
         """Ask for a trim soon (cheap; a burst of calls gets one trim after it)."""
+        if self._start():
+            self._due.set()
+
+    def watch(self) -> None:
+        """Take the RSS now as the idle RSS, and trim whenever the RSS is well past it (module notes)."""
+        self._idle_rss = rss_bytes()
+        self._start()
+
+    def _start(self) -> bool:
         if self._trim is None:
-            return
+            return False
         with self._lock:
             if not self._started:
                 threading.Thread(target=self._run, name="boaf-memory-return", daemon=True).start()
                 self._started = True
-        self._due.set()
+        return True
 
     def _run(self) -> None:
-        assert self._trim is not None
-        last = -TRIM_EVERY_S
+        last, after_last = -TRIM_EVERY_S, 0
         while True:
-            self._due.wait()
-            # The rest of a burst ends meanwhile, and asks for the same trim.
-            time.sleep(max(TRIM_DELAY_S, last + TRIM_EVERY_S - time.monotonic()))
+            if self._due.wait(WATCH_EVERY_S):
+                # The rest of a burst ends meanwhile, and asks for the same trim.
+                time.sleep(max(TRIM_DELAY_S, last + TRIM_EVERY_S - time.monotonic()))
+            elif not self._past_idle(after_last, time.monotonic() - last):
+                continue
             self._due.clear()
             last = time.monotonic()
-            # A call that failed keeps its request alive in a cycle (exception, traceback, frame, exception)
-            # that only the cyclic collector frees, and an idle server never triggers it: collect, then trim.
-            gc.collect()
-            self._trim(0)
-            self.trims += 1
+            self._collect_and_trim()
+            after_last = rss_bytes()
+
+    def _past_idle(self, after_last: int, since_last_s: float) -> bool:
+        if not self._idle_rss:
+            return False
+        rss = rss_bytes()
+        if rss <= ABOVE_IDLE * self._idle_rss:
+            return False
+        return rss > ABOVE_IDLE * after_last or since_last_s >= RETRIM_EVERY_S
+
+    def trim_now(self) -> None:
+        """Collect and trim in this thread, now (nothing off glibc)."""
+        if self._trim is not None:
+            self._collect_and_trim()
+
+    def _collect_and_trim(self) -> None:
+        assert self._trim is not None
+        # A call that failed keeps its request alive in a cycle (exception, traceback, frame, exception)
+        # that only the cyclic collector frees, and an idle server never triggers it: collect, then trim.
+        gc.collect()
+        self._trim(0)
+        self.trims += 1
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now, in bytes (0 where ``/proc`` has no ``statm``)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def bound_heap() -> bool:
+    """Bound glibc's heaps (module notes): ``ARENAS`` at most, large blocks unmapped when freed; False off glibc.
+
+    Takes effect for heaps made from now on: called first thing when a server starts.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False  # not glibc
+    return bool(mallopt(M_ARENA_MAX, ARENAS)) and bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -84,9 +157,12 @@ def settle_heap() -> None:
     Called once the server has warmed up (and again after the background kernels), so
     that a full collection later scans only what calls made since: ~1 ms instead of
     the ~0.1-0.2 s it takes over a loaded server's 130,000 objects (``gc.freeze``).
+    The RSS then is the idle RSS the trimmer watches against (module notes).
     """
     gc.collect()
     gc.freeze()
+    MEMORY.trim_now()
+    MEMORY.watch()
 
 
 def give_memory_back_soon() -> None:

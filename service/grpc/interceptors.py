@@ -416,8 +416,8 @@ class _Call:
         # What the gate checks before the parse, each step before any work that grows with the request:
         # the size on the wire, then the size inflated (compression), then the batch and the wire types.
         settings = self.gate.admission.settings
+        self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES  # its call's end asks for a trim, refused too
         self.gate.admission.check_size(len(raw))
-        self.large = self.large or len(raw) >= LARGE_REQUEST_BYTES  # its call's end asks for a trim
         try:
             raw = inflated(raw, settings.max_message_bytes)
         except LimitExceeded:

@@ -271,8 +271,8 @@ class Edge:
             return refused.response
         finally:
             self._calls.discard(live)
-            if len(body) >= LARGE_REQUEST_BYTES:
-                give_memory_back_soon()  # its JSON held many times its size while parsed
+            if len(body) >= LARGE_REQUEST_BYTES or admitted.gzipped:
+                give_memory_back_soon()  # its JSON (inflated: up to the limit) held many times its size while parsed
 
     def _admit(self, endpoint: Endpoint, request: Request, started: float) -> Admitted:
         # Cheap checks, before the body is read (a GET's request is decoded here: it is in the URL).
@@ -358,6 +358,7 @@ class Edge:
             log.info("client gone before its request body ended", extra={"method": endpoint.method, "bytes": size})
             raise self._refused(endpoint, started, Code.CANCELLED, "the client went away") from None
         except LimitExceeded as exc:
+            give_memory_back_soon()  # it held up to the limit before it was refused
             raise self._refused(endpoint, started, Code.OUT_OF_RANGE, str(exc), headers=CLOSE) from None
         if live.shutting_down:
             raise self._refused(endpoint, started, Code.UNAVAILABLE, SHUTTING_DOWN_MESSAGE, headers=CLOSE)
