@@ -1,0 +1,225 @@
+"""What a refused request costs the HTTP edge: each rejection path gets its code and a short message,
+and is refused before the work that grows with its size (docs/service.md, "What a refused request may cost").
+
+The work is counted, never timed: the JSON objects the parse built (``wire``'s object hook), the
+states converted (``json_format.ParseDict``, ``converters.states_from_proto``), the bytes inflated,
+and the memory the whole process allocated while it answered (``tracemalloc``, every thread: the
+server runs in this process).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import tracemalloc
+import urllib.parse
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from http_client import Answer, Client, parse_answer, raw_exchange
+from servers import TEST_LIMITS
+
+import boaf.service.http.wire as wire
+from boaf.service.rpc import converters
+from boaf.v1 import boaf_pb2 as pb
+
+MAX_STATES = TEST_LIMITS["max_batch_size"]
+MAX_BYTES = TEST_LIMITS["max_message_bytes"]
+CLASSIFY = "/boaf.v1.Boaf/Classify"
+SHORT = 200  # characters: no refusal's message is longer
+EMPTY_STATES = b'{"states":[' + b",".join([b"{}"] * (MAX_BYTES // 3 - 10)) + b"]}"  # just under the size limit
+TOO_MANY = f"states: a batch of more than {MAX_STATES} states exceeds the limit of {MAX_STATES} (BOAF_MAX_BATCH_SIZE)"
+
+
+@dataclass
+class Work:
+    """What the server did for one request."""
+
+    objects: int = 0  # JSON objects the parse built
+    conversions: int = 0  # ParseDict calls (one a state in a batch)
+    batches_read: int = 0  # states_from_proto calls
+    inflated: list[int] = field(default_factory=list)  # bytes out of each gzip inflation
+
+    @property
+    def peak_bytes(self) -> int:
+        """The most memory allocated at once so far (every thread), above what was when counting began."""
+        return int(tracemalloc.get_traced_memory()[1])
+
+
+@pytest.fixture
+def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
+    done = Work()
+    counting_objects, parse_dict = wire._counting_objects, json_format.ParseDict
+    states_from_proto, decompressobj = converters.states_from_proto, zlib.decompressobj
+
+    def objects(*args: Any) -> Any:
+        hook = counting_objects(*args)
+
+        def counted(obj: dict[str, Any]) -> dict[str, Any]:
+            done.objects += 1
+            return hook(obj)
+
+        return counted
+
+    def converting(*args: Any, **kwargs: Any) -> Any:
+        done.conversions += 1
+        return parse_dict(*args, **kwargs)
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        done.batches_read += 1
+        return states_from_proto(*args, **kwargs)
+
+    class Inflater:
+        def __init__(self, *args: Any) -> None:
+            self.inner = decompressobj(*args)
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            out = self.inner.decompress(data, max_length)
+            done.inflated.append(len(out))
+            return out
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(wire, "_counting_objects", objects)
+    monkeypatch.setattr(json_format, "ParseDict", converting)
+    monkeypatch.setattr(converters, "states_from_proto", reading)
+    monkeypatch.setattr(wire.zlib, "decompressobj", Inflater)
+    tracemalloc.start()  # counts allocations made from now on only
+    try:
+        yield done
+    finally:
+        tracemalloc.stop()
+
+
+def get_url(message: bytes, **params: str) -> str:
+    query = {"connect": "v1", "encoding": "json", "message": message.decode(), **params}
+    return CLASSIFY + "?" + urllib.parse.urlencode(query)
+
+
+def gzip_get_url(message: bytes) -> str:
+    packed = base64.urlsafe_b64encode(gzip.compress(message, 9)).rstrip(b"=")
+    return get_url(packed, base64="1", compression="gzip")
+
+
+def refused(answer: Answer, status: int, code: str) -> str:
+    assert (answer.status, answer.body["code"]) == (status, code), answer.body
+    message: str = answer.body["message"]
+    assert len(message) <= SHORT, message
+    return message
+
+
+# ---------------------------------------------------------------- too many states: counted, never converted
+
+
+@pytest.mark.parametrize(
+    "send",
+    [
+        pytest.param(lambda c: c.post(CLASSIFY, raw=EMPTY_STATES), id="plain"),
+        pytest.param(
+            lambda c: c.post(CLASSIFY, raw=gzip.compress(EMPTY_STATES), headers={"Content-Encoding": "gzip"}),
+            id="gzip",
+        ),
+        pytest.param(lambda c: c.get(gzip_get_url(EMPTY_STATES)), id="GET gzip"),
+    ],
+)
+def test_too_many_json_states_are_refused_before_one_is_converted(client: Client, work: Work, send: Any) -> None:
+    answer = send(client)
+    assert refused(answer, 400, "out_of_range") == TOO_MANY
+    assert answer.body["details"][0]["debug"]["fieldViolations"][0]["field"] == "states"
+    assert work.objects == MAX_STATES + 2  # the parse stopped at the first object past the most a request holds
+    assert (work.conversions, work.batches_read) == (0, 0)
+    assert work.peak_bytes < 4 * len(EMPTY_STATES)  # the text and a few copies; a converted batch is ~100x
+
+
+def test_a_batch_one_past_the_limit_is_refused_as_over_grpc(client: Client, work: Work) -> None:
+    body = json.dumps({"states": [{"rows": 1, "cols": 1, "cells": ["AS"]}] * (MAX_STATES + 1)}).encode()
+    assert refused(client.post(CLASSIFY, raw=body), 400, "out_of_range") == TOO_MANY
+    assert (work.conversions, work.batches_read) == (0, 0)
+
+
+def test_too_many_binary_states_are_refused_before_one_is_converted(client: Client, work: Work) -> None:
+    body = pb.ClassifyRequest(states=[pb.State()] * (MAX_BYTES // 3)).SerializeToString()
+    answer = client.post(CLASSIFY, raw=body, headers={"Content-Type": "application/proto"})
+    assert refused(answer, 400, "out_of_range").startswith("states: a batch of ")
+    assert work.batches_read == 0
+
+
+def test_json_objects_no_request_holds_are_refused_while_parsed(client: Client, work: Work) -> None:
+    body = json.dumps({"state": {"rows": 1, "cols": 1, "cells": [{}] * (MAX_STATES * 10)}}).encode()
+    answer = client.post("/boaf.v1.Boaf/Solve", raw=body)
+    assert (
+        refused(answer, 400, "invalid_argument") == "request body: more JSON objects than a boaf.v1.SolveRequest holds"
+    )
+    assert (work.objects, work.conversions) == (MAX_STATES + 2, 0)
+
+
+# ---------------------------------------------------------------- too many bytes: unread, inflated to the limit only
+
+
+def test_an_oversize_body_is_refused_unread(client: Client, work: Work) -> None:
+    head = f"POST {CLASSIFY} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    raw, closed = raw_exchange(client.address, f"{head}Content-Length: {4 * MAX_BYTES}\r\n\r\n".encode())
+    answer = parse_answer(raw)
+    assert refused(answer, 400, "out_of_range").startswith(f"request: a message of {4 * MAX_BYTES:,} bytes exceeds")
+    assert closed and (work.objects, work.conversions) == (0, 0)
+
+
+def test_a_gzip_bomb_is_inflated_only_to_the_limit(client: Client, work: Work) -> None:
+    bomb = gzip.compress(b" " * (16 * MAX_BYTES), 9)  # 16 KiB on the wire
+    answer = client.post(CLASSIFY, raw=bomb, headers={"Content-Encoding": "gzip"})
+    assert refused(answer, 400, "out_of_range").startswith(f"request: a message of more than {MAX_BYTES:,} bytes once")
+    assert sum(work.inflated) == MAX_BYTES + 1 and (work.objects, work.conversions) == (0, 0)
+
+
+# ---------------------------------------------------------------- errors quoting the input: cut before written
+
+HUGE = MAX_BYTES - 100  # characters of one value: the body just under the size limit
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "start"),
+    [
+        (
+            CLASSIFY,
+            {"states": [{"rows": 1, "cols": 2, "cells": ["X" * HUGE, "AS"]}]},
+            f"states[0]: cells[0] (row 1, column 1): unknown card '{'X' * 40}…': expected",
+        ),
+        (
+            CLASSIFY,
+            {"K" * HUGE: 1},
+            f'request body: Message type "boaf.v1.ClassifyRequest" has no field named "{"K" * 40}…"',
+        ),
+        (
+            "/boaf.v1.Game/Play",
+            {"state": {"rows": 1, "cols": 2, "cells": ["AS", "2S"]}, "moves": ["M" * HUGE]},
+            f"move 1 of 1: move '{'M' * 40}…' is not two cards",
+        ),
+    ],
+    ids=["huge cell", "huge unknown key", "huge move"],
+)
+def test_a_huge_input_is_quoted_short(client: Client, work: Work, path: str, body: Any, start: str) -> None:
+    raw = json.dumps(body).encode()
+    message = refused(client.post(path, raw=raw), 400, "invalid_argument")
+    assert message.startswith(start), message
+    assert work.peak_bytes < 8 * len(raw)  # a few copies of the input; the old cutter's regex held ~100x
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"maxNodes": NaN}', "request body is not JSON: NaN is not a JSON number"),
+        (b'{"maxNodes": -Infinity}', "request body is not JSON: -Infinity is not a JSON number"),
+        (b'{"maxNodes": 1e400}', "request body is not JSON: the number '1e400' is too large"),
+        (b'{"maxNodes": 1' + b"0" * 1000 + b"e400}", "request body is not JSON: the number '1" + "0" * 39 + "…'"),
+    ],
+    ids=["NaN", "-Infinity", "1e400", "a long 1e400"],
+)
+def test_a_non_finite_number_is_refused_short(client: Client, work: Work, body: bytes, message: str) -> None:
+    assert refused(client.post("/boaf.v1.Boaf/Solve", raw=body), 400, "invalid_argument").startswith(message)
+    assert work.conversions == 0
