@@ -17,6 +17,7 @@ import numpy as np
 
 from boaf.game import State
 from boaf.game.deals import seeded_rng
+from boaf.game.errors import quote
 from boaf.puzzles.analysis import exact_analysis
 from boaf.puzzles.enumeration import Enumeration
 from boaf.puzzles.errors import InvalidPuzzleRequest
@@ -216,4 +217,4 @@ def energy_named(name: str) -> Energy:
     try:
         return ENERGIES[name]
     except KeyError:
-        raise InvalidPuzzleRequest(f"unknown energy {name!r}: expected one of {', '.join(ENERGIES)}") from None
+        raise InvalidPuzzleRequest(f"unknown energy {quote(name)}: expected one of {', '.join(ENERGIES)}") from None
