@@ -8,9 +8,10 @@ owns the lifecycle of (``boaf.service.core.lifecycle``). Its part of that life:
    until its servicer has a ``DataPlane``. ``start()`` binds the port and serves at once.
 2. ``serve()``: the servicer has its plane, and health turns SERVING.
 3. ``stop(grace, on_grace_over)`` turns health NOT_SERVING (so load balancers and Watch
-   streams learn first), stops accepting calls, ends the streams (UNAVAILABLE), and gives
-   the calls in flight ``grace`` seconds; those still running then end UNAVAILABLE with
-   ``errors.SHUTTING_DOWN_MESSAGE``, and ``on_grace_over`` stops their searches.
+   streams learn first), answers new calls UNAVAILABLE, ends the streams (UNAVAILABLE), and
+   gives the calls in flight ``grace`` seconds; those still running then end UNAVAILABLE
+   with ``errors.SHUTTING_DOWN_MESSAGE``, and ``on_grace_over`` stops their searches. gRPC
+   itself stops (GOAWAY) once no call is in flight.
 
 Threads (``boaf.service.core.admission`` has the whole model): the gRPC pool has a thread
 for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
@@ -28,6 +29,7 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -57,6 +59,7 @@ KEEPALIVE_S = 60  # the server pings a connection quiet for this long, to find d
 KEEPALIVE_TIMEOUT_S = 20  # ... and closes it when the ping gets no answer within this
 HANDSHAKE_TIMEOUT_S = 5  # a connection that has not sent the HTTP/2 preface and SETTINGS (after TLS) by then is closed
 MAX_CONNECTIONS = 4096  # connections on the listener, unless the service's descriptor plan gives another cap
+DRAIN_POLL_S = 0.01  # how often a stop looks whether the calls in flight have ended
 STOP_MARGIN_S = 1.0  # after the grace, calls get this long to end UNAVAILABLE themselves before gRPC cancels them
 
 
@@ -107,7 +110,7 @@ class BoafServer:
         server = grpc.server(
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="boaf-rpc"),
             interceptors=(self.gate,),
-            options=_options(settings, self.admission.wait_limit_s(), self.max_connections),
+            options=_options(settings, self.admission.wait_limit_s(), self.max_connections, streams=threads),
             maximum_concurrent_rpcs=threads,  # the caps refuse first; this is only a backstop
         )
         self.gate.busy = _concurrency_exceeded(server)
@@ -148,23 +151,34 @@ class BoafServer:
             self.health.set(name, status)
 
     def stop(self, grace: float, on_grace_over: Callable[[], None]) -> None:
-        """Health NOT_SERVING, streams ended, then stop; calls in flight get ``grace`` s.
+        """Health NOT_SERVING, new calls UNAVAILABLE, streams ended; calls in flight get ``grace`` s; then stop.
 
         Calls still running after the grace end UNAVAILABLE with ``SHUTTING_DOWN_MESSAGE``, and
         ``on_grace_over()`` runs then (it stops their searches). Returns once the server has stopped.
+
+        gRPC core stops only once the calls in flight have ended: from its stop on, a call that has
+        arrived but is not yet handed to grpcio is cancelled (CANCELLED), so until then the gate answers
+        every new call itself, UNAVAILABLE, and no call in flight at the stop can be cut that way.
         """
         self.health.enter_graceful_shutdown()
-        # gRPC itself cancels ("Cancelling all calls") only after our own grace and a margin.
-        stopped = self._server.stop(grace + STOP_MARGIN_S)
-        self.gate.drain()  # streams waiting for a request end now, and Watch streams end UNAVAILABLE:
+        self.gate.drain()  # new calls end UNAVAILABLE, streams waiting for a request end now, and Watch streams end:
         self.health.end_watches()
-        if not stopped.wait(grace):
+        if not self._calls_end(grace):
             self.gate.stop_calls()  # the calls still in flight end UNAVAILABLE, with SHUTTING_DOWN_MESSAGE
             on_grace_over()
-            if not stopped.wait(STOP_MARGIN_S):
+            if not self._calls_end(STOP_MARGIN_S):
                 log.warning("calls still running after the grace and its margin: gRPC cancels them")
-        stopped.wait()
+        self._server.stop(STOP_MARGIN_S).wait()  # GOAWAY; core cancels what is left after the margin
         self.gate.close()
+
+    def _calls_end(self, timeout: float) -> bool:
+        """Wait until no call or stream is admitted (on either edge), at most ``timeout`` s; True when none is."""
+        give_up = time.monotonic() + timeout
+        while self.admission.calls or self.admission.streams:
+            if time.monotonic() >= give_up:
+                return False
+            time.sleep(DRAIN_POLL_S)
+        return True
 
     def wait_for_termination(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout`` seconds); True when it has stopped."""
@@ -258,9 +272,14 @@ class WatchStream:
             self._condition.notify()
 
 
-def _options(settings: Settings, longest_call_s: float, max_connections: int) -> list[tuple[str, int]]:
+def _options(settings: Settings, longest_call_s: float, max_connections: int, *, streams: int) -> list[tuple[str, int]]:
     idle_ms = round(settings.idle_timeout_s * 1000)
     return [
+        # A connection may hold as many streams as the server has threads (the gate refuses calls past the caps
+        # before this binds). With a limit, core refuses a stream past it (RST_STREAM REFUSED_STREAM), counting
+        # streams a client has reset until their calls have ended: rapid resets then cost one connection
+        # at most this many calls in flight, and other clients' calls go on (docs/service.md, "HTTP/2 frames").
+        ("grpc.max_concurrent_streams", streams),
         # Past the cap core closes a new connection as it accepts it, silently; one that has not finished its
         # handshake (TLS, then the HTTP/2 preface and SETTINGS) within the timeout is closed too.
         ("grpc.max_allowed_incoming_connections", max_connections),

@@ -32,10 +32,13 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
-from servers import READY_TIMEOUT_S, free_port, grid_state, health_status, wait_for
+from servers import READY_TIMEOUT_S, free_port, grid_state, health_status, serve_process, wait_for
 
+from boaf.game import deal
 from boaf.models import registry
+from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE
 from boaf.service.grpc.server import HANDSHAKE_TIMEOUT_S
+from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
@@ -264,3 +267,44 @@ def test_a_connection_that_never_sends_the_preface_is_closed_within_the_handshak
         waited = time.monotonic() - opened
     assert waited < HANDSHAKE_TIMEOUT_S + 10
     print(json.dumps({"closed_after_s": round(waited, 2)}))
+
+
+# ---------------------------------------------------------------- a call cut by the stop
+
+
+def test_calls_in_flight_at_sigterm_end_ok_or_unavailable_never_cancelled() -> None:
+    grace_s = 1.0
+    process, address = serve_process({"BOAF_SHUTDOWN_GRACE_S": str(grace_s)})
+    codes: list[grpc.StatusCode] = []
+    signalled = threading.Event()
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stub = boaf_pb2_grpc.BoafStub(channel)
+            # Longer than the grace: seconds of Compatible DFS on deal -4965, stopped by the stop.
+            hard = pb.SolveRequest(state=state_to_proto(deal(-4965)), algorithm=pb.COMPATIBLE, time_limit_ms=20_000)
+            long_call = stub.Solve.future(hard, timeout=60)
+
+            def small_calls() -> None:  # each call sent before the signal is in flight when it comes
+                while not signalled.is_set():
+                    try:
+                        stub.Classify(pb.ClassifyRequest(states=[STATE]), timeout=CALL_TIMEOUT_S)
+                        codes.append(grpc.StatusCode.OK)
+                    except grpc.RpcError as error:
+                        codes.append(error.code())
+
+            callers = [threading.Thread(target=small_calls) for _ in range(8)]
+            for caller in callers:
+                caller.start()
+            time.sleep(1.0)
+            process.send_signal(signal.SIGTERM)
+            signalled.set()
+            for caller in callers:
+                caller.join(60)
+            error = long_call.exception(60)
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert isinstance(error, grpc.Call)
+    assert (error.code(), error.details()) == (grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
+    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE}, codes
