@@ -18,7 +18,7 @@ import zlib
 
 from benchmarks import calls, hostile
 from benchmarks.attacks import send, wire
-from benchmarks.attacks.harness import Attack, ClassRun
+from benchmarks.attacks.harness import Attack, ClassRun, in_turn
 from benchmarks.attacks.wire import CLASSIFY
 from boaf.game import deal
 from boaf.v1 import boaf_pb2 as pb
@@ -89,8 +89,7 @@ async def http_bombs(ctx: ClassRun) -> None:
 
 
 async def run(ctx: ClassRun) -> None:
-    await grpc_bombs(ctx)
-    await http_bombs(ctx)
+    await in_turn(ctx, grpc_bombs, http_bombs)
 
 
 ATTACK = Attack("compression", "gRPC gzip/deflate messages and HTTP gzip bodies around the limit", run)

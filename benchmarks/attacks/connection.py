@@ -202,13 +202,17 @@ def _grpc_probes(address: str) -> list[tuple[str, str]]:
 async def run(ctx: ClassRun) -> None:
     """Every attack of the class, one after the other on the class's server, then exhaustion on a child."""
     port = int(ctx.target.grpc.rsplit(":", 1)[1])
+    ctx.phase("idle TCP")
     await idle_tcp(ctx)
+    ctx.phase("preface-less")
     n = ctx.size(3000, 300)
     await preface_less(ctx, ctx.target.host, port, n, ctx.size(20, 3), f"{n:,} preface-less")
+    ctx.phase("half-open TLS")
     await half_open_tls(ctx)
     if shutil.which("prlimit") is None:
         ctx.note("descriptor exhaustion: skipped (no prlimit command, util-linux)")
         return
+    ctx.phase("descriptor exhaustion (a child server)")
     await descriptor_exhaustion(ctx)
 
 

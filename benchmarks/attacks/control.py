@@ -26,7 +26,7 @@ from pathlib import Path
 import grpc
 
 from benchmarks import calls, hostile
-from benchmarks.attacks import connection, reloads
+from benchmarks.attacks import connection, harness, reloads
 from benchmarks.attacks.harness import Attack, ClassRun
 from boaf.game import deal
 from boaf.service.core import limits
@@ -37,6 +37,7 @@ SETTINGS_WAIT_S, QUICK_SETTINGS_WAIT_S = (
     8.0,
 )  # a server given bad settings exits at once; one still running accepted them
 SMALL_CALLERS = 8
+EXIT_WAIT_S = 60.0  # for a child server to be idle, and to exit after SIGTERM
 LONG_VALUE = 100_000  # characters: Linux takes at most 128 KiB in one environment string
 
 
@@ -66,6 +67,7 @@ async def reload_inputs(ctx: ClassRun) -> None:
 
 
 async def _reload(ctx: ClassRun, root: Path, label: str, current: str, wait_s: float) -> None:
+    ctx.phase(f"reload: {label}")
     started = time.perf_counter()
     changed = await reloads.reload_to(ctx.target, root, current, wait_s)
     await asyncio.sleep(max(0.0, started + wait_s - time.perf_counter()))  # more polls: a repeated log shows
@@ -98,6 +100,7 @@ def sigterm_in_flight(ctx: ClassRun) -> None:
     with calls.local_server({"BOAF_SHUTDOWN_GRACE_S": "1"}, ctx.work_dir) as child:
         if child.log_path is not None:
             ctx.other_logs.append(child.log_path)
+        ctx.note(f"SIGTERM: the child server was idle {harness.wait_until_idle(child, EXIT_WAIT_S):.0f} s after start")
         codes: list[tuple[str, str]] = []
         sent = threading.Event()
         with grpc.insecure_channel(child.grpc, options=hostile.CLIENT_OPTIONS) as channel:
@@ -108,11 +111,29 @@ def sigterm_in_flight(ctx: ClassRun) -> None:
                 thread.start()
             time.sleep(1.0)
             os.kill(child.pid or 0, signal.SIGTERM)
+            signalled = time.perf_counter()
             sent.set()
             for thread in threads:
                 thread.join()
+        exited = _exited(child.pid, signalled + EXIT_WAIT_S)
+        ctx.note(
+            f"SIGTERM: the server exited {exited - signalled:.1f} s after it" if exited else "SIGTERM: still running"
+        )
         for what, code in codes:
             ctx.count(f"SIGTERM: {what}", code)
+
+
+def _exited(pid: int | None, give_up: float) -> float | None:
+    """When ``pid`` (a child: a zombie once it exits) ended, polling until ``give_up``; None if it did not."""
+    while time.perf_counter() < give_up:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return time.perf_counter()
+        if state in ("Z", "X"):
+            return time.perf_counter()
+        time.sleep(0.1)
+    return None
 
 
 def _small_calls(channel: grpc.Channel, sent: threading.Event, codes: list[tuple[str, str]]) -> None:
@@ -179,7 +200,9 @@ def settings_past_limits(ctx: ClassRun) -> None:
 async def run(ctx: ClassRun) -> None:
     await reload_inputs(ctx)
     loop = asyncio.get_running_loop()
+    ctx.phase("SIGTERM (a child server)")
     await loop.run_in_executor(None, sigterm_in_flight, ctx)
+    ctx.phase("settings past limits (child servers)")
     await loop.run_in_executor(None, settings_past_limits, ctx)
 
 

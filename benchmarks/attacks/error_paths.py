@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks import calls, hostile
 from benchmarks.attacks import send
-from benchmarks.attacks.harness import Attack, ClassRun
+from benchmarks.attacks.harness import Attack, ClassRun, in_turn
 from benchmarks.attacks.wire import CLASSIFY
 from boaf.game import deal
 from boaf.v1 import boaf_pb2 as pb
@@ -72,8 +72,7 @@ async def warning_storm(ctx: ClassRun) -> None:
 
 
 async def run(ctx: ClassRun) -> None:
-    await huge_quotes(ctx)
-    await warning_storm(ctx)
+    await in_turn(ctx, huge_quotes, warning_storm)
 
 
 ATTACK = Attack("error paths", "huge quotes in error messages, a warning storm", run)

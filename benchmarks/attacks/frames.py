@@ -18,7 +18,7 @@ import numpy as np
 
 from benchmarks import calls
 from benchmarks.attacks import wire
-from benchmarks.attacks.harness import Attack, ClassRun
+from benchmarks.attacks.harness import Attack, ClassRun, in_turn
 from benchmarks.attacks.send import open_raw
 from boaf.game import random_states
 from boaf.v1 import boaf_pb2 as pb
@@ -153,11 +153,7 @@ async def zero_window_stall(ctx: ClassRun) -> None:
 
 async def run(ctx: ClassRun) -> None:
     """Each frame attack on a connection of its own, one after the other."""
-    await rapid_reset(ctx)
-    await settings_flood(ctx)
-    await ping_flood(ctx)
-    await continuation_flood(ctx)
-    await zero_window_stall(ctx)
+    await in_turn(ctx, rapid_reset, settings_flood, ping_flood, continuation_flood, zero_window_stall)
 
 
 ATTACK = Attack("HTTP/2 frames", "rapid reset, SETTINGS, PING and CONTINUATION floods, zero-window stall", run)

@@ -64,6 +64,7 @@ class ClassRun:
     notes: list[str] = field(default_factory=list)
     other_logs: list[Path] = field(default_factory=list)  # logs of child servers the class started
     longest_message: int = 0  # characters of the longest error message an answer carried
+    phases: list[tuple[float, str]] = field(default_factory=list)  # (perf_counter at its start, attack)
 
     def size(self, full: int, quick: int) -> int:
         """``full`` varied by seed (x0.75 to x1.25), or ``quick`` in a quick run."""
@@ -78,8 +79,19 @@ class ClassRun:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
+    def phase(self, attack: str) -> None:
+        """The attack that starts now: the bystander's failures from here on are counted against it."""
+        self.phases.append((time.perf_counter(), attack))
+
     def quoted(self, chars: int) -> None:
         self.longest_message = max(self.longest_message, chars)
+
+
+async def in_turn(ctx: ClassRun, *attacks: Callable[[ClassRun], Awaitable[None]]) -> None:
+    """Run ``attacks`` one after the other, each a phase named after its function (``rapid_reset``: rapid reset)."""
+    for attack in attacks:
+        ctx.phase(attack.__name__.replace("_", " "))
+        await attack(ctx)
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,7 @@ class Bystander:
         self.calls = self.checks = 0
         self.failed: dict[str, int] = {}
         self.health_failed: dict[str, int] = {}
+        self.failed_at: list[float] = []  # perf_counter of each failed call or health Check
         self._pending: list[grpc.Future] = []
         self._thread = threading.Thread(target=self._run, name="bystander", daemon=True)
 
@@ -205,6 +218,7 @@ class Bystander:
             else:
                 self.calls += 1
             if failed is not None:
+                self.failed_at.append(time.perf_counter())
                 into = self.health_failed if health else self.failed
                 into[failed] = into.get(failed, 0) + 1
 
@@ -352,6 +366,11 @@ def _fill(figures: ClassFigures, ctx: ClassRun, bystander: Bystander) -> None:
     figures.health_checks, figures.health_failed = bystander.checks, dict(bystander.health_failed)
     figures.longest_message = ctx.longest_message
     figures.findings, figures.notes = list(ctx.findings), list(ctx.notes)
+    by_phase: dict[str, int] = {}
+    for at in bystander.failed_at:
+        attack = ([name for started, name in ctx.phases if started <= at] or ["the class's set-up"])[-1]
+        by_phase[attack] = by_phase.get(attack, 0) + 1
+    figures.notes += [f"bystander failures during {attack}: {n}" for attack, n in by_phase.items()]
     for kind in sorted(ctx.tally.codes):
         codes = ", ".join(f"{code}={n}" for code, n in sorted(ctx.tally.codes[kind].items(), key=lambda kv: -kv[1]))
         figures.notes.append(f"{kind}: {codes}")

@@ -63,6 +63,7 @@ async def run(ctx: ClassRun) -> None:
     """Each shape a few at once on each edge, gzipped or not by seed."""
     at_once = ctx.size(8, 2)
     for name, (proto, json_body) in shapes(ctx).items():
+        ctx.phase(name)
         encodings = [str(ctx.rng.choice(["", "gzip"])) for _ in range(at_once)]
         grpc_requests = [(f"gRPC {name}{' gzip' * bool(e)}", CLASSIFY, proto, e) for e in encodings]
         http_requests = [(f"HTTP {name}{' gzip' * bool(e)}", CLASSIFY, json_body, e) for e in encodings]
