@@ -148,6 +148,9 @@ class BoafService:
                 "address": f"{settings.host}:{self.port}",
                 "metrics_address": f"{settings.metrics_host}:{self.metrics_port}",
                 "tls": settings.tls_enabled,
+                "descriptor_limit": self.descriptors.soft_limit,
+                "grpc_connections_cap": self.descriptors.grpc_connections,
+                "http_connections_cap": self.descriptors.http_connections,
             },
         )
         self._loader = threading.Thread(target=self._load_and_warm_up, name="boaf-load", daemon=True)
@@ -233,7 +236,11 @@ class BoafService:
                 return
             refused = self.metrics.model_reload_refused
             self.watcher = reload.ModelWatcher(
-                root, served, self.settings.model_poll_s, self._reload, lambda reason: refused.labels(reason).inc()
+                root,
+                served,
+                self.settings.model_poll_s,
+                self._reload,
+                refused=lambda reason: refused.labels(reason).inc(),
             )
             self.watcher.start()
             # A first look at once: CURRENT may have changed while the model loaded (or a SIGHUP came then).

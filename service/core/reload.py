@@ -127,6 +127,7 @@ class ModelWatcher:
         served: str,
         poll_s: float,
         reload: Callable[[str], str],
+        *,
         refused: Callable[[str], object] = lambda reason: None,
     ) -> None:
         self.root = root
