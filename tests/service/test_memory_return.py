@@ -24,8 +24,16 @@ from http_client import Client
 from servers import free_port, serve_process, wait_for
 
 from boaf.game.cards import card_text
-from boaf.service.core.memory import ABOVE_IDLE, ARENAS, MMAP_THRESHOLD_BYTES, bound_heap, rss_bytes
+from boaf.service.core.memory import (
+    ABOVE_IDLE,
+    ARENAS,
+    MMAP_THRESHOLD_BYTES,
+    bound_heap,
+    request_memory_mb,
+    rss_bytes,
+)
 from boaf.service.core.settings import MIB, Settings
+from boaf.service.grpc.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS
 from boaf.v1 import boaf_pb2 as pb
 
 RETURNED = 1.2  # RSS at most this many times idle ...
@@ -34,6 +42,8 @@ BURST = 16
 ROUNDS = 2
 LIMIT = Settings().max_message_bytes
 CLASSIFY = "/boaf.v1.Boaf/Classify"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "service.md"
+POD_LIMIT_MB = 3072  # deploy/k8s (tests/service/test_memory.py checks the manifests say so)
 VALID_STATES = 2_000  # ~0.45 MB as a message, ~0.6 MB as JSON: large, and answered in seconds on a busy machine
 
 
@@ -126,3 +136,33 @@ def test_the_heap_is_bounded_in_this_process() -> None:
     assert bound_heap() in (True, False)
     assert ARENAS >= 1 and MMAP_THRESHOLD_BYTES <= 1 * MIB and ABOVE_IDLE < RETURNED
     assert rss_bytes() > 0
+
+
+def requests_at_defaults(factor: int = HARD_MESSAGE_FACTOR) -> dict[str, int]:
+    settings = Settings()
+    readers = settings.max_concurrent_rpcs + settings.max_streams + PROBE_CALLS  # the gRPC pool's threads
+    return request_memory_mb(settings, grpc_core_factor=factor, grpc_readers=readers)
+
+
+def worst_case_with_requests() -> int:
+    worst = Settings().worst_case_memory_mb()
+    return worst["total"] - worst["batches"] + requests_at_defaults()["total"]
+
+
+def test_the_docs_give_the_request_arithmetic_of_the_code() -> None:
+    text = " ".join(DOCS.read_text(encoding="utf-8").split())
+    parts = requests_at_defaults()
+    assert f"| **total** | | **{parts['total']:,}** |" in text
+    for part in ("calls_held", "streams_and_probes_held", "grpc_copy", "inflated", "parsed"):
+        assert f"= {parts[part]:,} |" in text, part
+    assert f"**{worst_case_with_requests():,} MiB**" in text
+    assert f"it is {requests_at_defaults(1)['total']:,} (total " in text
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="at the default limits, what requests can hold before they are refused (gRPC core's 4x the message "
+    "limit on every reader) does not fit the pod beside the other parts: the limits must change",
+)
+def test_the_worst_case_counting_what_requests_hold_fits_the_pod() -> None:
+    assert worst_case_with_requests() <= POD_LIMIT_MB
