@@ -51,14 +51,17 @@ def parse_request(body: bytes, message: Message, call: Call | None = None, *, ma
 
     With ``max_states``, a batch is counted before any of it is converted: a ``states`` list of more is
     ``LimitExceeded`` (OUT_OF_RANGE, ``states: a batch of more than N states ...`` as on the gRPC edge),
-    and the parse itself stops at the first JSON object past ``objects_at_most(max_states)`` (no request
-    holds more), so a body of a million ``{}`` builds no more objects than a batch at the limit.
+    and a body with more ``[`` than ``arrays_at_most(max_states)`` is refused unparsed, and the parse itself
+    stops at the first JSON object past ``objects_at_most(max_states)`` (no request holds more), so a body
+    of a million ``{}`` or ``[]`` builds no more containers than a batch at the limit.
     Unknown fields and wrong types are errors that name the field. A large repeated message field
     (a batch's 10,000 states) is filled
     ``ENCODE_CHUNK`` elements at a time, and between chunks a call no longer active (``call``)
     ends with ``DeadlineExceeded`` or ``Cancelled``, as encoding does: parsing a
     maximum-size batch costs seconds of Python on a busy machine.
     """
+    if max_states is not None and body.count(b"[") > arrays_at_most(max_states):
+        raise _more_than_a_request_holds(message, max_states)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -107,6 +110,24 @@ def objects_at_most(max_states: int) -> int:
     return max_states + 1
 
 
+def arrays_at_most(max_states: int) -> int:
+    """The most ``[`` a request of at most ``max_states`` states holds: its ``states`` or ``moves``, and
+    each state's ``cells`` and ``sizes`` (no request's string holds one: cards, moves and energy names).
+
+    Counted in the body's bytes before the parse (``bytes.count``, in C): JSON has no hook for arrays,
+    and a million ``[]`` would cost the parse a million lists and the garbage collector their traversal.
+    """
+    return 2 * max_states + 1
+
+
+def _more_than_a_request_holds(message: Message, max_states: int) -> Exception:
+    # More JSON objects or arrays than a request within the limits holds: in a batch, a batch past its
+    # limit (or a malformed one); anywhere else, a body no request message describes.
+    if BATCH_FIELD in message.DESCRIPTOR.fields_by_name:
+        return _too_many_states(max_states)
+    return _invalid(f"request body: more JSON objects or arrays than a {message.DESCRIPTOR.full_name} holds")
+
+
 def _check_batch(value: dict[str, Any], max_states: int) -> None:
     # The batch limit, before any state is converted (the gRPC edge's scan says the same).
     states = value.get(BATCH_FIELD)
@@ -123,14 +144,11 @@ def _counting_objects(message: Message, max_states: int) -> Callable[[dict[str, 
     # json.loads's object_hook, called as each object closes (the body's own object last): past
     # objects_at_most, the parse stops there. Those objects are states, or the request is malformed.
     seen, most = itertools.count(1), objects_at_most(max_states)
-    is_batch = BATCH_FIELD in message.DESCRIPTOR.fields_by_name
 
     def counted(obj: dict[str, Any]) -> dict[str, Any]:
-        if next(seen) <= most:
-            return obj
-        if is_batch:
-            raise _too_many_states(max_states)
-        raise _invalid(f"request body: more JSON objects than a {message.DESCRIPTOR.full_name} holds")
+        if next(seen) > most:
+            raise _more_than_a_request_holds(message, max_states)
+        return obj
 
     return counted
 

@@ -33,6 +33,7 @@ MAX_BYTES = TEST_LIMITS["max_message_bytes"]
 CLASSIFY = "/boaf.v1.Boaf/Classify"
 SHORT = 200  # characters: no refusal's message is longer
 EMPTY_STATES = b'{"states":[' + b",".join([b"{}"] * (MAX_BYTES // 3 - 10)) + b"]}"  # just under the size limit
+SOLVE_HOLDS = "request body: more JSON objects or arrays than a boaf.v1.SolveRequest holds"
 TOO_MANY = f"states: a batch of more than {MAX_STATES} states exceeds the limit of {MAX_STATES} (BOAF_MAX_BATCH_SIZE)"
 
 
@@ -153,10 +154,25 @@ def test_too_many_binary_states_are_refused_before_one_is_converted(client: Clie
 def test_json_objects_no_request_holds_are_refused_while_parsed(client: Client, work: Work) -> None:
     body = json.dumps({"state": {"rows": 1, "cols": 1, "cells": [{}] * (MAX_STATES * 10)}}).encode()
     answer = client.post("/boaf.v1.Boaf/Solve", raw=body)
-    assert (
-        refused(answer, 400, "invalid_argument") == "request body: more JSON objects than a boaf.v1.SolveRequest holds"
-    )
+    assert refused(answer, 400, "invalid_argument") == SOLVE_HOLDS
     assert (work.objects, work.conversions) == (MAX_STATES + 2, 0)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        (CLASSIFY, b'{"states":[' + b",".join([b"[]"] * (MAX_BYTES // 3 - 10)) + b"]}", TOO_MANY),
+        ("/boaf.v1.Boaf/Solve", b'{"state":{"cells":[' + b",".join([b"[]"] * (MAX_BYTES // 3 - 10)) + b"]}}", None),
+    ],
+    ids=["batch", "Solve"],
+)
+def test_json_arrays_no_request_holds_are_refused_unparsed(
+    client: Client, work: Work, path: str, body: bytes, message: str | None
+) -> None:
+    code = "out_of_range" if message else "invalid_argument"
+    assert refused(client.post(path, raw=body), 400, code) == (message or SOLVE_HOLDS)
+    assert (work.objects, work.conversions) == (0, 0)  # counted in the bytes: the parse never began
+    assert work.peak_bytes < 4 * len(body)  # a parse would build a list a [] (~25 bytes a byte)
 
 
 # ---------------------------------------------------------------- too many bytes: unread, inflated to the limit only
