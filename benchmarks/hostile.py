@@ -1193,13 +1193,17 @@ def _probe_lines(server: ServerFigures) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """The attack suite by class (see the module's docstring); 1 when a class failed."""
-    from benchmarks import attacks  # here, not at the top: attacks builds on this module
+    # Here, not at the top: the attacks build on this module, which a script run loads as __main__ (and again as
+    # benchmarks.hostile, the copy the attacks share).
+    from benchmarks import attacks, hostile
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--classes", default=",".join(attacks.ATTACKS), help="comma-separated classes, in order")
     parser.add_argument("--seed", type=int, default=0, help="varies sizes, rates and encodings (default 0)")
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds a class, a 15 s settle wait")
     parser.add_argument("--target", help="host:port of a running server's gRPC port (default: start one)")
+    parser.add_argument("--http-port", type=int, default=8080, help="with --target: its HTTP port (default 8080)")
+    parser.add_argument("--metrics-port", type=int, default=8082, help="with --target: its metrics port (default 8082)")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
     options = parser.parse_args(argv)
     names = options.classes.split(",")
@@ -1207,7 +1211,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"no class {', '.join(unknown)}; the classes are {', '.join(attacks.ATTACKS)}")
     started = time.perf_counter()
-    target, results = attacks.run_suite(names, options.seed, quick=options.quick, address=options.target)
+    running = hostile.Target(options.target, options.http_port, options.metrics_port) if options.target else None
+    target, results = attacks.run_suite(names, options.seed, quick=options.quick, target=running)
     took = time.perf_counter() - started
     print(
         f"attack suite, seed {options.seed}{', quick' if options.quick else ''}: server {target.grpc}, "

@@ -42,10 +42,10 @@ def raise_descriptor_limit() -> None:
 
 
 @contextmanager
-def suite_server(work_dir: Path, address: str | None) -> Iterator[tuple[hostile.Target, Path | None]]:
-    """(the server, the model root it watches): ``address`` (ports 8080 and 8082 beside it), or one started here."""
-    if address:
-        yield hostile.Target(address, 8080, 8082), None
+def suite_server(work_dir: Path, target: hostile.Target | None) -> Iterator[tuple[hostile.Target, Path | None]]:
+    """(the server, the model root it watches when the suite owns it): ``target``, or one started here."""
+    if target is not None:
+        yield target, None
         return
     root = reloads.model_root(work_dir)
     with calls.local_server({"BOAF_MODEL_DIR": str(root), "BOAF_MODEL_POLL_S": MODEL_POLL_S}, work_dir) as target:
@@ -60,13 +60,18 @@ def server_limits(address: str) -> pb.Limits:
 
 
 def run_suite(
-    names: list[str], seed: int, *, quick: bool, address: str | None = None, work_dir: Path | None = None
+    names: list[str],
+    seed: int,
+    *,
+    quick: bool,
+    target: hostile.Target | None = None,
+    work_dir: Path | None = None,
 ) -> tuple[hostile.Target, list[ClassFigures]]:
     """Run the classes ``names`` (keys of ``ATTACKS``) in order; the server and each class's figures."""
     raise_descriptor_limit()
     work_dir = work_dir or Path(tempfile.mkdtemp(prefix="boaf-attacks-"))
     results = []
-    with suite_server(work_dir, address) as (target, root):
+    with suite_server(work_dir, target) as (target, root):
         limits = server_limits(target.grpc)
         waited = harness.wait_until_idle(target)
         for name in names:
