@@ -41,7 +41,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from boaf.models import registry
 from boaf.service.core import reload, tracing
 from boaf.service.core.admission import Admission
 from boaf.service.core.answers import ServedModel
@@ -219,7 +218,7 @@ class BoafService:
         self.lifecycle.enter(Stage.LOADING_MODEL)
         root = reload.model_root(self.settings.model_dir)
         # From a model root, load the version CURRENT names now: the watcher starts from it.
-        directory = registry.resolve(root) if root is not None else self.settings.model_dir
+        directory = root / reload.read_current(root) if root is not None else self.settings.model_dir
         return root, directory, self._load_classifier(directory)
 
     def _serve(self, plane: DataPlane) -> None:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from boaf.models import registry
+from boaf.models.errors import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ NOT_A_VERSION = "not_a_version"  # no such directory in the root
 CURRENT_REASONS = (TOO_LONG, NOT_TEXT, NOT_A_NAME, OUTSIDE_ROOT, NOT_A_VERSION)
 
 
-class CurrentRefused(Exception):
+class CurrentRefused(ModelError):
     """``CURRENT`` does not name a version directly inside the model root; ``reason`` is one of ``CURRENT_REASONS``."""
 
     def __init__(self, reason: str, message: str) -> None:
@@ -84,25 +85,26 @@ def read_current(root: Path) -> str:
     with (root / registry.CURRENT_FILE).open("rb") as pointer:
         raw = pointer.read(MAX_CURRENT_BYTES + 1)
     if len(raw) > MAX_CURRENT_BYTES:
-        raise CurrentRefused(TOO_LONG, f"it is over {MAX_CURRENT_BYTES} bytes: {quoted(raw)}")
+        raise CurrentRefused(TOO_LONG, f"{registry.CURRENT_FILE} is over {MAX_CURRENT_BYTES} bytes: {quoted(raw)}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CurrentRefused(NOT_TEXT, f"it is not UTF-8 text: {quoted(raw)}") from None
+        raise CurrentRefused(NOT_TEXT, f"{registry.CURRENT_FILE} is not UTF-8 text: {quoted(raw)}") from None
     return version_in(root, text.strip())
 
 
 def version_in(root: Path, version: str) -> str:
     """``version`` when it names a version directory directly inside ``root``; else ``CurrentRefused``."""
+    named = f"{registry.CURRENT_FILE} names"
     if len(version.encode("utf-8")) > MAX_VERSION_BYTES:
-        raise CurrentRefused(TOO_LONG, f"a version name is at most {MAX_VERSION_BYTES} bytes: {quoted(version)}")
+        raise CurrentRefused(TOO_LONG, f"{named} a version of more than {MAX_VERSION_BYTES} bytes: {quoted(version)}")
     if version in {"", ".", ".."} or version.startswith(".") or any(c in "/\\" or not c.isprintable() for c in version):
-        raise CurrentRefused(NOT_A_NAME, f"not a version name in the model root: {quoted(version)}")
+        raise CurrentRefused(NOT_A_NAME, f"{named} no version directly inside the model root: {quoted(version)}")
     directory = root / version
     if not directory.is_dir():
-        raise CurrentRefused(NOT_A_VERSION, f"no version {quoted(version)} in the model root")
+        raise CurrentRefused(NOT_A_VERSION, f"{named} {quoted(version)}, which is no directory in the model root")
     if directory.resolve().parent != root.resolve():
-        raise CurrentRefused(OUTSIDE_ROOT, f"version {quoted(version)} is a link out of the model root")
+        raise CurrentRefused(OUTSIDE_ROOT, f"{named} {quoted(version)}, a link out of the model root")
     return version
 
 
@@ -195,8 +197,7 @@ class ModelWatcher:
         self._refused_message = message
         self._refused(refusal.reason)
         log.warning(
-            "model reload refused: %s %s; still serving %s",
-            registry.CURRENT_FILE,
+            "model reload refused: %s; still serving %s",
             message,
             self.served,
             extra={"reason": refusal.reason},

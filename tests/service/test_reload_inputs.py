@@ -17,7 +17,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from servers import channel_to, loopback_settings, ready_server, wait_for
+from servers import READY_TIMEOUT_S, channel_to, loopback_settings, ready_server, start_server, wait_for
 
 from boaf.features import SCHEMA_VERSION
 from boaf.models import registry
@@ -189,5 +189,16 @@ def test_the_largest_classify_answer_must_fit_too(root: Path) -> None:
         small.settings = dataclasses.replace(plane.settings, max_batch_size=10_000, max_message_bytes=128 * 1024)
         with pytest.raises(ModelUnavailable, match=r"the largest Classify answer .* past BOAF_MAX_MESSAGE_BYTES"):
             check_answers_fit(small)
+    finally:
+        server.stop(0)
+
+
+def test_a_server_starting_on_a_root_whose_current_leads_outside_it_does_not_start(root: Path) -> None:
+    set_current(root, "../outside/v")
+    server = start_server(loopback_settings(model_dir=root, model_poll_s=0))
+    try:
+        assert not server.wait_until_ready(READY_TIMEOUT_S)
+        assert isinstance(server.lifecycle.load_error, reload.CurrentRefused)
+        assert "'../outside/v'" in str(server.lifecycle.load_error)
     finally:
         server.stop(0)
