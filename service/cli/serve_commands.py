@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SIGNAL_CHECK_S = 0.5  # the main thread wakes this often to run the handlers of signals other threads received
 
 SETTING_FLAGS = {
     "host": "--host",
@@ -144,7 +145,10 @@ def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
     if not stopping.is_set():
         where = _addresses(settings.host, service.port, service.http)
         typer.echo(f"boaf: serving {where} (metrics on {service.metrics_port})", err=True)
-    stopping.wait()
+    # Timed: a signal that lands on another thread (gRPC's, uvicorn's) has its handler run by this one
+    # only when it next wakes, and an untimed wait never does (a SIGHUP would wait for the next signal).
+    while not stopping.wait(SIGNAL_CHECK_S):
+        pass
     service.stop()
     # Every call has ended; spare the exit a final garbage collection over everything numba and
     # onnxruntime loaded (seconds on a busy node), so the process ends within its grace period.

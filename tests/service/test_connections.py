@@ -26,18 +26,29 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
-from servers import READY_TIMEOUT_S, free_port, grid_state, health_status, serve_process, wait_for
+from servers import (
+    READY_TIMEOUT_S,
+    free_port,
+    grid_state,
+    health_status,
+    loopback_settings,
+    ready_server,
+    serve_process,
+    wait_for,
+)
 
 from boaf.game import deal
 from boaf.models import registry
+from boaf.service.core.descriptors import RESERVE, DescriptorWatch, TooFewDescriptors, share
 from boaf.service.core.errors import SHUTTING_DOWN_MESSAGE
 from boaf.service.grpc.server import HANDSHAKE_TIMEOUT_S
+from boaf.service.http import HttpServer
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
@@ -227,15 +238,21 @@ def log_of(served: Served) -> str:
     return served.log.read_text(encoding="utf-8", errors="replace")
 
 
+def assert_a_quiet_log(log: str) -> None:
+    """Small, no ERROR, and hardly a line from gRPC core itself (absl's plain lines, not JSON)."""
+    assert len(log.encode()) < LOG_LIMIT_BYTES
+    assert '"level": "ERROR"' not in log, log[-4000:]
+    plain = [line for line in log.splitlines() if not line.startswith("{")]
+    assert len(plain) <= 10, plain[:20]
+
+
 def test_a_flood_of_silent_connections_leaves_every_part_working(tmp_path: Path) -> None:
     # The hard limit above 4,096: boaf raises its soft limit, so gRPC holds the whole flood.
     with running(tmp_path, HARD_LIMIT) as served, Flood(served.grpc_port, FLOOD) as flood:
         assert wait_for(lambda: flood.most_held >= FLOOD, 120), f"held {flood.most_held} of {FLOOD}"
         with grpc.insecure_channel(f"127.0.0.1:{served.grpc_port}") as fresh:  # a new connection, mid-flood
             everything_works(served, fresh)
-    log = log_of(served)
-    assert len(log.encode()) < LOG_LIMIT_BYTES
-    assert '"level": "ERROR"' not in log, log[-4000:]
+    assert_a_quiet_log(log_of(served))
 
 
 def test_at_the_hard_limit_grpc_keeps_to_its_share_and_the_rest_works(tmp_path: Path) -> None:
@@ -252,10 +269,9 @@ def test_at_the_hard_limit_grpc_keeps_to_its_share_and_the_rest_works(tmp_path: 
             stub = boaf_pb2_grpc.BoafStub(fresh)
             assert len(stub.Classify(pb.ClassifyRequest(states=[STATE]), timeout=CALL_TIMEOUT_S).predictions) == 1
     log = log_of(served)
-    assert len(log.encode()) < LOG_LIMIT_BYTES
+    assert_a_quiet_log(log)
     near = [line for line in log.splitlines() if "descriptors near the limit" in line]
     assert 1 <= len(near) <= 3, near  # said once (a minute apart at most), not per connection
-    assert '"level": "ERROR"' not in log, log[-4000:]
 
 
 def test_a_connection_that_never_sends_the_preface_is_closed_within_the_handshake_timeout(tmp_path: Path) -> None:
@@ -280,9 +296,9 @@ def test_calls_in_flight_at_sigterm_end_ok_or_unavailable_never_cancelled() -> N
     try:
         with grpc.insecure_channel(address) as channel:
             stub = boaf_pb2_grpc.BoafStub(channel)
-            # Longer than the grace: seconds of Compatible DFS on deal -4965, stopped by the stop.
-            hard = pb.SolveRequest(state=state_to_proto(deal(-4965)), algorithm=pb.COMPATIBLE, time_limit_ms=20_000)
-            long_call = stub.Solve.future(hard, timeout=60)
+            # Far longer than the grace: a 52-card column runs to the server's time limit (30 s) unless stopped.
+            runaway = pb.AnalyzePuzzleRequest(state=state_to_proto(deal(1, rows=52, cols=1)))
+            long_call = stub.AnalyzePuzzle.future(runaway, timeout=60)
 
             def small_calls() -> None:  # each call sent before the signal is in flight when it comes
                 while not signalled.is_set():
@@ -308,3 +324,59 @@ def test_calls_in_flight_at_sigterm_end_ok_or_unavailable_never_cancelled() -> N
     assert isinstance(error, grpc.Call)
     assert (error.code(), error.details()) == (grpc.StatusCode.UNAVAILABLE, SHUTTING_DOWN_MESSAGE)
     assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE}, codes
+
+
+# ---------------------------------------------------------------- the descriptor plan, and the HTTP edge's cap
+
+
+@pytest.mark.parametrize(
+    ("soft_limit", "open_now", "http", "grpc_connections"),
+    [
+        (4096, 40, 950, 2850),  # a quarter of what is left after the reserve goes to HTTP
+        (65536, 40, 1024, 64216),  # HTTP's share stops at HTTP_CONNECTIONS
+        (1024, 40, 182, 546),
+    ],
+)
+def test_the_plan_shares_the_limit_and_never_passes_it(
+    soft_limit: int, open_now: int, http: int, grpc_connections: int
+) -> None:
+    plan = share(soft_limit, open_now)
+    assert (plan.http_connections, plan.grpc_connections) == (http, grpc_connections)
+    assert open_now + RESERVE + plan.http_connections + plan.grpc_connections == soft_limit
+
+
+def test_a_limit_too_small_for_the_reserve_is_refused_saying_how_much_is_needed() -> None:
+    with pytest.raises(TooFewDescriptors, match=r"soft 256\).*at least 376"):
+        share(256, 40)
+
+
+def test_the_watch_says_the_limit_is_near_once_a_minute_not_at_every_look(caplog: pytest.LogCaptureFixture) -> None:
+    plan = share(4096, 0)
+    watch = DescriptorWatch(replace(plan, grpc_connections=0))  # whatever is open now is "near"
+    with caplog.at_level("WARNING", logger="boaf.service.core.descriptors"):
+        assert all(watch.look(now=float(second)) for second in range(120))
+    assert len(caplog.records) == 2  # at 0 s and at 60 s
+    assert caplog.records[1].times_seen == 60  # type: ignore[attr-defined]
+
+
+def test_the_http_edge_closes_connections_past_its_cap_as_they_open(caplog: pytest.LogCaptureFixture) -> None:
+    server = ready_server(loopback_settings(http_port=0))
+    web = HttpServer(server, max_connections=2)
+    web.start()
+    try:
+        held = [socket.create_connection(("127.0.0.1", web.port)) for _ in range(2)]
+        assert wait_for(lambda: web.connections == 2)
+        with caplog.at_level("WARNING", logger="boaf.service.http.protocol"):
+            extra = [socket.create_connection(("127.0.0.1", web.port)) for _ in range(5)]
+            for connection in extra:
+                connection.settimeout(10)
+                assert connection.recv(1) == b""  # closed, unread and unanswered
+        assert len([r for r in caplog.records if "at the cap" in r.getMessage()]) == 1  # said once, not five times
+        for connection in held + extra:
+            connection.close()
+        assert wait_for(lambda: web.connections == 0)
+        with urllib.request.urlopen(f"http://127.0.0.1:{web.port}/healthz", timeout=CALL_TIMEOUT_S) as answer:
+            assert answer.status == 200  # room again
+    finally:
+        web.stop()
+        server.stop(0)
