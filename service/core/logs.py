@@ -49,6 +49,7 @@ MAX_LINE_BYTES = 4096
 FIELD_CHARS = 1024  # a field (message, traceback, extra value) is first cut to this many characters
 CUT_MARK = " [... {cut:,} characters cut ...] "
 """What replaces the middle of a field that was cut."""
+SMALL_ITEMS = 64  # a list or mapping of at most this many items may stay one in a JSON line
 MIN_CUT_CHARS = 96  # a field this short is not cut: half of it and CUT_MARK would be no shorter
 REPEAT_EVERY_S = 1.0
 """At most one log line of a kind this often, in seconds."""
@@ -71,9 +72,12 @@ def _extra(record: logging.LogRecord) -> dict[str, Any]:
 
 
 def _field(value: Any) -> Any:
-    # A number or a flag stays what it is; anything else is its text, cut (str of a huge object is the caller's).
+    # A number or a flag stays what it is, a small list or mapping too; anything else is its text, cut.
     if value is None or isinstance(value, bool | int | float):
         return value
+    if isinstance(value, list | tuple | dict) and len(value) <= SMALL_ITEMS:
+        text = json.dumps(value, default=str)
+        return value if len(text) <= FIELD_CHARS else cut(text, FIELD_CHARS)
     return cut(value if isinstance(value, str) else str(value), FIELD_CHARS)
 
 
@@ -140,7 +144,6 @@ class _Kind:
     last: float  # when the last line of this kind was written (monotonic seconds)
     suppressed: int = 0
     example: logging.LogRecord | None = None  # the last record left out
-    timer: threading.Timer | None = None
 
 
 class Repeats(logging.Filter):
@@ -149,8 +152,8 @@ class Repeats(logging.Filter):
     A kind is a record's logger, level and message template (``record.msg``): one call site with
     ``%`` arguments is one kind whatever its arguments. A line's ``suppressed`` counts the records
     of its kind left out before it: the next record of the kind carries it, or, when none comes
-    once the kind's second is over, the last record left out is written to ``handler`` with the
-    count of the others (without its traceback).
+    once the kind's second is over, one thread writes the last record left out to ``handler``
+    with the count of the others (without its traceback).
     """
 
     def __init__(self, handler: logging.Handler, every_s: float = REPEAT_EVERY_S) -> None:
@@ -158,50 +161,70 @@ class Repeats(logging.Filter):
         self.every_s = every_s
         self._handler = handler
         self._kinds: dict[tuple[str, int, str], _Kind] = {}
-        self._lock = threading.Lock()
+        self._waiting: set[tuple[str, int, str]] = set()  # kinds with records left out and not yet said
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
         key = (record.name, record.levelno, str(record.msg)[:FIELD_CHARS])
         now = time.monotonic()
-        with self._lock:
+        with self._wake:
             kind = self._kinds.get(key)
             if kind is None or now - kind.last >= self.every_s:
                 self._pass(key, kind, record, now)
                 return True
             kind.suppressed += 1
             kind.example = record
-            if kind.timer is None:
-                kind.timer = threading.Timer(kind.last + self.every_s - now, self._write_left_out, (key,))
-                kind.timer.daemon = True
-                kind.timer.start()
+            if key not in self._waiting:
+                self._waiting.add(key)
+                self._start()
+                self._wake.notify()
             return False
 
     def _pass(self, key: tuple[str, int, str], kind: _Kind | None, record: logging.LogRecord, now: float) -> None:
         if kind is not None and kind.suppressed:
             setattr(record, SUPPRESSED, kind.suppressed)  # the count rides on this line
-        if kind is not None and kind.timer is not None:
-            kind.timer.cancel()
+        self._waiting.discard(key)
         if kind is None and len(self._kinds) >= MAX_KINDS:
             self._forget_quiet()
         self._kinds[key] = _Kind(last=now)
 
     def _forget_quiet(self) -> None:
-        quiet = [key for key, kind in self._kinds.items() if kind.timer is None]
+        quiet = [key for key in self._kinds if key not in self._waiting]
         for key in quiet or list(self._kinds):
-            kind = self._kinds.pop(key)
-            if kind.timer is not None:
-                kind.timer.cancel()
+            del self._kinds[key]
+            self._waiting.discard(key)
 
-    def _write_left_out(self, key: tuple[str, int, str]) -> None:
-        with self._lock:
-            kind = self._kinds.get(key)
-            if kind is None or kind.example is None:
-                return
-            line, others = copy.copy(kind.example), kind.suppressed - 1
-            self._kinds[key] = _Kind(last=time.monotonic())  # this line is its kind's line of a new second
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._say_left_out, name="boaf-log-repeats", daemon=True)
+            self._thread.start()
+
+    def _say_left_out(self) -> None:
+        while True:
+            with self._wake:
+                while not self._waiting:
+                    self._wake.wait()
+                now = time.monotonic()
+                due = {key: self._kinds[key].last + self.every_s for key in self._waiting}
+                lines = [self._left_out_line(key, now) for key, at in due.items() if at <= now]
+                if not lines:
+                    self._wake.wait(min(due.values()) - now)
+            for line in lines:
+                self._write(line)
+
+    def _left_out_line(self, key: tuple[str, int, str], now: float) -> logging.LogRecord:
+        kind = self._kinds[key]
+        assert kind.example is not None
+        line, others = copy.copy(kind.example), kind.suppressed - 1
+        self._kinds[key] = _Kind(last=now)  # this line is its kind's line of a new second
+        self._waiting.discard(key)
         line.exc_info, line.exc_text, line.stack_info = None, None, None
         if others:
             setattr(line, SUPPRESSED, others)
+        return line
+
+    def _write(self, line: logging.LogRecord) -> None:
         self._handler.acquire()  # what Handler.handle does after its filters
         try:
             self._handler.emit(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 
@@ -107,3 +108,27 @@ def test_the_service_set_up_guards_every_logger() -> None:
     finally:
         root.handlers[:], _ = saved
         root.setLevel(saved[1])
+
+
+def test_many_kinds_left_out_at_once_are_said_by_one_thread(logged: tuple[logging.Logger, io.StringIO, str]) -> None:
+    logger, stream, log_format = logged
+    threads = threading.active_count()
+    for kind in range(500):
+        for _ in range(3):
+            logger.warning(f"kind {kind}: %s", "x")  # 500 kinds, each with two records left out
+    assert threading.active_count() <= threads + 1
+    time.sleep(1.5)
+    assert len(lines(stream, log_format)) == 1000  # each kind: its first line, then one for the two left out
+
+
+def test_a_small_list_field_stays_a_list() -> None:
+    stream = io.StringIO()
+    logger = logging.getLogger("boaf.test_log_floods.list")
+    logger.handlers[:] = [guarded_handler(stream, "json")]
+    logger.propagate = False
+    try:
+        logger.warning("ready", extra={"units": ["best_n", "puzzles"], "sizes": {"rows": 4}})
+    finally:
+        logger.handlers.clear()
+    entry = json.loads(stream.getvalue())
+    assert entry["units"] == ["best_n", "puzzles"] and entry["sizes"] == {"rows": 4}
