@@ -84,7 +84,9 @@ def check_model(settings: Settings, load_classifier: ClassifierLoader = load_def
     started = time.perf_counter()
     kernels = Kernels()
     kernels.prepare(UNITS, on_stage=lambda stage: log.info(stage))
-    DataPlane(settings, load_classifier(settings.model_dir), kernels).warm_up()
+    plane = DataPlane(settings, load_classifier(settings.model_dir), kernels)
+    plane.warm_up()
+    check_answers_fit(plane)
     return time.perf_counter() - started
 
 
