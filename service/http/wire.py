@@ -9,7 +9,10 @@ method's request message are INVALID_ARGUMENT. The rest of these notes are about
 Parsing is RFC 8259 JSON (no ``NaN`` or ``Infinity``, no number too large for a
 float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
 INVALID_ARGUMENT and a message that may quote the input, cut and escaped by
-``boaf.service.core.admission``, so it always encodes. Parsing reads, and encoding writes, the
+``boaf.service.core.admission``, so it always encodes. A request is counted before it is
+converted: no more JSON objects and arrays are built than a batch at ``max_batch_size`` holds
+(``objects_at_most``, ``arrays_at_most``), and a batch past it is OUT_OF_RANGE before any of
+its states is converted. Parsing reads, and encoding writes, the
 large repeated fields of a message (10,000 states, predictions or feature
 vectors) in chunks, and between chunks stops a call that has ended (client gone,
 deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
