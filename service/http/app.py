@@ -17,7 +17,7 @@ Every call goes the same way whatever the method (``Edge.serve``):
    mid-body is CANCELLED (499), logged once at INFO.
 3. In a thread of its own: one of the work slots both edges share
    (``Admission.work_slot``), then the body parsed by the call's codec
-   (``wire.parse_request`` for JSON), the method's handler
+   (``wire.parse_request`` for JSON: a batch counted before it is converted), the method's handler
    (``boaf.service.rpc.handlers``) run with the call's ``Call``, and the answer
    encoded by the same codec (``wire.encode_answer`` for JSON stops when the call ends).
 4. The answer handed over in pieces (``HandedOver``): the call keeps its place
