@@ -27,7 +27,9 @@ import hpack
 
 from benchmarks import hostile
 
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, CONTINUATION = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7, 0x9
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7, 0x8, 0x9
+INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE = 0x4, 0x5  # SETTINGS parameters
+DEFAULT_WINDOW = 65_535  # every flow-control window's size until SETTINGS or WINDOW_UPDATE say otherwise
 END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
 CANCEL = 0x8  # RST_STREAM's error code
 FRAME_HEAD = struct.Struct(">I")  # the 24-bit length is the low three bytes of this
@@ -97,6 +99,9 @@ class RawH2:
         self._decoder = hpack.Decoder()
         self._encoder = hpack.Encoder()
         self._block: dict[int, bytearray] = {}
+        self._window = DEFAULT_WINDOW  # what the server's connection window lets us send
+        self._stream_windows: dict[int, int] = {}
+        self._window_opened = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def open(self, settings: dict[int, int] | None = None, timeout: float = 10.0) -> None:
@@ -155,19 +160,39 @@ class RawH2:
         return True
 
     async def unary(self, path: str, message: bytes, headers: list[tuple[str, str]], timeout: float) -> StreamAnswer:
-        """One gRPC call: HEADERS, then ``message`` (already length-prefixed) in DATA frames with END_STREAM."""
+        """One gRPC call: HEADERS, then ``message`` (already length-prefixed) in DATA frames with END_STREAM.
+
+        The DATA frames keep to the server's flow-control windows, as a client must: a message larger
+        than the window waits for WINDOW_UPDATE frames (within ``timeout``, like the answer).
+        """
         stream = self.new_stream()
         answer = self.answers.setdefault(stream, StreamAnswer())
-        data = [frame(HEADERS, END_HEADERS, stream, self.header_block(path, headers))]
-        chunk = self.server_settings.get(h2.settings.SettingCodes.MAX_FRAME_SIZE, 16_384)
-        pieces = [message[i : i + chunk] for i in range(0, len(message), chunk)] or [b""]
-        data += [frame(DATA, END_STREAM if i == len(pieces) - 1 else 0, stream, p) for i, p in enumerate(pieces)]
-        self.write(b"".join(data))
+        self.write(frame(HEADERS, END_HEADERS, stream, self.header_block(path, headers)))
+        self._stream_windows[stream] = self.server_settings.get(INITIAL_WINDOW_SIZE, DEFAULT_WINDOW)
         with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._send_data(stream, message), timeout)
             await asyncio.wait_for(answer.done.wait(), timeout)
         if answer.code is None:
             answer.code = "goaway" if self.gone else f"no answer in {timeout:g} s"
         return answer
+
+    async def _send_data(self, stream: int, message: bytes) -> None:
+        largest = self.server_settings.get(MAX_FRAME_SIZE, 16_384)
+        sent = 0
+        while not self.gone and not self.answers[stream].done.is_set():
+            size = min(largest, len(message) - sent, self._window, self._stream_windows[stream])
+            if size <= 0 and sent < len(message):
+                self._window_opened.clear()
+                await self._window_opened.wait()
+                continue
+            self._window -= size
+            self._stream_windows[stream] -= size
+            last = sent + size >= len(message)
+            self.write(frame(DATA, END_STREAM if last else 0, stream, message[sent : sent + size]))
+            sent += size
+            if last:
+                return
+            await asyncio.sleep(0)
 
     async def wait_gone(self, timeout: float) -> bool:
         """Read on for up to ``timeout`` s; True once the server sent GOAWAY or closed."""
@@ -209,14 +234,26 @@ class RawH2:
         finally:
             for answer in self.answers.values():
                 answer.done.set()
+            self._window_opened.set()  # a sender waiting for a window sees the connection gone
 
     def _on_frame(self, kind: int, flags: int, stream: int, payload: bytes) -> None:
         self.frames_in[kind] = self.frames_in.get(kind, 0) + 1
         if kind == SETTINGS and not flags & ACK:
             for i in range(0, len(payload) - 5, 6):
                 code, value = struct.unpack(">HI", payload[i : i + 6])
+                if code == INITIAL_WINDOW_SIZE:  # every open stream's window moves by the change
+                    change = value - self.server_settings.get(code, DEFAULT_WINDOW)
+                    self._stream_windows = {s: w + change for s, w in self._stream_windows.items()}
+                    self._window_opened.set()
                 self.server_settings[code] = value
             self.write(frame(SETTINGS, ACK, 0))
+        elif kind == WINDOW_UPDATE:
+            increment = FRAME_HEAD.unpack(payload[:4])[0] & 0x7FFF_FFFF
+            if stream == 0:
+                self._window += increment
+            else:
+                self._stream_windows[stream] = self._stream_windows.get(stream, 0) + increment
+            self._window_opened.set()
         elif kind == PING and not flags & ACK:
             self.write(frame(PING, ACK, 0, payload))
         elif kind == GOAWAY and self.goaway_at is None:
@@ -228,6 +265,7 @@ class RawH2:
             answer = self.answers[stream]
             answer.code = answer.code or f"RST_STREAM {FRAME_HEAD.unpack(payload[:4])[0]}"
             answer.done.set()
+            self._window_opened.set()  # its sender, if waiting for a window, stops
 
     def _on_headers(self, kind: int, flags: int, stream: int, payload: bytes) -> None:
         if kind == HEADERS:
