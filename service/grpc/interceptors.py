@@ -22,7 +22,7 @@
   OUT_OF_RANGE (gRPC core itself refuses only messages past ``HARD_MESSAGE_FACTOR``
   times that); a compressed one is inflated up to that limit, then OUT_OF_RANGE
   (``boaf.service.grpc.compression``: core hands it over as it came); the wire
-  format is scanned (``boaf.service.grpc.wire_scan``: a batch past
+  format is scanned (``boaf.service.rpc.wire_scan``: a batch past
   ``BOAF_MAX_BATCH_SIZE`` is OUT_OF_RANGE before any state is parsed, a known field
   with a wrong wire type INVALID_ARGUMENT naming it); then bytes that are not the
   method's message (random bytes, invalid UTF-8 in a string field) are
@@ -69,8 +69,8 @@ from boaf.service.core.metrics import Metrics
 from boaf.service.core.warmup import RETRY_AFTER_S
 from boaf.service.grpc.compression import inflated
 from boaf.service.grpc.status import abort
-from boaf.service.grpc.wire_scan import WireScan
 from boaf.service.rpc.handlers import UNKNOWN_METHOD
+from boaf.service.rpc.wire_scan import WireScan, wire_scan
 
 log = logging.getLogger(__name__)
 
@@ -536,15 +536,10 @@ class _NoSlot:
         return None
 
 
-@functools.cache
-def _wire_scan(descriptor: Any) -> WireScan:
-    return WireScan(descriptor)
-
-
 def wire_scan_of(parse: Deserializer | None) -> WireScan | None:
     """The ``WireScan`` of the message ``parse`` reads (a generated class's ``FromString``), None for another."""
     descriptor = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
-    return None if descriptor is None else _wire_scan(descriptor)
+    return None if descriptor is None else wire_scan(descriptor)
 
 
 def _serialized(response: Any, serialize: Serializer | None) -> Any:

@@ -40,6 +40,7 @@ from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, LimitExc
 from boaf.service.core.limits import MAX_BATCH_SIZE, MAX_MESSAGE_BYTES
 from boaf.service.http.statuses import CallAborted
 from boaf.service.rpc.call import Call
+from boaf.service.rpc.wire_scan import wire_scan
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
 
@@ -284,9 +285,13 @@ def gzipped(data: bytes, call: Call) -> bytes:
 def parse_binary(body: bytes, message: Message, call: Call | None = None, *, max_states: int | None = None) -> Message:
     """``message`` filled from ``body``, the message in binary protobuf (empty: all defaults).
 
-    protobuf parses in C, in time and memory linear in ``body``; ``max_states`` is not counted here:
-    the handlers count ``states`` before any is converted (``DataPlane``).
+    With ``max_states``, the body's wire format is scanned first, as the gRPC gate scans a message
+    (``boaf.service.rpc.wire_scan``): a batch past ``max_states`` is ``LimitExceeded`` at its first state
+    past the limit, a known field with a wrong wire type is ``InvalidInput`` naming it, and the fields
+    read one by one are bounded; only then does protobuf parse, in C, in time and memory linear in ``body``.
     """
+    if max_states is not None:
+        wire_scan(message.DESCRIPTOR).check(body, max_batch_size=max_states)
     try:
         message.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:

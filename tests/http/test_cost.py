@@ -147,8 +147,15 @@ def test_a_batch_one_past_the_limit_is_refused_as_over_grpc(client: Client, work
 def test_too_many_binary_states_are_refused_before_one_is_converted(client: Client, work: Work) -> None:
     body = pb.ClassifyRequest(states=[pb.State()] * (MAX_BYTES // 3)).SerializeToString()
     answer = client.post(CLASSIFY, raw=body, headers={"Content-Type": "application/proto"})
-    assert refused(answer, 400, "out_of_range").startswith("states: a batch of ")
+    assert refused(answer, 400, "out_of_range") == TOO_MANY  # the wire scan's, as on the gRPC edge
     assert work.batches_read == 0
+
+
+def test_a_binary_body_with_a_wrong_wire_type_is_invalid_naming_the_field_as_over_grpc(client: Client) -> None:
+    state = pb.State(rows=1, cols=1, cells=["AS"]).SerializeToString() + b"\x25\x01\x00\x00\x00"  # sizes, 32-bit
+    body = b"\x0a" + bytes([len(state)]) + state  # states[0]
+    answer = client.post(CLASSIFY, raw=body, headers={"Content-Type": "application/proto"})
+    assert refused(answer, 400, "invalid_argument").startswith("states[0].sizes: a ")
 
 
 def test_json_objects_no_request_holds_are_refused_while_parsed(client: Client, work: Work) -> None:

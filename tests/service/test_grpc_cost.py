@@ -24,9 +24,9 @@ from boaf.client import LimitExceeded, error_of
 from boaf.game import deal
 from boaf.service.core.errors import LimitExceeded as ServerLimitExceeded
 from boaf.service.grpc import compression, interceptors
-from boaf.service.grpc.wire_scan import FIELDS_PER_STATE, SPARE_FIELDS, WireScan
 from boaf.service.rpc import converters
 from boaf.service.rpc.converters import state_to_proto
+from boaf.service.rpc.wire_scan import FIELDS_PER_STATE, SPARE_FIELDS, WireScan
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
 

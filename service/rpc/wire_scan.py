@@ -1,4 +1,8 @@
-"""What the gRPC gate reads of a request's wire format before protobuf parses it: batch sizes and wire types.
+"""What both edges read of a binary request's wire format before protobuf parses it: batch sizes and wire types.
+
+The gRPC gate (``boaf.service.grpc.interceptors``) scans every request; the HTTP edge scans
+a body sent as binary protobuf (``application/proto``), so both refuse the same requests
+at the same cost.
 
 ``WireScan(descriptor).check(raw, max_batch_size=...)`` walks the protobuf wire format of
 one request (tags and lengths; no value is decoded, no message is built) and raises
@@ -263,3 +267,9 @@ def _fast_forms(descriptor: Descriptor) -> tuple[re.Pattern[bytes], ...]:
 
 def _byte_class(values: Iterable[int]) -> bytes:
     return b"[" + b"".join(re.escape(bytes([v])) for v in values) + b"]"
+
+
+@functools.cache
+def wire_scan(descriptor: Descriptor) -> WireScan:
+    """The ``WireScan`` of the message ``descriptor`` describes (built once a message type)."""
+    return WireScan(descriptor)
