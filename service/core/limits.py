@@ -183,7 +183,7 @@ SOLVE_TIME_LIMIT_MS = Limit(
 )
 MAX_STREAMS = Limit(
     name="max_streams",
-    default=64,
+    default=32,
     unit="streams",
     doc=(
         "Open streams (health Watch, reflection) at once, apart from max_concurrent_rpcs; each has a thread of "

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from boaf.service.core.settings import BATCH_BYTES_PER_MESSAGE_BYTE, MIB, Settings, env_name
+from boaf.service.core.settings import MIB, Settings, env_name
 
 TRIM_DELAY_S = 0.5  # how long after a large call the heap is trimmed (a burst gets one trim)
 TRIM_EVERY_S = 2.0  # at most one collect-and-trim this often
@@ -202,35 +202,3 @@ def check_reload_fits(settings: Settings, directory: Path) -> None:
             f"{need['total']:,} MiB ({sums}), past {env_name('memory_limit_mb')}={settings.memory_limit_mb:,}; "
             "lower the limits or raise the memory limit, or restart to serve it"
         )
-
-
-HTTP_JOIN_COPIES = 2  # an HTTP body's pieces and their join, both alive while it is joined
-GRPC_COPY_EXTRA = 2  # grpcio copies a message out of core into a bytearray, then bytes: two more at once
-QUOTE_BYTES = 1024  # an error's quote of its input: a few dozen characters, cut in time linear in them
-
-
-def request_memory_mb(settings: Settings, *, grpc_core_factor: int, grpc_readers: int) -> dict[str, int]:
-    """What requests can hold before they are refused, and while admitted, in MiB, by part, and their ``total``.
-
-    ``L`` is ``max_message_bytes``. gRPC core takes a message of up to ``grpc_core_factor`` × ``L``
-    before boaf's gate sees its size (core refuses past that, from its length prefix, holding
-    nothing), and each of ``grpc_readers`` calls and streams reading at once (the gRPC pool's
-    threads) may hold one; grpcio then copies it out (``GRPC_COPY_EXTRA`` more, one call at a
-    time: the copy holds the GIL). Over HTTP each admitted call (``max_concurrent_rpcs``, shared
-    with gRPC) holds its body's pieces and their join (``HTTP_JOIN_COPIES`` × ``L``); the calls
-    are counted on whichever edge holds more. In a work slot (``max_workers``), a body may be
-    inflated (gzip, up to ``L``) and is parsed and processed (``BATCH_BYTES_PER_MESSAGE_BYTE`` × ``L``).
-    An error's quote is at most ``QUOTE_BYTES``.
-    """
-    mib, limit = MIB, settings.max_message_bytes
-    grpc_message = grpc_core_factor * limit
-    calls, others = settings.max_concurrent_rpcs, max(0, grpc_readers - settings.max_concurrent_rpcs)
-    parts = {
-        "calls_held": calls * max(grpc_message, HTTP_JOIN_COPIES * limit) // mib,
-        "streams_and_probes_held": others * grpc_message // mib,
-        "grpc_copy": GRPC_COPY_EXTRA * grpc_message // mib,
-        "inflated": settings.max_workers * limit // mib,
-        "parsed": settings.max_workers * BATCH_BYTES_PER_MESSAGE_BYTE * limit // mib,
-        "quotes": -(-(calls * QUOTE_BYTES) // mib),
-    }
-    return {**parts, "total": sum(parts.values())}

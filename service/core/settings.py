@@ -35,6 +35,12 @@ PUZZLE_BYTES_PER_STATE = 60  # an enumerated state at its peak (boaf.puzzles.ana
 BATCH_BYTES_PER_MESSAGE_BYTE = 8  # a 16 MiB Classify request raised the peak RSS by 129 MiB (parsed cells)
 SEARCH_MEMO_GROWTH = 6  # memo rows per entry at worst: a full table at half load, growing into one twice its size
 SEARCH_RECORD_BYTES = 72  # best-n's per-node record, 24 bytes, in an array that grows by doubling (3x at worst)
+# What requests hold before they are refused (Settings.request_memory_mb). The gRPC edge reads these two.
+HARD_MESSAGE_FACTOR = 1  # gRPC core takes messages up to this many times max_message_bytes, refusing more itself
+PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
+HTTP_BODY_COPIES = 1  # an HTTP body is read into one growing buffer, handed on as bytes without a copy
+GRPC_COPY_EXTRA = 2  # grpcio copies a message out of core into a bytearray, then bytes: two more at once
+QUOTE_BYTES = 1024  # an error's quote of its input: a few dozen characters, cut in time linear in them
 
 
 def search_bytes_per_node(cells: int) -> int:
@@ -211,27 +217,46 @@ class Settings:
     def worst_case_memory_mb(self) -> dict[str, int]:
         """The most memory each part of the server can hold at once, in MiB, and their ``total``.
 
+        ``base``: the process with the model and the compiled kernels (``BASE_MEMORY_MB``).
         ``searches``: every Solve slot holding a search at its cap. ``hints``: every work slot
         running a Hint's searches, one at a time, each at ``hint_max_nodes`` on the largest grid
-        (``search_bytes_per_node``; its ~300 result states are a batch the ``batches`` part
-        covers). ``puzzles``: every
-        puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and one search
-        at its cap. ``batches``: every admitted call holding a request of the largest
-        size while it waits (``max_concurrent_rpcs``, both edges together), and every
-        work slot (``max_workers``, shared by both edges: ``boaf.service.core.admission``) parsing
-        and processing one (``BATCH_BYTES_PER_MESSAGE_BYTE`` bytes per byte; batches
-        are processed in chunks, so their working arrays stay within this). ``base``:
-        the process with the model and the compiled kernels (``BASE_MEMORY_MB``).
+        (``search_bytes_per_node``; its ~300 result states are a batch ``parsed`` covers).
+        ``puzzles``: every puzzle slot holding its states (``PUZZLE_BYTES_PER_STATE`` each) and
+        one search at its cap. The other parts are what requests hold (``request_memory_mb``).
         """
-        held = self.max_concurrent_rpcs * self.max_message_bytes
-        working = self.max_workers * self.max_message_bytes * BATCH_BYTES_PER_MESSAGE_BYTE
         parts = {
             "base": BASE_MEMORY_MB,
             "searches": self.max_concurrent_searches * self.search_memory_mb,
             "hints": -(-self.max_workers * self.hint_max_nodes * search_bytes_per_node(MAX_CELLS) // MIB),
             "puzzles": self.max_concurrent_puzzles
             * (-(-self.puzzle_max_states * PUZZLE_BYTES_PER_STATE // MIB) + self.search_memory_mb),
-            "batches": -(-(held + working) // MIB),
+        }
+        parts.update({part: mb for part, mb in self.request_memory_mb().items() if part != "total"})
+        return {**parts, "total": sum(parts.values())}
+
+    def request_memory_mb(self) -> dict[str, int]:
+        """What requests can hold before they are refused, and while admitted, in MiB, by part, and their ``total``.
+
+        ``L`` is ``max_message_bytes``. gRPC core takes a message of up to ``HARD_MESSAGE_FACTOR``
+        × ``L`` before boaf's gate sees its size (core refuses past that, from its length prefix,
+        holding nothing), and each of its pool's readers may hold one: every admitted call
+        (``max_concurrent_rpcs``, both edges together), stream (``max_streams``) and health
+        check (``PROBE_CALLS``). grpcio then copies it out (``GRPC_COPY_EXTRA`` more, one call at
+        a time: the copy holds the GIL). Over HTTP an admitted call holds its body
+        (``HTTP_BODY_COPIES`` × ``L``); the calls are counted on whichever edge holds more. In a
+        work slot (``max_workers``), a body may be inflated (gzip, up to ``L``) and is parsed and
+        processed (``BATCH_BYTES_PER_MESSAGE_BYTE`` × ``L``; batches are processed in chunks, so
+        their working arrays stay within this). An error's quote is at most ``QUOTE_BYTES``.
+        """
+        limit, calls = self.max_message_bytes, self.max_concurrent_rpcs
+        grpc_message = HARD_MESSAGE_FACTOR * limit
+        parts = {
+            "calls_held": -(-calls * max(grpc_message, HTTP_BODY_COPIES * limit) // MIB),
+            "streams_and_probes_held": -(-(self.max_streams + PROBE_CALLS) * grpc_message // MIB),
+            "grpc_copy": -(-GRPC_COPY_EXTRA * grpc_message // MIB),
+            "inflated": -(-self.max_workers * limit // MIB),
+            "parsed": -(-self.max_workers * BATCH_BYTES_PER_MESSAGE_BYTE * limit // MIB),
+            "quotes": -(-calls * QUOTE_BYTES // MIB),
         }
         return {**parts, "total": sum(parts.values())}
 

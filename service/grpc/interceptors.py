@@ -18,10 +18,13 @@
 - holds one of the shared work slots while it parses the request, runs the
   servicer and serializes the answer (health and reflection need none);
 - checks and parses the request bytes itself, each step before any work that
-  grows with the request: a message past ``BOAF_MAX_MESSAGE_BYTES`` is
-  OUT_OF_RANGE (gRPC core itself refuses only messages past ``HARD_MESSAGE_FACTOR``
-  times that); a compressed one is inflated up to that limit, then OUT_OF_RANGE
-  (``boaf.service.grpc.compression``: core hands it over as it came); the wire
+  grows with the request. gRPC core takes messages of up to ``HARD_MESSAGE_FACTOR``
+  (1) times ``BOAF_MAX_MESSAGE_BYTES`` (``grpc.max_receive_message_length``) and
+  refuses a larger one itself, from its length prefix, before any boaf code runs:
+  RESOURCE_EXHAUSTED "Received message larger than max (N vs. M)", a code grpcio
+  cannot change (``boaf.client`` makes it OUT_OF_RANGE). A compressed message is
+  handed over as it came (``boaf.service.grpc.compression``), inflated up to the
+  limit, then OUT_OF_RANGE; the gate's own size check covers any other path; the wire
   format is scanned (``boaf.service.rpc.wire_scan``: a batch past
   ``BOAF_MAX_BATCH_SIZE`` is OUT_OF_RANGE before any state is parsed, a known field
   with a wrong wire type INVALID_ARGUMENT naming it); then bytes that are not the
@@ -66,6 +69,8 @@ from boaf.service.core.errors import (
 )
 from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
+from boaf.service.core.settings import HARD_MESSAGE_FACTOR as HARD_MESSAGE_FACTOR
+from boaf.service.core.settings import PROBE_CALLS as PROBE_CALLS
 from boaf.service.core.warmup import RETRY_AFTER_S
 from boaf.service.grpc.compression import inflated
 from boaf.service.grpc.status import abort
@@ -74,8 +79,6 @@ from boaf.service.rpc.wire_scan import WireScan, wire_scan
 
 log = logging.getLogger(__name__)
 
-HARD_MESSAGE_FACTOR = 4  # gRPC core refuses messages past this many times the configured limit
-PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
 # What an armed timeout guards: a unary call's request, a stream's next request, an answer being taken.
 CALL_READ, STREAM_READ, ANSWER = "call read", "stream read", "answer"
 MEMO_BYTES = 64 * 1024  # a method's last answer up to this size is kept with its bytes (_serialized_answer)

@@ -12,7 +12,7 @@ Every call goes the same way whatever the method (``Edge.serve``):
    ``NO_SIDE_EFFECTS``) carries its request in its query instead of a body: its
    URL is at most ``wire.GET_MAX_URL_BYTES`` long (else OUT_OF_RANGE, 414), and
    the request is decoded here (``wire.get_request``), within the size limit.
-2. The body, within ``BOAF_HTTP_BODY_TIMEOUT_S`` (408 and close) and the size
+2. The body, read into one buffer, within ``BOAF_HTTP_BODY_TIMEOUT_S`` (408 and close) and the size
    limit (OUT_OF_RANGE and close as soon as it is passed). A client gone
    mid-body is CANCELLED (499), logged once at INFO.
 3. In a thread of its own: one of the work slots both edges share
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
 import logging
 import time
@@ -344,7 +345,10 @@ class Edge:
     async def _body(self, endpoint: Endpoint, request: Request, live: LiveCall, started: float) -> bytes:
         # The body within the body timeout and the size limit; past either, the connection closes unread.
         # The client's deadline ends the wait for the body too (504, as when it passes later).
-        limit, chunks, size = self.settings.max_message_bytes, [], 0
+        # One growing buffer, handed on as bytes without a copy (BytesIO.getvalue shares it): a body
+        # holds ~1 x its size, never its pieces and their join at once; the buffer's spare room past
+        # what was written is not touched, so not resident (glibc grows a large block in place: mremap).
+        limit, body, size = self.settings.max_message_bytes, io.BytesIO(), 0
         wait_s = min(self.settings.http_body_timeout_s, live.call.time_remaining())
         try:
             with anyio.move_on_after(wait_s) as live.body_timer:
@@ -352,8 +356,8 @@ class Edge:
                     size += len(chunk)
                     if size > limit:
                         self.admission.check_size(size)
-                    chunks.append(chunk)
-                return b"".join(chunks)
+                    body.write(chunk)
+                return body.getvalue()
         except ClientDisconnect:
             log.info("client gone before its request body ended", extra={"method": endpoint.method, "bytes": size})
             raise self._refused(endpoint, started, Code.CANCELLED, "the client went away") from None

@@ -1,9 +1,10 @@
 """gRPC core's own refusals, which boaf's code never sees, as the client reports them: codes mean what the docs say.
 
-Past ``HARD_MESSAGE_FACTOR`` times ``BOAF_MAX_MESSAGE_BYTES`` on the wire, gRPC core refuses
-a message before the server's gate reads it, with RESOURCE_EXHAUSTED ("Received message
-larger than max"), which boaf reserves for "busy, retry later". ``Client`` reports it as
-what it is, a ``LimitExceeded`` with code OUT_OF_RANGE, and does not retry it.
+Past ``BOAF_MAX_MESSAGE_BYTES`` on the wire (``HARD_MESSAGE_FACTOR`` is 1), gRPC core refuses
+an uncompressed message from its length prefix, before the server's gate reads it, with
+RESOURCE_EXHAUSTED ("Received message larger than max"), which boaf reserves for "busy, retry
+later". ``Client`` reports it as what it is, a ``LimitExceeded`` with code OUT_OF_RANGE, and
+does not retry it.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_busy_stays_busy() -> None:
     assert error.code == CODE.RESOURCE_EXHAUSTED
 
 
-def test_a_request_past_the_hard_cap_is_a_limit_exceeded_after_one_attempt(server: BoafService) -> None:
+def test_a_request_past_the_limit_is_a_limit_exceeded_after_one_attempt(server: BoafService) -> None:
     huge = "X" * (HARD_MESSAGE_FACTOR * TEST_LIMITS["max_message_bytes"])
     request = pb.ClassifyRequest(states=[pb.State(rows=1, cols=1, cells=[huge])])
     with Client(f"127.0.0.1:{server.port}") as client, pytest.raises(LimitExceeded) as caught:

@@ -167,10 +167,17 @@ def test_a_request_of_tiny_fields_is_refused_once_its_scan_passes_its_budget(cha
 # ---------------------------------------------------------------- size and compression
 
 
+def core_refusal(size: int) -> str:
+    """What gRPC core answers, from its length prefix, to an uncompressed message of ``size`` bytes past the limit."""
+    return f"Received message larger than max ({size} vs. {interceptors.HARD_MESSAGE_FACTOR * LIMIT_BYTES})"
+
+
 def test_a_message_past_the_limit_is_refused_before_its_parse(channel: grpc.Channel, work: Work) -> None:
-    error = refused(channel, CLASSIFY, nested(1, EASY.SerializeToString()) * (LIMIT_BYTES // 60))
-    assert error.code() == CODE.OUT_OF_RANGE
-    assert "exceeds the limit of 1,048,576 bytes (BOAF_MAX_MESSAGE_BYTES)" in error.details()
+    payload = nested(1, EASY.SerializeToString()) * (LIMIT_BYTES // 60)
+    error = refused(channel, CLASSIFY, payload)
+    # gRPC core's own refusal: the only RESOURCE_EXHAUSTED that is not "busy" (the client makes it OUT_OF_RANGE).
+    assert error.code() == CODE.RESOURCE_EXHAUSTED
+    assert error.details().endswith(core_refusal(len(payload)))  # "SERVER: " before it
     assert work.parses == 0
 
 
@@ -287,7 +294,7 @@ def test_a_huge_unknown_field_is_skipped_whole(channel: grpc.Channel, work: Work
     answer = pb.ClassifyResponse.FromString(answered(channel, CLASSIFY, payload))
     assert len(answer.predictions) == 1
     error = refused(channel, CLASSIFY, nested(99, b"x" * LIMIT_BYTES))
-    assert error.code() == CODE.OUT_OF_RANGE
+    assert error.code() == CODE.RESOURCE_EXHAUSTED  # gRPC core's, from the length prefix
     assert work.parses == 1
 
 
@@ -300,10 +307,12 @@ def test_a_huge_quoted_input_comes_back_short(channel: grpc.Channel) -> None:
 # ---------------------------------------------------------------- gRPC core's own refusal, mapped by the client
 
 
-def test_core_refusal_past_its_hard_cap_is_what_the_client_maps_to_out_of_range(channel: grpc.Channel) -> None:
-    hard_cap = interceptors.HARD_MESSAGE_FACTOR * LIMIT_BYTES
-    error = refused(channel, CLASSIFY, nested(99, b"x" * hard_cap))
-    assert error.code() == CODE.RESOURCE_EXHAUSTED  # gRPC core's, before boaf sees the message
+def test_core_refusal_past_the_limit_is_what_the_client_maps_to_out_of_range(channel: grpc.Channel) -> None:
+    assert interceptors.HARD_MESSAGE_FACTOR == 1  # core takes no message past BOAF_MAX_MESSAGE_BYTES
+    payload = nested(99, b"x" * LIMIT_BYTES)
+    error = refused(channel, CLASSIFY, payload)
+    assert error.code() == CODE.RESOURCE_EXHAUSTED
+    assert error.details().endswith(core_refusal(len(payload)))  # "SERVER: " before it
     mapped = error_of(error.code(), error.details())
     assert isinstance(mapped, LimitExceeded)
     assert mapped.code == CODE.OUT_OF_RANGE

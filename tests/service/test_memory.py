@@ -99,7 +99,7 @@ def test_eight_concurrent_hard_solves_stay_under_the_configured_bound(
     worst = settings.worst_case_memory_mb()
     assert peak_mb <= worst["total"]
     # The searches' own share: two slots at their cap, not eight searches.
-    assert peak_mb - ready_mb <= worst["searches"] + worst["batches"]
+    assert peak_mb - ready_mb <= worst["searches"] + settings.request_memory_mb()["total"]
 
 
 def _status_mb(pid: int, key: str) -> float:
@@ -161,8 +161,8 @@ def test_a_burst_over_both_edges_cut_by_its_deadline_is_given_back(
     assert set(codes) <= {"504", "DEADLINE_EXCEEDED"}, codes
     # The arithmetic holds under the burst: the whole process, and what the burst added.
     worst, peak_mb = settings.worst_case_memory_mb(), _status_mb(process.pid, "VmHWM")
-    assert peak_mb <= worst["base"] + worst["batches"], (peak_mb, worst)
-    assert peak_mb - idle_mb <= worst["batches"], (peak_mb, idle_mb, worst)
+    assert peak_mb <= worst["base"] + settings.request_memory_mb()["total"], (peak_mb, worst)
+    assert peak_mb - idle_mb <= settings.request_memory_mb()["total"], (peak_mb, idle_mb, worst)
     assert wait_for(lambda: _status_mb(process.pid, "VmRSS") <= RETURNED * idle_mb, AFTER_BURST_S), (
         _status_mb(process.pid, "VmRSS"),
         idle_mb,

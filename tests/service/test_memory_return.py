@@ -4,7 +4,8 @@ is back to at most 1.2x its idle RSS within 60 s (a bound, not a latency).
 Idle is the RSS once the server is SERVING with its background kernels loaded, after one small call. The
 burst holds 16 calls at once: the largest valid Classify batch and requests refused for their size (past the
 limit on the wire, gzip bombs inflating past it) on gRPC and HTTP. Refused calls are the hard part: they end
-before any handler that would ask for a trim, some (past gRPC core's own cap) before boaf sees them at all.
+before any handler that would ask for a trim, some (gRPC messages past the limit, which core refuses itself)
+before boaf sees them at all.
 """
 
 from __future__ import annotations
@@ -24,16 +25,8 @@ from http_client import Client
 from servers import free_port, serve_process, wait_for
 
 from boaf.game.cards import card_text
-from boaf.service.core.memory import (
-    ABOVE_IDLE,
-    ARENAS,
-    MMAP_THRESHOLD_BYTES,
-    bound_heap,
-    request_memory_mb,
-    rss_bytes,
-)
+from boaf.service.core.memory import ABOVE_IDLE, ARENAS, MMAP_THRESHOLD_BYTES, bound_heap, rss_bytes
 from boaf.service.core.settings import MIB, Settings
-from boaf.service.grpc.interceptors import HARD_MESSAGE_FACTOR, PROBE_CALLS
 from boaf.v1 import boaf_pb2 as pb
 
 RETURNED = 1.2  # RSS at most this many times idle ...
@@ -77,8 +70,8 @@ def burst_calls(address: str, http_port: int) -> list[Callable[[], str]]:
     """The burst's calls, each returning the code it got."""
     cells = large_batch()
     valid = pb.ClassifyRequest(states=[pb.State(rows=4, cols=13, cells=row) for row in cells]).SerializeToString()
-    over_the_wire = b"\x0a\x00" * LIMIT  # 2x the limit: past boaf's limit, within core's cap (4x)
-    past_core = b"\x0a\x00" * (5 * LIMIT // 2)  # 5x the limit: core refuses it before boaf sees it
+    over_the_wire = b"\x0a\x00" * (LIMIT // 2 + 1)  # just past the limit: core refuses it from its length prefix
+    past_core = b"\x0a\x00" * (5 * LIMIT // 2)  # 5x the limit: core refuses it too, before boaf sees it
     bomb = b"\x0a\x00" * LIMIT  # 2x the limit once inflated, some 8 KB gzipped
     json_body = json.dumps({"states": [{"rows": 4, "cols": 13, "cells": row} for row in cells]}).encode()
     json_bomb = gzip.compress(b'{"states": [' + b"{}, " * LIMIT + b"{}]}")
@@ -138,31 +131,18 @@ def test_the_heap_is_bounded_in_this_process() -> None:
     assert rss_bytes() > 0
 
 
-def requests_at_defaults(factor: int = HARD_MESSAGE_FACTOR) -> dict[str, int]:
-    settings = Settings()
-    readers = settings.max_concurrent_rpcs + settings.max_streams + PROBE_CALLS  # the gRPC pool's threads
-    return request_memory_mb(settings, grpc_core_factor=factor, grpc_readers=readers)
-
-
-def worst_case_with_requests() -> int:
-    worst = Settings().worst_case_memory_mb()
-    return worst["total"] - worst["batches"] + requests_at_defaults()["total"]
-
-
-def test_the_docs_give_the_request_arithmetic_of_the_code() -> None:
+def test_the_docs_give_the_memory_arithmetic_of_the_code() -> None:
     text = " ".join(DOCS.read_text(encoding="utf-8").split())
-    parts = requests_at_defaults()
-    assert f"| **total** | | **{parts['total']:,}** |" in text
-    for part in ("calls_held", "streams_and_probes_held", "grpc_copy", "inflated", "parsed"):
-        assert f"= {parts[part]:,} |" in text, part
-    assert f"**{worst_case_with_requests():,} MiB**" in text
-    assert f"it is {requests_at_defaults(1)['total']:,} (total " in text
+    worst = Settings().worst_case_memory_mb()
+    assert f"| **total** | | **{worst['total']:,}** ≤ {POD_LIMIT_MB:,} |" in text
+    for part, mb in worst.items():
+        if part != "total":
+            assert f"= {mb:,} |" in text or f"| {mb:,} |" in text, part
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="at the default limits, what requests can hold before they are refused (gRPC core's 4x the message "
-    "limit on every reader) does not fit the pod beside the other parts: the limits must change",
-)
 def test_the_worst_case_counting_what_requests_hold_fits_the_pod() -> None:
-    assert worst_case_with_requests() <= POD_LIMIT_MB
+    worst = Settings().worst_case_memory_mb()
+    assert worst["total"] <= POD_LIMIT_MB
+    assert Settings().request_memory_mb()["total"] == sum(
+        mb for part, mb in worst.items() if part not in {"base", "searches", "hints", "puzzles", "total"}
+    )
