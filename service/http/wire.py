@@ -11,8 +11,10 @@ float) in the proto3 JSON mapping; anything else is ``CallAborted`` with
 INVALID_ARGUMENT and a message that may quote the input, cut and escaped by
 ``boaf.service.core.admission``, so it always encodes. A request is counted before it is
 converted: no more JSON objects and arrays are built than a batch at ``max_batch_size`` holds
-(``objects_at_most``, ``arrays_at_most``), and a batch past it is OUT_OF_RANGE before any of
-its states is converted. Parsing reads, and encoding writes, the
+(``objects_at_most``, ``arrays_at_most``), no more JSON strings and values than a request within the
+limits holds (``values_at_most``, counted as ``"``), and a batch past it is OUT_OF_RANGE,
+a cells, stack sizes or moves list past what the game allows INVALID_ARGUMENT
+(``REPEATED_LIMITS``), before any of it is converted. Parsing reads, and encoding writes, the
 large repeated fields of a message (10,000 states, predictions or feature
 vectors) in chunks, and between chunks stops a call that has ended (client gone,
 deadline passed, server stopping) with ``Cancelled`` or ``DeadlineExceeded``.
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
 from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from boaf.service.core.admission import cut_quotes, quoted
@@ -40,7 +42,7 @@ from boaf.service.core.errors import Cancelled, Code, DeadlineExceeded, LimitExc
 from boaf.service.core.limits import MAX_BATCH_SIZE, MAX_MESSAGE_BYTES
 from boaf.service.http.statuses import CallAborted
 from boaf.service.rpc.call import Call
-from boaf.service.rpc.wire_scan import wire_scan
+from boaf.service.rpc.wire_scan import REPEATED_LIMITS, wire_scan
 
 ENCODE_CHUNK = 500  # elements of a repeated field encoded between two checks of the call's state
 
@@ -57,15 +59,18 @@ def parse_request(body: bytes, message: Message, call: Call | None = None, *, ma
     ``LimitExceeded`` (OUT_OF_RANGE, ``states: a batch of more than N states ...`` as on the gRPC edge),
     and a body with more ``[`` than ``arrays_at_most(max_states)`` is refused unparsed, and the parse itself
     stops at the first JSON object past ``objects_at_most(max_states)`` (no request holds more), so a body
-    of a million ``{}`` or ``[]`` builds no more containers than a batch at the limit.
+    of a million ``{}`` or ``[]`` builds no more containers than a batch at the limit. A body with more
+    ``"`` than twice ``values_at_most`` is refused unparsed (in a batch OUT_OF_RANGE, else INVALID_ARGUMENT),
+    so a million empty cells builds no strings; after the parse, a list of ``REPEATED_LIMITS`` past its limit
+    is ``InvalidInput`` naming it (``states[3].cells: more than 52 cells; ...``, as the wire scan says).
     Unknown fields and wrong types are errors that name the field. A large repeated message field
     (a batch's 10,000 states) is filled
     ``ENCODE_CHUNK`` elements at a time, and between chunks a call no longer active (``call``)
     ends with ``DeadlineExceeded`` or ``Cancelled``, as encoding does: parsing a
     maximum-size batch costs seconds of Python on a busy machine.
     """
-    if max_states is not None and body.count(b"[") > arrays_at_most(max_states):
-        raise _more_than_a_request_holds(message, max_states)
+    if max_states is not None:
+        _count_bytes(body, message, max_states)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -73,6 +78,7 @@ def parse_request(body: bytes, message: Message, call: Call | None = None, *, ma
     value = _json_object(text, message, max_states)
     if max_states is not None:
         _check_batch(value, max_states)
+        _check_repeated(value, message.DESCRIPTOR, "")
     large = _large_lists(value, message) if call is not None else {}
     _parse_dict({key: item for key, item in value.items() if key not in large}, message, "request body")
     for key, field in large.items():
@@ -122,6 +128,82 @@ def arrays_at_most(max_states: int) -> int:
     and a million ``[]`` would cost the parse a million lists and the garbage collector their traversal.
     """
     return 2 * max_states + 1
+
+
+def values_at_most(descriptor: Descriptor, max_states: int) -> int | None:
+    """The most JSON values and member names a request of ``descriptor`` holds within ``max_states``.
+
+    Each field is a name and a value (a string, for an enum or a 64-bit integer), a repeated field of
+    ``REPEATED_LIMITS`` at most its limit's elements, the batch field ``max_states`` messages. So a body
+    within the limits has at most twice this many ``"`` (no request's string holds one). None when some
+    repeated field has no limit (no request has).
+    """
+    total = 0
+    for field in descriptor.fields:
+        if field.message_type is not None:
+            inner = values_at_most(field.message_type, max_states)
+            count = max_states if field.name == BATCH_FIELD else 1
+            if inner is None or (field.is_repeated and field.name != BATCH_FIELD):
+                return None
+            total += 1 + count * inner
+        elif field.is_repeated:
+            limit = REPEATED_LIMITS.get(field.full_name)
+            if limit is None:
+                return None
+            total += 1 + limit.most
+        else:
+            total += 2
+    return total
+
+
+def _count_bytes(body: bytes, message: Message, max_states: int) -> None:
+    # Counted in the body's bytes before the parse (bytes.count, in C, ~1 ms a MiB each): a body past what a
+    # request within the limits holds never builds its lists and strings.
+    if body.count(b"[") > arrays_at_most(max_states):
+        raise _more_than_a_request_holds(message, max_states)
+    most = values_at_most(message.DESCRIPTOR, max_states)
+    if most is not None and body.count(b'"') > 2 * most:
+        raise _more_strings_than_a_request_holds(message, max_states)
+
+
+def _more_strings_than_a_request_holds(message: Message, max_states: int) -> Exception:
+    # In a batch, what a request holds follows from the batch limit: OUT_OF_RANGE, as a batch past it is.
+    if BATCH_FIELD in message.DESCRIPTOR.fields_by_name:
+        return LimitExceeded(
+            f"request body: more JSON strings than a batch of at most {max_states} states holds "
+            f"({MAX_BATCH_SIZE.variable})"
+        )
+    return _invalid(f"request body: more JSON strings than a {message.DESCRIPTOR.full_name} holds")
+
+
+def _check_repeated(value: dict[str, Any], descriptor: Descriptor, where: str) -> None:
+    # Each list of REPEATED_LIMITS, at any depth, against its limit, before any of it is converted.
+    fields = _fields_by_key(descriptor)
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is None:
+            continue
+        limit = REPEATED_LIMITS.get(field.full_name)
+        if limit is not None and isinstance(item, list) and len(item) > limit.most:
+            raise limit.refusal(f"{where}{field.name}")
+        if field.message_type is not None and _holds_limits(field.message_type):
+            if isinstance(item, dict):
+                _check_repeated(item, field.message_type, f"{where}{field.name}.")
+            elif isinstance(item, list):
+                for index, element in enumerate(item):
+                    if isinstance(element, dict):
+                        _check_repeated(element, field.message_type, f"{where}{field.name}[{index}].")
+
+
+@functools.cache
+def _fields_by_key(descriptor: Descriptor) -> dict[str, FieldDescriptor]:
+    # The JSON keys of a message's fields: its json_name, or its proto name.
+    return {**{f.json_name: f for f in descriptor.fields}, **descriptor.fields_by_name}
+
+
+@functools.cache
+def _holds_limits(descriptor: Descriptor) -> bool:
+    return any(f.full_name in REPEATED_LIMITS for f in descriptor.fields)
 
 
 def _more_than_a_request_holds(message: Message, max_states: int) -> Exception:

@@ -16,6 +16,12 @@ one request (tags and lengths; no value is decoded, no message is built) and rai
   known field, at any depth, comes with a wire type its type never has. Protobuf
   itself (upb) keeps such a field among the unknown ones, which would make the call
   go on without it. Unknown field numbers are skipped, whatever their wire type;
+- ``InvalidInput`` (INVALID_ARGUMENT, ``states[3].cells: more than 52 cells; at most 52
+  are allowed``) as soon as a repeated field of ``REPEATED_LIMITS`` (a state's cells and
+  stack sizes, a Play's moves) passes the most elements the game allows: the scan stops
+  at the first element past it, so a state of two million empty cells costs the scan of
+  53 of them. A packed element is counted as one per byte (fixed-width ones by their
+  width): an upper bound, exact for every stack size the game allows (under 128, one byte);
 - ``LimitExceeded`` when reading the request would take more than ``field_budget``
   fields read one by one (``FIELDS_PER_STATE`` per state of the batch limit, plus
   ``SPARE_FIELDS``): the cost of the scan is bounded whatever the request holds.
@@ -28,7 +34,10 @@ fast form matches are read field by field in Python (~0.2 us a field, at most
 ``field_budget`` fields); a nested message whose fields all have small numbers and
 short values (every state a legitimate client sends) is matched whole by a regular
 expression built from its descriptor (``_fast_forms``), in C, in time linear in its
-bytes. A 10,000-state batch of 52-card states costs ~10,000 Python steps and 10,000
+bytes. A match bounds each limited repeated field's elements from above by counting
+its tag bytes in the match (``bytes.count``, in C; ``_Bound``); a match whose bound
+passes the limit (too many elements, or tag bytes inside values) is read field by
+field instead, which counts exactly. A 10,000-state batch of 52-card states costs ~10,000 Python steps and 10,000
 matches; nothing the scan does allocates per field.
 """
 
@@ -42,8 +51,10 @@ from typing import NamedTuple, NoReturn
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from boaf.game.errors import InvalidInput
+from boaf.game.state import MAX_CELLS
 from boaf.service.core.errors import LimitExceeded
 from boaf.service.core.limits import MAX_BATCH_SIZE
+from boaf.v1 import boaf_pb2, game_pb2
 
 FIELDS_PER_STATE = 4  # fields the scan may read one by one for each state BOAF_MAX_BATCH_SIZE allows ...
 SPARE_FIELDS = 1024  # ... and this many more, whatever the limit
@@ -63,6 +74,32 @@ _SCALAR_WIRE = {
 }  # fmt: skip
 WIRE_NAMES = {VARINT: "varint", FIXED64: "64-bit", LENGTH: "length-delimited", GROUP_START: "group start",
               GROUP_END: "group end", FIXED32: "32-bit"}  # fmt: skip
+
+
+MAX_MOVES = MAX_CELLS - 1  # each move puts one stack on another: a grid of MAX_CELLS cards is won after this many
+
+
+class RepeatedLimit(NamedTuple):
+    """The most elements a repeated request field holds in any request the game allows, and what one is called."""
+
+    most: int
+    noun: str
+
+    def refusal(self, where: str) -> InvalidInput:
+        """The error for the field at ``where`` (``states[3].cells``) past ``most`` elements."""
+        return InvalidInput(
+            f"{where}: more than {self.most} {self.noun}; at most {self.most} are allowed", fields=(where,)
+        )
+
+
+REPEATED_LIMITS: dict[str, RepeatedLimit] = {
+    boaf_pb2.State.DESCRIPTOR.fields_by_name["cells"].full_name: RepeatedLimit(MAX_CELLS, "cells"),
+    boaf_pb2.State.DESCRIPTOR.fields_by_name["sizes"].full_name: RepeatedLimit(MAX_CELLS, "stack sizes"),
+    game_pb2.PlayRequest.DESCRIPTOR.fields_by_name["moves"].full_name: RepeatedLimit(MAX_MOVES, "moves"),
+}
+"""Full name of a repeated request field -> its ``RepeatedLimit``: a grid has at most ``MAX_CELLS`` cells
+(and so stack sizes), and is won after at most ``MAX_MOVES`` moves. Both edges refuse a field past it
+before any of its elements is converted."""
 
 
 class _Unreadable(Exception):
@@ -107,8 +144,10 @@ class _Field(NamedTuple):
     name: str
     wires: frozenset[int]
     inner: Descriptor | None  # a message field's type
-    fast: tuple[re.Pattern[bytes], ...]  # the inner type's fast forms
+    fast: tuple[_FastForm, ...]  # the inner type's fast forms
     repeated: bool
+    limit: RepeatedLimit | None  # a limited repeated field's
+    packed_width: int  # bytes of one element when packed (a varint: 1, a lower bound); 0 when never packed
 
 
 @functools.cache
@@ -119,7 +158,9 @@ def _plan(descriptor: Descriptor) -> dict[int, _Field]:
 def _field(field: FieldDescriptor) -> _Field:
     inner = field.message_type if field.type == _FD.TYPE_MESSAGE else None
     fast = () if inner is None else _fast_forms(inner)
-    return _Field(field.name, wire_types(field), inner, fast, field.is_repeated)
+    wires = wire_types(field)
+    width = {VARINT: 1, FIXED32: 4, FIXED64: 8}.get(_SCALAR_WIRE[field.type], 0) if LENGTH in wires else 0
+    return _Field(field.name, wires, inner, fast, field.is_repeated, REPEATED_LIMITS.get(field.full_name), width)
 
 
 class _Reader:
@@ -146,6 +187,7 @@ class _Reader:
             field = plan.get(number) if depth == 0 else None
             if field is not None and wire not in field.wires:
                 _wrong_wire_type(f"{where}{field.name}", wire, descriptor.fields_by_number[number])
+            elements = 1
             if wire == LENGTH:
                 length = raw[pos] if pos < end else 0x80
                 pos += 1
@@ -158,11 +200,13 @@ class _Reader:
                     index = counts[number] = counts.get(number, 0) + 1
                     if field.name == batch and index > self.max_batch_size:
                         self._over_batch(field.name)
-                    if not any(form.fullmatch(raw, start, pos) for form in field.fast):
+                    if not _matched_whole(field.fast, raw, start, pos):
                         inner_where = (
                             f"{where}{field.name}[{index - 1}]." if field.repeated else f"{where}{field.name}."
                         )
                         self.message(field.inner, start, pos, inner_where)
+                elif field is not None and field.packed_width:
+                    elements = length // field.packed_width
             elif wire == VARINT:
                 _, pos = _varint(raw, pos, end)
             elif wire == FIXED64:
@@ -175,6 +219,10 @@ class _Reader:
                 depth -= 1
                 if depth < 0:
                     raise _Unreadable
+            if field is not None and field.limit is not None:
+                counts[number] = counts.get(number, 0) + elements
+                if counts[number] > field.limit.most:
+                    raise field.limit.refusal(f"{where}{field.name}")
         if pos > end or depth:
             raise _Unreadable
 
@@ -189,6 +237,18 @@ class _Reader:
             f"({FIELDS_PER_STATE} for each state of {MAX_BATCH_SIZE.variable}={self.max_batch_size:,}, "
             f"and {SPARE_FIELDS:,} more)"
         )
+
+
+def _matched_whole(forms: tuple[_FastForm, ...], raw: bytes, start: int, end: int) -> bool:
+    # The first form that matches decides: past a limit's bound, the field-by-field read counts exactly.
+    # More tag bytes in the whole message than a limit allows: no match can keep within it, so no match is tried.
+    if forms and any(bound.tags_passed(raw, start, end) for bound in forms[0].bounds):
+        return False
+    for form in forms:
+        match = form.pattern.fullmatch(raw, start, end)
+        if match is not None:
+            return not any(bound.passed(match, raw) for bound in form.bounds)
+    return False
 
 
 def _wrong_wire_type(name: str, wire: int, field: FieldDescriptor) -> NoReturn:
@@ -229,8 +289,64 @@ _SHORT = b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in _LENGT
 _VALUE = {VARINT: _VARINT, FIXED64: rb".{8}", FIXED32: rb".{4}", LENGTH: _SHORT}
 
 
+class _Bound(NamedTuple):
+    """How a fast form's match bounds a limited repeated field's elements from above, reading no value.
+
+    Each element carries its tag byte (``tag``), and a packed chunk, whose value the forms match only up
+    to ``most`` bytes, holds at most ``most`` elements (``packed_tag``): so the elements are at most the
+    count of those bytes in the match (more when they also occur inside values). In the in-order form the
+    field's fields are one run, the group ``group``: there a run of L bytes also holds at most
+    max(L - 2, L // 2) elements (a packed chunk costs 2 bytes and each element 1, an unpacked element 2),
+    so a packed run is never over-counted by its values' bytes.
+    """
+
+    group: str | None  # None: the whole match (the any-order form)
+    tag: bytes
+    packed_tag: bytes | None
+    most: int
+
+    def tags_passed(self, raw: bytes, start: int, end: int) -> bool:
+        """True when ``raw[start:end]`` holds more than ``most`` of the field's (unpacked) tag bytes."""
+        return raw.count(self.tag, start, end) > self.most
+
+    def passed(self, match: re.Match[bytes], raw: bytes) -> bool:
+        """True when the match may hold more than ``most`` elements of the field (bytes.count, in C)."""
+        start, end = match.span(self.group) if self.group is not None else match.span()
+        elements = raw.count(self.tag, start, end)
+        if self.packed_tag is not None:
+            elements += self.most * raw.count(self.packed_tag, start, end)
+            if self.group is not None:
+                elements = min(elements, max(end - start - 2, (end - start) // 2))
+        return elements > self.most
+
+
+class _FastForm(NamedTuple):
+    pattern: re.Pattern[bytes]
+    bounds: tuple[_Bound, ...]  # a match passing one of them is read field by field
+
+
+def _value(field: FieldDescriptor, wire: int) -> bytes:
+    # A limited field's packed chunk is matched up to its limit's bytes, so that a chunk bounds its elements.
+    limit = REPEATED_LIMITS.get(field.full_name)
+    if wire == LENGTH and limit is not None and _SCALAR_WIRE[field.type] != LENGTH:
+        return b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(limit.most + 1)) + b")"
+    return _VALUE[wire]
+
+
+def _bounds(fields: list[FieldDescriptor], *, in_order: bool) -> tuple[_Bound, ...]:
+    bounds = []
+    for field in fields:
+        limit = REPEATED_LIMITS.get(field.full_name)
+        if limit is None:
+            continue
+        tag = bytes([field.number << 3 | _SCALAR_WIRE[field.type]])
+        packed = bytes([field.number << 3 | LENGTH]) if _SCALAR_WIRE[field.type] != LENGTH else None
+        bounds.append(_Bound(f"f{field.number}" if in_order else None, tag, packed, limit.most))
+    return tuple(bounds)
+
+
 @functools.cache
-def _fast_forms(descriptor: Descriptor) -> tuple[re.Pattern[bytes], ...]:
+def _fast_forms(descriptor: Descriptor) -> tuple[_FastForm, ...]:
     """Patterns that match whole encodings of ``descriptor`` the field-by-field scan would let through.
 
     Each matches a run of fields, each one of: a known field (all numbers under 16,
@@ -241,15 +357,19 @@ def _fast_forms(descriptor: Descriptor) -> tuple[re.Pattern[bytes], ...]:
     protobuf library writes them, then the unknown ones (~12 ns a byte); the second
     takes fields in any order (~4 times slower), for other writers. None for a
     message with a message field or a number of 16 or more: the scan reads those
-    field by field, as it does a message that no form matches (which is not wrong).
+    field by field, as it does a message that no form matches (which is not wrong). A limited
+    repeated field's run is bounded after the match (``_Bound``).
     """
     fields = sorted(descriptor.fields, key=lambda f: f.number)
     if any(f.type in (_FD.TYPE_MESSAGE, _FD.TYPE_GROUP) or f.number >= 16 for f in fields):
         return ()
     in_order, known = [], []
     for field in fields:
-        values = [re.escape(bytes([field.number << 3 | wire])) + _VALUE[wire] for wire in sorted(wire_types(field))]
-        in_order.append(b"(?:" + b"|".join(values) + (b")*+" if field.is_repeated else b")?+"))
+        values = [
+            re.escape(bytes([field.number << 3 | wire])) + _value(field, wire) for wire in sorted(wire_types(field))
+        ]
+        run = b"(?:" + b"|".join(values) + (b")*+" if field.is_repeated else b")?+")
+        in_order.append(b"(?P<f%d>%s)" % (field.number, run) if field.full_name in REPEATED_LIMITS else run)
         known += values
     numbers = {f.number for f in fields}
     unknown = []
@@ -262,7 +382,10 @@ def _fast_forms(descriptor: Descriptor) -> tuple[re.Pattern[bytes], ...]:
         unknown.append(first + rb"[\x80-\xff]{0,3}[\x01-\x7f]" + value)
     any_unknown = b"(?:" + b"|".join(unknown) + b")*+"
     any_order = b"(?:" + b"|".join(known + unknown) + b")*+"
-    return re.compile(b"".join(in_order) + any_unknown, re.DOTALL), re.compile(any_order, re.DOTALL)
+    return (
+        _FastForm(re.compile(b"".join(in_order) + any_unknown, re.DOTALL), _bounds(fields, in_order=True)),
+        _FastForm(re.compile(any_order, re.DOTALL), _bounds(fields, in_order=False)),
+    )
 
 
 def _byte_class(values: Iterable[int]) -> bytes:

@@ -145,9 +145,15 @@ CLASSIFY_CASES: list[tuple[str, pb.ClassifyRequest, grpc.StatusCode, str]] = [
     ),
     (
         "rows·cols > 52",
-        batch(GOOD, pb.State(rows=8, cols=8, cells=[card_text(c) for c in range(DECK_SIZE)] + [""] * 12)),
+        batch(GOOD, pb.State(rows=8, cols=8, cells=[card_text(c) for c in range(DECK_SIZE)])),
         INVALID,
         "states[1]: grid 8x8 has 64 cells; at most 52 are allowed",
+    ),
+    (
+        "more than 52 cells",  # refused by the wire scan, before the state is converted
+        batch(GOOD, pb.State(rows=8, cols=8, cells=[card_text(c) for c in range(DECK_SIZE)] + [""] * 12)),
+        INVALID,
+        "states[1].cells: more than 52 cells; at most 52 are allowed",
     ),
     (
         "every cell empty",
