@@ -136,12 +136,17 @@ MAX_MESSAGE_BYTES = Limit(
     unit="bytes",
     doc=(
         "Largest request or response message, in bytes (a 10,000-state 52-card batch is ~2.2 MB); "
-        "a larger request is OUT_OF_RANGE."
+        "a larger request is OUT_OF_RANGE (over gRPC, gRPC core refuses an uncompressed one itself, with "
+        "a code of its own: docs/service.md, Limits)."
     ),
     template="{field}: a message of {value:,} bytes exceeds the limit of {limit:,} bytes ({variable})",
     bounds="any message",
-    note="gRPC core refuses 4× that before boaf sees it; HTTP checks `Content-Length` before reading",
-    past="OUT_OF_RANGE (HTTP 400, and the connection closes)",
+    note="HTTP checks `Content-Length` before reading",
+    past=(
+        "OUT_OF_RANGE (HTTP 400, and the connection closes); over gRPC an uncompressed message is refused by "
+        "gRPC core: RESOURCE_EXHAUSTED \"Received message larger than max (N vs. M)\", which `Client` makes "
+        "OUT_OF_RANGE"
+    ),
 )
 MAX_CONCURRENT_RPCS = Limit(
     name="max_concurrent_rpcs",

@@ -58,6 +58,11 @@ def test_the_default_limits_fit_their_own_memory_limit() -> None:
     assert settings.worst_case_memory_mb()["total"] <= settings.memory_limit_mb
 
 
+def test_the_deployed_limits_are_the_defaults_the_docs_count() -> None:
+    deployed = Settings.from_env(manifest("configmap.yaml")["data"]).worst_case_memory_mb()
+    assert deployed == Settings().worst_case_memory_mb()
+
+
 def test_a_search_node_cap_keeps_its_memo_within_the_cap() -> None:
     settings = Settings(search_memory_mb=384)
     for cells in (1, 16, 52):

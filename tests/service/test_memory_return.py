@@ -36,6 +36,7 @@ ROUNDS = 2
 LIMIT = Settings().max_message_bytes
 CLASSIFY = "/boaf.v1.Boaf/Classify"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "service.md"
+DEPLOY_DOCS = Path(__file__).resolve().parents[2] / "deploy" / "README.md"
 POD_LIMIT_MB = 3072  # deploy/k8s (tests/service/test_memory.py checks the manifests say so)
 VALID_STATES = 2_000  # ~0.45 MB as a message, ~0.6 MB as JSON: large, and answered in seconds on a busy machine
 
@@ -131,9 +132,10 @@ def test_the_heap_is_bounded_in_this_process() -> None:
     assert rss_bytes() > 0
 
 
-def test_the_docs_give_the_memory_arithmetic_of_the_code() -> None:
-    text = " ".join(DOCS.read_text(encoding="utf-8").split())
-    worst = Settings().worst_case_memory_mb()
+@pytest.mark.parametrize("docs", [DOCS, DEPLOY_DOCS], ids=lambda path: path.parent.name)
+def test_the_docs_give_the_memory_arithmetic_of_the_code(docs: Path) -> None:
+    text = " ".join(docs.read_text(encoding="utf-8").split())
+    worst = Settings().worst_case_memory_mb()  # deploy/k8s sets the defaults (tests/service/test_memory.py)
     assert f"| **total** | | **{worst['total']:,}** ≤ {POD_LIMIT_MB:,} |" in text
     for part, mb in worst.items():
         if part != "total":
