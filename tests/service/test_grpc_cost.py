@@ -22,11 +22,13 @@ from servers import TEST_LIMITS, wait_for
 
 from boaf.client import LimitExceeded, error_of
 from boaf.game import deal
+from boaf.game.cards import DECK_SIZE, card_text
+from boaf.game.errors import InvalidInput
 from boaf.service.core.errors import LimitExceeded as ServerLimitExceeded
 from boaf.service.grpc import compression, interceptors
 from boaf.service.rpc import converters
 from boaf.service.rpc.converters import state_to_proto
-from boaf.service.rpc.wire_scan import FIELDS_PER_STATE, SPARE_FIELDS, WireScan
+from boaf.service.rpc.wire_scan import FIELDS_PER_STATE, MAX_MOVES, SPARE_FIELDS, WireScan
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import game_pb2
 
@@ -317,3 +319,75 @@ def test_core_refusal_past_the_limit_is_what_the_client_maps_to_out_of_range(cha
     assert isinstance(mapped, LimitExceeded)
     assert mapped.code == CODE.OUT_OF_RANGE
     assert "BOAF_MAX_MESSAGE_BYTES" in mapped.message
+
+
+# ---------------------------------------------------------------- repeated fields past the game's limits, counted
+
+
+PLAY = "/boaf.v1.Game/Play"
+MANY = LIMIT_BYTES // 2 - 100  # empty cells (two bytes each) in a message just under the size limit
+PAST_THE_GAME = [
+    # (method, payload, the refusal) for the most empty cells, stack sizes or moves a message holds
+    (
+        SOLVE,
+        nested(1, field(1, 0, b"\x04") + field(3, 2, b"\x00") * MANY),
+        "state.cells: more than 52 cells; at most 52 are allowed",
+    ),
+    (
+        CLASSIFY,
+        nested(1, EASY.SerializeToString()) + nested(1, field(3, 2, b"\x00") * MANY),
+        "states[1].cells: more than 52 cells; at most 52 are allowed",
+    ),
+    (
+        SOLVE,
+        nested(1, pb.State(rows=4, cols=4, sizes=[1] * (LIMIT_BYTES - 100)).SerializeToString()),
+        "state.sizes: more than 52 stack sizes; at most 52 are allowed",
+    ),
+    (
+        PLAY,
+        nested(1, EASY.SerializeToString()) + field(2, 2, b"\x00") * MANY,
+        "moves: more than 51 moves; at most 51 are allowed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "payload", "message"), PAST_THE_GAME, ids=["Solve cells", "Classify cells", "Solve sizes", "Play moves"]
+)
+def test_a_repeated_field_past_the_game_is_refused_before_the_parse(
+    channel: grpc.Channel, work: Work, method: str, payload: bytes, message: str
+) -> None:
+    error = refused(channel, method, payload)
+    assert error.code() == CODE.INVALID_ARGUMENT
+    assert error.details() == message
+    assert (work.parses, work.conversions) == (0, 0)
+
+
+def test_the_scan_stops_at_the_first_cell_past_the_game() -> None:
+    garbage_after = b"\xff" * 1000  # never read: the scan has stopped
+    state = field(3, 2, b"\x00") * 53 + garbage_after
+    with pytest.raises(InvalidInput, match=r"^state\.cells: more than 52 cells"):
+        WireScan(pb.SolveRequest.DESCRIPTOR).check(nested(1, state), max_batch_size=BATCH)
+
+
+def test_states_at_the_game_limits_are_matched_whole_not_read_field_by_field() -> None:
+    # 32 and 34 are the bytes of the sizes' tags (unpacked, packed): inside the packed values they are no tags.
+    cells = [card_text(c) for c in range(DECK_SIZE)]
+    in_order = pb.State(rows=4, cols=13, cells=cells, sizes=[32, 34] * 26).SerializeToString()
+    any_order = (
+        pb.State(sizes=[1] * DECK_SIZE).SerializeToString() + pb.State(rows=4, cols=13, cells=cells).SerializeToString()
+    )
+    scan = WireScan(pb.ClassifyRequest.DESCRIPTOR)
+    for state in (in_order, any_order):
+        scan.check(nested(1, state) * BATCH, max_batch_size=BATCH)
+    assert BATCH * DECK_SIZE > FIELDS_PER_STATE * BATCH + SPARE_FIELDS  # read one by one, they would not fit
+
+
+def test_repeated_fields_at_the_game_limits_are_answered(channel: grpc.Channel, work: Work) -> None:
+    full = pb.State(rows=4, cols=13, cells=[card_text(c) for c in range(DECK_SIZE)], sizes=[1] * DECK_SIZE)
+    answer = pb.ClassifyResponse.FromString(
+        answered(channel, CLASSIFY, pb.ClassifyRequest(states=[full] * BATCH).SerializeToString())
+    )
+    assert len(answer.predictions) == BATCH
+    play = game_pb2.PlayRequest(state=EASY, moves=[""] * MAX_MOVES)  # an empty text is no move
+    assert game_pb2.PlayResponse.FromString(answered(channel, PLAY, play.SerializeToString())).state == EASY
