@@ -8,6 +8,7 @@ verdicts are the suite's to report (``python benchmarks/hostile.py``), not this 
 from __future__ import annotations
 
 import gzip
+import json
 import zlib
 from pathlib import Path
 
@@ -75,4 +76,7 @@ def test_two_classes_run_against_a_live_server(tmp_path: Path) -> None:
     text = "\n".join(harness.table(results))
     assert text.count("\n| ") == 2 and "| parser amplification |" in text and "rapid reset" in text
     assert target.log_path is not None and target.log_path.is_file()
+    harness.write_json(results, tmp_path / "figures.json", {"seed": 1})
+    written = json.loads((tmp_path / "figures.json").read_text())
+    assert written["seed"] == 1 and [c["name"] for c in written["classes"]] == [r.name for r in results]
     assert set(attacks.ATTACKS) == {"connection", "frames", "compression", "parser", "errors", "control"}
