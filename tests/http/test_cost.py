@@ -25,8 +25,10 @@ from http_client import Answer, Client, parse_answer, raw_exchange
 from servers import TEST_LIMITS
 
 import boaf.service.http.wire as wire
+from boaf.game.cards import DECK_SIZE, card_text
 from boaf.service.rpc import converters
 from boaf.v1 import boaf_pb2 as pb
+from boaf.v1 import game_pb2
 
 MAX_STATES = TEST_LIMITS["max_batch_size"]
 MAX_BYTES = TEST_LIMITS["max_message_bytes"]
@@ -34,6 +36,9 @@ CLASSIFY = "/boaf.v1.Boaf/Classify"
 SHORT = 200  # characters: no refusal's message is longer
 EMPTY_STATES = b'{"states":[' + b",".join([b"{}"] * (MAX_BYTES // 3 - 10)) + b"]}"  # just under the size limit
 SOLVE_HOLDS = "request body: more JSON objects or arrays than a boaf.v1.SolveRequest holds"
+HOLDS = "request body: more JSON strings than a boaf.v1."
+BATCH_HOLDS = f"request body: more JSON strings than a batch of at most {MAX_STATES} states holds (BOAF_MAX_BATCH_SIZE)"
+PAST_52 = "more than 52 cells; at most 52 are allowed"
 TOO_MANY = f"states: a batch of more than {MAX_STATES} states exceeds the limit of {MAX_STATES} (BOAF_MAX_BATCH_SIZE)"
 
 
@@ -44,6 +49,7 @@ class Work:
     objects: int = 0  # JSON objects the parse built
     conversions: int = 0  # ParseDict calls (one a state in a batch)
     batches_read: int = 0  # states_from_proto calls
+    states_read: int = 0  # state_from_proto calls (a Solve's or a Play's state)
     inflated: list[int] = field(default_factory=list)  # bytes out of each gzip inflation
 
     @property
@@ -57,6 +63,7 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
     done = Work()
     counting_objects, parse_dict = wire._counting_objects, json_format.ParseDict
     states_from_proto, decompressobj = converters.states_from_proto, zlib.decompressobj
+    state_from_proto = converters.state_from_proto
 
     def objects(*args: Any) -> Any:
         hook = counting_objects(*args)
@@ -75,6 +82,10 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
         done.batches_read += 1
         return states_from_proto(*args, **kwargs)
 
+    def reading_one(*args: Any, **kwargs: Any) -> Any:
+        done.states_read += 1
+        return state_from_proto(*args, **kwargs)
+
     class Inflater:
         def __init__(self, *args: Any) -> None:
             self.inner = decompressobj(*args)
@@ -90,6 +101,7 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
     monkeypatch.setattr(wire, "_counting_objects", objects)
     monkeypatch.setattr(json_format, "ParseDict", converting)
     monkeypatch.setattr(converters, "states_from_proto", reading)
+    monkeypatch.setattr(converters, "state_from_proto", reading_one)
     monkeypatch.setattr(wire.zlib, "decompressobj", Inflater)
     tracemalloc.start()  # counts allocations made from now on only
     try:
@@ -246,3 +258,92 @@ def test_a_huge_input_is_quoted_short(client: Client, work: Work, path: str, bod
 def test_a_non_finite_number_is_refused_short(client: Client, work: Work, body: bytes, message: str) -> None:
     assert refused(client.post("/boaf.v1.Boaf/Solve", raw=body), 400, "invalid_argument").startswith(message)
     assert work.conversions == 0
+
+
+# ---------------------------------------------------------------- repeated fields past the game's limits
+
+
+SOLVE, PLAY = "/boaf.v1.Boaf/Solve", "/boaf.v1.Game/Play"
+FULL_STATE = {"rows": 4, "cols": 13, "cells": [card_text(c) for c in range(DECK_SIZE)], "sizes": [1] * DECK_SIZE}
+MANY = MAX_BYTES // 3 - 1000  # empty texts ('"",') in a body just under the size limit
+JSON_PAST_THE_GAME = [
+    # (path, body, code, message): past the strings a request holds, unparsed; else parsed, never converted
+    (SOLVE, {"state": {"rows": 4, "cols": 4, "cells": [""] * MANY}}, "invalid_argument", f"{HOLDS}SolveRequest holds"),
+    (CLASSIFY, {"states": [{"cells": [""] * MANY}]}, "out_of_range", BATCH_HOLDS),
+    (PLAY, {"state": FULL_STATE, "moves": [""] * MANY}, "invalid_argument", f"{HOLDS}PlayRequest holds"),
+    (CLASSIFY, {"states": [FULL_STATE, {"cells": [""] * 1000}]}, "invalid_argument", "states[1].cells: " + PAST_52),
+    (
+        SOLVE,
+        {"state": {"sizes": [1] * (MAX_BYTES // 2 - 100)}},
+        "invalid_argument",
+        "state.sizes: more than 52 stack sizes; at most 52 are allowed",
+    ),
+    (
+        PLAY,
+        {"state": FULL_STATE, "moves": [""] * 52},
+        "invalid_argument",
+        "moves: more than 51 moves; at most 51 are allowed",
+    ),
+]
+
+
+@pytest.mark.parametrize("encoding", ["plain", "gzip"])
+@pytest.mark.parametrize(
+    ("path", "body", "code", "message"),
+    JSON_PAST_THE_GAME,
+    ids=["Solve cells", "Classify cells", "Play moves", "Classify 1,000 cells", "Solve sizes", "Play 52 moves"],
+)
+def test_a_json_list_past_the_game_is_refused_before_it_is_converted(
+    client: Client, work: Work, encoding: str, path: str, body: Any, code: str, message: str
+) -> None:
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    assert len(raw) <= MAX_BYTES
+    headers = {"Content-Encoding": "gzip"} if encoding == "gzip" else None
+    answer = client.post(path, raw=gzip.compress(raw) if headers else raw, headers=headers)
+    assert refused(answer, 400, code) == message
+    assert (work.conversions, work.states_read, work.batches_read) == (0, 0, 0)
+    if "holds" in message:
+        assert work.objects == 0  # counted in the bytes: the parse never began
+
+
+BINARY_PAST_THE_GAME = [
+    (
+        SOLVE,
+        pb.SolveRequest(state=pb.State(rows=4, cols=4, cells=[""] * (MAX_BYTES // 2 - 100))),
+        "state.cells: " + PAST_52,
+    ),
+    (
+        CLASSIFY,
+        pb.ClassifyRequest(states=[pb.State(), pb.State(cells=[""] * (MAX_BYTES // 2 - 100))]),
+        "states[1].cells: " + PAST_52,
+    ),
+    (
+        PLAY,
+        game_pb2.PlayRequest(moves=[""] * (MAX_BYTES // 2 - 100)),
+        "moves: more than 51 moves; at most 51 are allowed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "request_", "message"), BINARY_PAST_THE_GAME, ids=["Solve", "Classify", "Play"])
+def test_a_binary_list_past_the_game_is_refused_before_the_parse_as_over_grpc(
+    client: Client, work: Work, path: str, request_: Any, message: str
+) -> None:
+    body = request_.SerializeToString()
+    answer = client.post(path, raw=body, headers={"Content-Type": "application/proto"})
+    assert refused(answer, 400, "invalid_argument") == message  # the wire scan's, as on the gRPC edge
+    assert (work.states_read, work.batches_read) == (0, 0)
+    assert work.peak_bytes < 4 * len(body)  # never parsed: a parsed message holds ~30 bytes a cell
+
+
+@pytest.mark.parametrize("codec", ["json", "proto"])
+def test_lists_at_the_game_limits_are_answered(client: Client, codec: str) -> None:
+    request = pb.ClassifyRequest(states=[json_format.ParseDict(FULL_STATE, pb.State())] * MAX_STATES)
+    if codec == "json":
+        answer = client.post(CLASSIFY, raw=json_format.MessageToJson(request).encode())
+        assert answer.status == 200 and len(answer.body["predictions"]) == MAX_STATES
+    else:
+        answer = client.post(CLASSIFY, raw=request.SerializeToString(), headers={"Content-Type": "application/proto"})
+        assert answer.status == 200
+    play = {"state": {"rows": 1, "cols": 2, "cells": ["AS", "2S"]}, "moves": [""] * 51}  # an empty text is no move
+    assert client.post(PLAY, raw=json.dumps(play).encode()).status == 200
