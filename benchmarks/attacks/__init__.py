@@ -48,7 +48,8 @@ def suite_server(work_dir: Path, target: hostile.Target | None) -> Iterator[tupl
         yield target, None
         return
     root = reloads.model_root(work_dir)
-    with calls.local_server({"BOAF_MODEL_DIR": str(root), "BOAF_MODEL_POLL_S": MODEL_POLL_S}, work_dir) as target:
+    env = {"BOAF_MODEL_DIR": str(root), "BOAF_MODEL_POLL_S": MODEL_POLL_S}
+    with calls.local_server(env, work_dir, boaf=harness.boaf_command()) as target:
         yield target, root
 
 

@@ -27,7 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from benchmarks import calls, hostile
 from benchmarks.attacks import reloads
-from benchmarks.attacks.harness import Attack, ClassRun
+from benchmarks.attacks.harness import Attack, ClassRun, boaf_command
 from boaf.game import deal
 from boaf.v1 import boaf_pb2 as pb
 
@@ -121,7 +121,7 @@ async def descriptor_exhaustion(ctx: ClassRun) -> None:
     """A child server at a soft descriptor limit, more preface-less connections than that; then probes."""
     soft, n = (QUICK_SOFT_LIMIT, QUICK_CONNECTIONS) if ctx.quick else (EXHAUSTION_SOFT_LIMIT, EXHAUSTION_CONNECTIONS)
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    boaf = ["prlimit", f"--nofile={soft}:{hard}", "boaf"]  # prlimit execs boaf: the pid is the server's
+    boaf = ["prlimit", f"--nofile={soft}:{hard}", *boaf_command()]  # prlimit execs boaf: the pid is the server's
     root = reloads.model_root(ctx.work_dir, "exhaustion-models")
     reloads.add_version(root, "v2")
     env = {"BOAF_MODEL_DIR": str(root)}

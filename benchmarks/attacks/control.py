@@ -97,7 +97,7 @@ def _grpc_server_info(address: str) -> str:
 
 def sigterm_in_flight(ctx: ClassRun) -> None:
     """SIGTERM to a child server while small Classify calls and the largest Classify batch are in flight."""
-    with calls.local_server({"BOAF_SHUTDOWN_GRACE_S": "1"}, ctx.work_dir) as child:
+    with calls.local_server({"BOAF_SHUTDOWN_GRACE_S": "1"}, ctx.work_dir, boaf=harness.boaf_command()) as child:
         if child.log_path is not None:
             ctx.other_logs.append(child.log_path)
         ctx.note(f"SIGTERM: the child server was idle {harness.wait_until_idle(child, EXIT_WAIT_S):.0f} s after start")
@@ -179,7 +179,8 @@ def settings_past_limits(ctx: ClassRun) -> None:
     for variable, value in bad_settings(ctx):
         env = {**os.environ, variable: value, "BOAF_PORT": "0", "BOAF_HTTP_PORT": "0", "BOAF_METRICS_PORT": "0"}
         started = time.perf_counter()
-        process = subprocess.Popen(["boaf", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        command = [*harness.boaf_command(), "serve"]
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             output, _ = process.communicate(timeout=wait_s)
             code = f"exit {process.returncode}"

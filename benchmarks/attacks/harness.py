@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -153,6 +154,12 @@ def is_failure(code: str) -> bool:
     if hostile.is_failure(code):
         return True
     return len(status) == 3 and status.startswith("5") and status not in ("503", "504")
+
+
+def boaf_command() -> list[str]:
+    """The command that runs boaf's CLI: the ``boaf`` beside this Python (its venv's), else ``boaf`` on PATH."""
+    beside = Path(sys.executable).with_name("boaf")
+    return [str(beside)] if beside.is_file() else ["boaf"]
 
 
 # ---------------------------------------------------------------- the bystander
