@@ -4,7 +4,9 @@ and descriptor exhaustion.
 - idle TCP: connections to the gRPC, HTTP and metrics ports that send nothing, held;
 - preface-less: thousands of connections to the gRPC port, each sending (by seed) nothing, half the
   HTTP/2 preface, random bytes or an HTTP/1.1 request head, then nothing more, held;
-- half-open TLS: a TLS ClientHello's first bytes, then nothing (only when the server speaks TLS);
+- half-open TLS: a child ``boaf serve`` with TLS (a self-signed certificate made by ``openssl``), and
+  connections that send a ClientHello's first bytes, then nothing; a TLS health Check meanwhile
+  must answer;
 - descriptor exhaustion: a child ``boaf serve`` whose soft RLIMIT_NOFILE is 4,096, and 5,000
   preface-less connections to its gRPC port; then its HTTP edge, its metrics, health, a new gRPC
   call and a model reload must all work (a failure here fails the class).
@@ -19,7 +21,11 @@ import asyncio
 import os
 import resource
 import shutil
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import grpc
 import numpy as np
@@ -34,6 +40,7 @@ from boaf.v1 import boaf_pb2 as pb
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 CONNECT_TIMEOUT_S = 5.0
 PROBE_TIMEOUT_S = 5.0
+TLS_READY_S = 120.0  # for the TLS child server to answer health SERVING (and to stop)
 EXHAUSTION_SOFT_LIMIT = 4096
 EXHAUSTION_CONNECTIONS = 5000
 QUICK_SOFT_LIMIT = 1024  # quick: the same shape, smaller
@@ -102,16 +109,76 @@ async def preface_less(ctx: ClassRun, host: str, port: int, n: int, seconds: flo
 
 
 async def half_open_tls(ctx: ClassRun) -> None:
-    if not ctx.tls:
-        ctx.note("half-open TLS: skipped (the server has no TLS: set BOAF_TLS_CERT and BOAF_TLS_KEY and --target)")
+    """A child server with TLS, and connections that send a ClientHello's first bytes, then nothing."""
+    if shutil.which("openssl") is None:
+        ctx.note("half-open TLS: skipped (no openssl command to make a certificate)")
         return
-    n, seconds = ctx.size(1000, 50), ctx.size(20, 3)
-    stop_at = time.perf_counter() + seconds
-    hello = bytes.fromhex("16030100c8010000c40303")  # a ClientHello's record and handshake heads, no more
-    gate = asyncio.Semaphore(OPEN_AT_ONCE)
-    port = int(ctx.target.grpc.rsplit(":", 1)[1])
-    for outcome in await asyncio.gather(*(hold(ctx.target.host, port, hello, stop_at, gate) for _ in range(n))):
-        ctx.count(f"half-open TLS ({n}, {seconds} s)", outcome)
+    cert, key = ctx.work_dir / "tls-cert.pem", ctx.work_dir / "tls-key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    with tls_server(ctx, cert, key) as address:
+        loop = asyncio.get_running_loop()
+        ready = await loop.run_in_executor(None, tls_health, address, cert.read_bytes(), TLS_READY_S)
+        if ready != "OK":
+            ctx.fail(f"half-open TLS: the TLS child server never answered health ({ready})")
+            return
+        n, seconds = ctx.size(1000, 50), ctx.size(20, 3)
+        stop_at = time.perf_counter() + seconds
+        hello = bytes.fromhex("16030100c8010000c40303")  # a ClientHello's record and handshake heads, no more
+        gate = asyncio.Semaphore(OPEN_AT_ONCE)
+        host, port = address.rsplit(":", 1)
+        held = asyncio.gather(*(hold(host, int(port), hello, stop_at, gate) for _ in range(n)))
+        await asyncio.sleep(seconds / 2)
+        during = await loop.run_in_executor(None, tls_health, address, cert.read_bytes(), PROBE_TIMEOUT_S)
+        ctx.count("probe during half-open TLS: TLS health Check", during)
+        if during != "OK":
+            ctx.fail(f"with {n:,} half-open TLS connections, a TLS health Check got {during}")
+        for outcome in await held:
+            ctx.count(f"half-open TLS ({n:,}, {seconds} s)", outcome)
+
+
+@contextmanager
+def tls_server(ctx: ClassRun, cert: Path, key: Path) -> Iterator[str]:
+    """``boaf serve`` with TLS on a free loopback port, its log among the class's; yields its gRPC address."""
+    port = calls.free_port()
+    command = [*boaf_command(), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--http-port", str(calls.free_port()), "--metrics-port", str(calls.free_port())]
+    env = {**os.environ, "BOAF_LOG_LEVEL": "WARNING", "BOAF_TLS_CERT": str(cert), "BOAF_TLS_KEY": str(key)}
+    log_path = ctx.work_dir / f"boaf-serve-tls-{port}.log"
+    ctx.other_logs.append(log_path)
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(TLS_READY_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def tls_health(address: str, root_certificate: bytes, within_s: float) -> str:
+    """A health Check over TLS, asked until SERVING or ``within_s`` seconds: OK, or the last code."""
+    credentials = grpc.ssl_channel_credentials(root_certificates=root_certificate)
+    options = [("grpc.ssl_target_name_override", "localhost"), ("grpc.use_local_subchannel_pool", 1)]
+    give_up, code = time.perf_counter() + within_s, "no answer"
+    with grpc.secure_channel(address, credentials, options=options) as channel:
+        check = health_pb2_grpc.HealthStub(channel).Check
+        while time.perf_counter() < give_up:
+            try:
+                reply = check(health_pb2.HealthCheckRequest(service="boaf.v1.Boaf"), timeout=PROBE_TIMEOUT_S)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return "OK"
+                code = "NOT_SERVING"
+            except grpc.RpcError as exc:
+                code = exc.code().name if isinstance(exc, grpc.Call) else type(exc).__name__
+            time.sleep(0.5)
+    return code
 
 
 # ---------------------------------------------------------------- descriptor exhaustion
@@ -207,7 +274,7 @@ async def run(ctx: ClassRun) -> None:
     ctx.phase("preface-less")
     n = ctx.size(3000, 300)
     await preface_less(ctx, ctx.target.host, port, n, ctx.size(20, 3), f"{n:,} preface-less")
-    ctx.phase("half-open TLS")
+    ctx.phase("half-open TLS (a child server)")
     await half_open_tls(ctx)
     if shutil.which("prlimit") is None:
         ctx.note("descriptor exhaustion: skipped (no prlimit command, util-linux)")

@@ -58,7 +58,6 @@ class ClassRun:
     quick: bool
     work_dir: Path
     limits: Any  # boaf.v1 Limits, from GetServerInfo
-    tls: bool = False  # the server speaks TLS on its gRPC port
     model_root: Path | None = None  # the model root the server watches, when the harness owns it
     tally: hostile.Tally = field(default_factory=hostile.Tally)
     findings: list[str] = field(default_factory=list)  # must-hold checks that broke: the class fails
