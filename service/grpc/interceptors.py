@@ -34,7 +34,8 @@
   gets: those it refuses, those gRPC turns away before any handler runs (an
   unknown method: UNIMPLEMENTED; past the thread pool: RESOURCE_EXHAUSTED), and
   every call that runs (the servicers count nothing themselves; the HTTP edge
-  counts its own calls the same way);
+  counts its own calls the same way); a message core refuses for its size is
+  CANCELLED here (grpcio says only that the call ended), RESOURCE_EXHAUSTED to its client;
 - at shutdown (``drain``, then ``stop_calls`` once the grace is over), ends
   streams and then calls still in flight with UNAVAILABLE and
   ``errors.SHUTTING_DOWN_MESSAGE``.
