@@ -37,8 +37,9 @@ expression built from its descriptor (``_fast_forms``), in C, in time linear in 
 bytes. A match bounds each limited repeated field's elements from above by counting
 its tag bytes in the match (``bytes.count``, in C; ``_Bound``); a match whose bound
 passes the limit (too many elements, or tag bytes inside values) is read field by
-field instead, which counts exactly. A 10,000-state batch of 52-card states costs ~10,000 Python steps and 10,000
-matches; nothing the scan does allocates per field.
+field instead, which counts exactly. A 10,000-state batch of 52-card states costs
+~10,000 Python steps, 10,000 matches and their counts; nothing the scan does allocates
+per field.
 """
 
 from __future__ import annotations
