@@ -144,7 +144,7 @@ MAX_MESSAGE_BYTES = Limit(
     note="HTTP checks `Content-Length` before reading",
     past=(
         "OUT_OF_RANGE (HTTP 400, and the connection closes); over gRPC an uncompressed message is refused by "
-        "gRPC core: RESOURCE_EXHAUSTED \"Received message larger than max (N vs. M)\", which `Client` makes "
+        'gRPC core: RESOURCE_EXHAUSTED "Received message larger than max (N vs. M)", which `Client` makes '
         "OUT_OF_RANGE"
     ),
 )
