@@ -242,13 +242,17 @@ class _Reader:
 
 def _matched_whole(forms: tuple[_FastForm, ...], raw: bytes, start: int, end: int) -> bool:
     # The first form that matches decides: past a limit's bound, the field-by-field read counts exactly.
-    # More tag bytes in the whole message than a limit allows: no match can keep within it, so no match is tried.
-    if forms and any(bound.tags_passed(raw, start, end) for bound in forms[0].bounds):
+    # More tag bytes in the whole message than a limit allows: no match can keep within it, so none is tried.
+    # (~1.5 us a state with the bounds: 15 ms more for a batch of 10,000 states of 52 cards and sizes.)
+    if not forms:
         return False
+    for bound in forms[0].bounds:
+        if raw.count(bound.tag, start, end) > bound.most:
+            return False
     for form in forms:
         match = form.pattern.fullmatch(raw, start, end)
         if match is not None:
-            return not any(bound.passed(match, raw) for bound in form.bounds)
+            return all(not bound.passed(match, raw) for bound in form.bounds)
     return False
 
 
@@ -305,10 +309,6 @@ class _Bound(NamedTuple):
     tag: bytes
     packed_tag: bytes | None
     most: int
-
-    def tags_passed(self, raw: bytes, start: int, end: int) -> bool:
-        """True when ``raw[start:end]`` holds more than ``most`` of the field's (unpacked) tag bytes."""
-        return raw.count(self.tag, start, end) > self.most
 
     def passed(self, match: re.Match[bytes], raw: bytes) -> bool:
         """True when the match may hold more than ``most`` elements of the field (bytes.count, in C)."""
