@@ -226,7 +226,7 @@ SERVER_ERRORS: list[tuple[str, Callable[[Client], object], type[ClientError], CO
     ("one card", lambda c: c.generate_puzzle(1), InvalidRequest, CODE.INVALID_ARGUMENT, "cards"),
     ("max_nodes past the limit", lambda c: c.solve(deal(1), max_nodes=50_000_001), LimitExceeded, CODE.OUT_OF_RANGE,
      "max_nodes"),
-    ("batch past the limit", _too_many_states, LimitExceeded, CODE.OUT_OF_RANGE, "101 states"),
+    ("batch past the limit", _too_many_states, LimitExceeded, CODE.OUT_OF_RANGE, "more than 100 states"),
 ]  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from boaf.models.errors import ClassifyStopped, DatasetError, ModelError
 from boaf.search import ProgressStopped
 from boaf.service.cli import exit_code
 from boaf.service.core import errors
+from boaf.service.core.reload import CurrentRefused
 from boaf.service.core.settings import InvalidSettings, Settings
 from boaf.service.grpc.status import status_of
 from boaf.service.rpc.converters import state_to_proto
@@ -73,6 +74,11 @@ ERRORS: list[tuple[BoafError, grpc.StatusCode, int]] = [
     # boaf failed: exit 1.
     (JobFailed("chunk 1 failed: ValueError: seven"), grpc.StatusCode.INTERNAL, 1),
     (ModelError("model file classifier.onnx is missing"), grpc.StatusCode.INTERNAL, 1),
+    (
+        CurrentRefused("not_a_name", "CURRENT names '../outside/v', not a version inside the model root"),
+        grpc.StatusCode.INTERNAL,
+        1,
+    ),
     (search.InvalidOrderingModel("ordering model o.json: missing field"), grpc.StatusCode.INTERNAL, 1),
     (search.SolutionCheckFailed("solution 'AS-2S' leaves 2 stacks"), grpc.StatusCode.INTERNAL, 1),
     (errors.NotReady("the model is still loading"), grpc.StatusCode.UNAVAILABLE, 1),
