@@ -110,7 +110,7 @@ class BoafServer:
         server = grpc.server(
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="boaf-rpc"),
             interceptors=(self.gate,),
-            options=_options(settings, self.admission.wait_limit_s(), self.max_connections, streams=threads),
+            options=_options(settings, self.admission.wait_limit_s(), self.max_connections, streams=2 * threads),
             maximum_concurrent_rpcs=threads,  # the caps refuse first; this is only a backstop
         )
         self.gate.busy = _concurrency_exceeded(server)
@@ -275,10 +275,11 @@ class WatchStream:
 def _options(settings: Settings, longest_call_s: float, max_connections: int, *, streams: int) -> list[tuple[str, int]]:
     idle_ms = round(settings.idle_timeout_s * 1000)
     return [
-        # A connection may hold as many streams as the server has threads (the gate refuses calls past the caps
-        # before this binds). With a limit, core refuses a stream past it (RST_STREAM REFUSED_STREAM), counting
-        # streams a client has reset until their calls have ended: rapid resets then cost one connection
-        # at most this many calls in flight, and other clients' calls go on (docs/service.md, "HTTP/2 frames").
+        # A connection may hold every thread of the pool and as many calls again (the gate, then gRPC's backstop,
+        # turn calls past the caps away before this binds). With a limit, core refuses a stream past it
+        # (RST_STREAM REFUSED_STREAM), counting streams a client has reset until their calls have ended: rapid
+        # resets then cost one connection at most this many calls in flight, and other clients' calls go on
+        # (docs/service.md, "HTTP/2 frames").
         ("grpc.max_concurrent_streams", streams),
         # Past the cap core closes a new connection as it accepts it, silently; one that has not finished its
         # handshake (TLS, then the HTTP/2 preface and SETTINGS) within the timeout is closed too.

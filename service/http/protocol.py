@@ -48,8 +48,11 @@ from typing import Any, cast
 import h11
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol, RequestResponseCycle
 
+from boaf.service.core.descriptors import HTTP_CONNECTIONS
+
 log = logging.getLogger(__name__)
 
+MAX_CONNECTIONS = HTTP_CONNECTIONS  # an edge's open connections, unless the service's descriptor plan gives a cap
 LINGER_S = 2.0
 LINGER_BYTES = 4 * 1024 * 1024
 UVICORN_BAD_REQUEST = "Invalid HTTP request received."  # what uvicorn logs at WARNING before send_400_response
@@ -87,15 +90,15 @@ class HeaderTimedProtocol(H11Protocol):
         *args: Any,
         header_timeout_s: float,
         answer_timeout_s: float,
-        max_connections: int,
-        refusals: ConnectionRefusals,
+        max_connections: int = MAX_CONNECTIONS,
+        refusals: ConnectionRefusals | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
         self.answer_timeout_s = answer_timeout_s
         self.max_connections = max_connections
-        self.refusals = refusals
+        self.refusals = ConnectionRefusals() if refusals is None else refusals  # an edge shares one
         self._header_timer: asyncio.TimerHandle | None = None
         self._answer_timer: asyncio.TimerHandle | None = None
         self._timed_cycle: RequestResponseCycle | None = None  # whose answer is timed (None: a closing connection's)

@@ -38,13 +38,17 @@ from boaf.service.core.settings import Settings
 from boaf.service.core.warmup import Kernels
 from boaf.service.http.app import HasHandlers, build_app
 from boaf.service.http.guards import install_request_id_logging
-from boaf.service.http.protocol import ConnectionRefusals, HeaderTimedProtocol, drop_uvicorn_bad_request_warnings
+from boaf.service.http.protocol import (
+    MAX_CONNECTIONS,
+    ConnectionRefusals,
+    HeaderTimedProtocol,
+    drop_uvicorn_bad_request_warnings,
+)
 from boaf.v1 import boaf_pb2, game_pb2
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
-MAX_CONNECTIONS = 1024  # open connections, unless the service's descriptor plan gives another cap
 # uvicorn cancels what is left this long after the grace period, by when every call has answered UNAVAILABLE.
 ANSWER_MARGIN_S = 5
 
