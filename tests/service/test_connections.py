@@ -264,6 +264,7 @@ def test_at_the_hard_limit_grpc_keeps_to_its_share_and_the_rest_works(tmp_path: 
                 assert wait_for(lambda: flood.closed_by_server >= FLOOD - SOFT_LIMIT, 120)
                 everything_works(served, channel)
                 print(json.dumps({"server_descriptors": descriptors_of(served.process.pid)}))
+                assert wait_for(lambda: "descriptors near the limit" in log_of(served), 60)  # it looks once a second
             assert wait_for(lambda: serving(channel), 60)
         with grpc.insecure_channel(f"127.0.0.1:{served.grpc_port}") as fresh:  # the flood is over: new connections
             stub = boaf_pb2_grpc.BoafStub(fresh)
