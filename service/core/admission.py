@@ -10,7 +10,12 @@ The concurrency model of the server, in one place:
   to ``max_concurrent_rpcs``), so no call ever waits behind another in a queue
   it cannot see.
 - ``max_concurrent_rpcs`` counts unary calls in flight on both edges together
-  (``call``); a call past it is RESOURCE_EXHAUSTED at once. Streams (health
+  (``call``); a call past it is RESOURCE_EXHAUSTED at once. A gRPC call whose
+  answer is made gives its place back as it hands the answer over
+  (``hand_over``) and joins the answers waiting to be taken, so a client that
+  never reads (a zero flow-control window) shuts nobody out; those answers are
+  bounded (``AnswersWaiting``), and past the bound the oldest is cancelled, never a
+  new call refused for it. Streams (health
   Watch, reflection) are counted apart against ``max_streams`` (``stream``), so
   idle streams never hold a worker nor shut out calls.
 - ``max_workers`` work slots, shared by both edges, bound the calls that parse
@@ -28,8 +33,10 @@ apply to HTTP only and live in ``boaf.service.http``, reading the sets from the 
 from __future__ import annotations
 
 import hmac
+import itertools
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -111,6 +118,11 @@ def _is_word(character: str) -> bool:
     return character.isalnum() or character == "_"
 
 
+def _run_all(actions: list[Callable[[], None]]) -> None:
+    for action in actions:
+        action()
+
+
 def quoted(text: str) -> str:
     """``text`` as a short quote for a message: ``repr`` of at most ``QUOTE_PREFIX`` characters of it.
 
@@ -118,6 +130,40 @@ def quoted(text: str) -> str:
     escaped character) is cut again to ``QUOTE_PREFIX`` characters.
     """
     return cut_quotes(quote(text))
+
+
+class AnswersWaiting:
+    """Answers made and handed to the transport but not yet taken by their clients, oldest first.
+
+    Each is ``(bytes, cancel)``; ``cancel`` ends its call (its client then gets
+    CANCELLED). The caller holds ``Admission``'s lock around every method and runs
+    the returned cancels after releasing it.
+    """
+
+    def __init__(self) -> None:
+        self._answers: OrderedDict[int, tuple[int, Callable[[], None]]] = OrderedDict()
+        self.bytes = 0  # the answers' bytes in all
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def add(self, key: int, size: int, cancel: Callable[[], None]) -> None:
+        """Add the newest answer, ``size`` bytes, ended by ``cancel``."""
+        self._answers[key] = (size, cancel)
+        self.bytes += size
+
+    def remove(self, key: int) -> bool:
+        """Take out the answer under ``key``; False when it is not here (taken out already)."""
+        entry = self._answers.pop(key, None)
+        if entry is not None:
+            self.bytes -= entry[0]
+        return entry is not None
+
+    def evict_oldest(self) -> Callable[[], None]:
+        """Take out the oldest answer; returns its ``cancel`` (to run outside the lock)."""
+        _, (size, cancel) = self._answers.popitem(last=False)
+        self.bytes -= size
+        return cancel
 
 
 class Admission:
@@ -130,11 +176,18 @@ class Admission:
         self._calls = 0
         self._streams = 0
         self._work = threading.BoundedSemaphore(settings.max_workers)
+        self._waiting = AnswersWaiting()
+        self._keys = itertools.count()
 
     @property
     def calls(self) -> int:
         """Unary calls in flight now, on both edges."""
         return self._calls
+
+    @property
+    def answers_waiting(self) -> int:
+        """Answers handed over (``hand_over``) and not yet taken by their clients."""
+        return len(self._waiting)
 
     @property
     def streams(self) -> int:
@@ -146,17 +199,58 @@ class Admission:
         MAX_MESSAGE_BYTES.check(self.settings, size, field=what)
 
     def try_call(self) -> None:
-        """Admit one unary call, or ``Busy`` when ``max_concurrent_rpcs`` are in flight; pair with ``end_call``."""
+        """Admit one unary call, or ``Busy`` when ``max_concurrent_rpcs`` are in flight; pair with ``end_call``
+        (or ``hand_over``).
+
+        Admitting it may cancel the oldest answers waiting (``hand_over``), never refuse it for them.
+        """
         limit = self.settings.max_concurrent_rpcs
         with self._lock:
             if self._calls >= limit:
                 raise Busy(MAX_CONCURRENT_RPCS.message(limit))
             self._calls += 1
+            evicted = self._evictions()
+        _run_all(evicted)
 
     def end_call(self) -> None:
-        """One admitted call has ended (answered, failed or cancelled)."""
+        """One admitted call has ended (answered, failed or cancelled) without handing its answer over."""
         with self._lock:
             self._calls -= 1
+
+    def hand_over(self, size: int, cancel: Callable[[], None]) -> int:
+        """An admitted call's answer, ``size`` bytes, is made and handed to the transport: its place is given
+        back, and the answer waits for its client, ended by ``cancel`` if it is evicted. Returns the key to
+        pass to ``taken`` when the call ends (taken, failed or cancelled), instead of ``end_call``.
+
+        The answers waiting are at most ``max_concurrent_rpcs``, and their bytes plus a full message
+        (``max_message_bytes``) for each call in flight are at most ``max_concurrent_rpcs`` messages: what
+        the places alone held before, so the memory arithmetic's "calls held" covers both. Past either
+        bound the oldest answers are cancelled (their clients are not reading). Proof of the byte bound:
+        ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each evicts until it holds;
+        an answer of at most ``max_message_bytes`` replaces its call's full message, so never makes it grow.
+        """
+        key = next(self._keys)
+        with self._lock:
+            self._calls -= 1
+            self._waiting.add(key, size, cancel)
+            evicted = self._evictions()
+        _run_all(evicted)
+        return key
+
+    def taken(self, key: int) -> None:
+        """The call of the answer under ``key`` has ended; nothing if it was evicted already."""
+        with self._lock:
+            self._waiting.remove(key)
+
+    def _evictions(self) -> list[Callable[[], None]]:
+        # Under the lock: take out the oldest answers until both bounds hold (see hand_over). In hand_over
+        # only the count can be past its bound, by one, so the answer just added is never the one taken out.
+        settings, waiting = self.settings, self._waiting
+        limit, message = settings.max_concurrent_rpcs, settings.max_message_bytes
+        evicted = []
+        while len(waiting) > 0 and (len(waiting) > limit or waiting.bytes + self._calls * message > limit * message):
+            evicted.append(waiting.evict_oldest())
+        return evicted
 
     def try_stream(self) -> None:
         """Admit one stream, or raise ``Busy`` when ``max_streams`` are open; pair with ``end_stream``."""

@@ -112,6 +112,12 @@ class Metrics:
             ["method", "exact"],
             registry=self.registry,
         )
+        self.answers_evicted = Counter(
+            "boaf_answers_evicted",
+            "gRPC answers cancelled while they waited for their clients to take them, to make room: the oldest "
+            "waiting answers, past BOAF_MAX_CONCURRENT_RPCS of them or their share of its messages' bytes.",
+            registry=self.registry,
+        )
         # The children every call touches, looked up once (method and code names are a fixed set).
         self.in_flight_of = Children(self.in_flight)
         self.batch_states_of = Children(self.batch_states)

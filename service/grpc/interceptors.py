@@ -15,6 +15,11 @@
   that the admission comes first and a client that never sends its message, or a
   stream that sends nothing more, is cancelled after ``BOAF_IDLE_TIMEOUT_S``; an
   answer the client does not take within that time is cancelled too;
+- gives a unary call's place back as it hands the answer to gRPC (``Admission.hand_over``):
+  the answer then waits for its client among a bounded set, so clients that never
+  read (a zero flow-control window) shut nobody out. Past the bound the oldest waiting
+  answer is cancelled (counted in ``boaf_answers_evicted_total``); its call stays counted
+  with the code it answered. Streams keep their place until they end;
 - holds one of the shared work slots while it parses the request, runs the
   servicer and serializes the answer (health and reflection need none);
 - checks and parses the request bytes itself, each step before any work that
@@ -284,7 +289,7 @@ class _Call:
             with self._work(context):
                 request = self._parse(raw, parse, context)
                 answer = self._run(lambda: self._serialized_answer(behavior(request, context), serialize), context)
-            self._time_the_answer(context)
+            self._hand_over(answer, context)
             return answer
 
         return handle
@@ -479,11 +484,23 @@ class _Call:
             self.gate.answers[self.name] = (response, data)
         return data
 
-    def _time_the_answer(self, context: grpc.ServicerContext) -> None:
-        # The answer is ready; a client that does not take it within the idle timeout is cancelled.
+    def _hand_over(self, answer: Any, context: grpc.ServicerContext) -> None:
+        # The answer is ready and the work slot given back: the call's place goes back too, and the answer
+        # waits for its client (Admission.hand_over); one not taken within the idle timeout is cancelled.
+        # Under the call's lock, so that _end, which reads _release after it, releases the right thing once.
+        admission = self.gate.admission
+        size = len(answer) if isinstance(answer, bytes | bytearray) else admission.settings.max_message_bytes
         with self._lock:
-            if not self._ended:
-                self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
+            if self._ended:
+                return
+            if not self.probe:
+                key = admission.hand_over(size, functools.partial(self._evict, context))
+                self._release = functools.partial(admission.taken, key)
+            self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
+
+    def _evict(self, context: grpc.ServicerContext) -> None:
+        self.gate.metrics.answers_evicted.inc()
+        context.cancel()
 
     def _failed(self, context: grpc.ServicerContext) -> None:
         self._cut_by_the_stop(context)

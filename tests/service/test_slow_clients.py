@@ -1,11 +1,11 @@
-"""A gRPC client that never takes its answer holds no worker, and its call's place only until BOAF_IDLE_TIMEOUT_S.
+"""A gRPC client that never takes its answer holds no worker nor call place; the answer ends at BOAF_IDLE_TIMEOUT_S.
 
 grpcio's client always reads, so these tests speak HTTP/2 themselves (``h2``): the
 client offers a window of ``WINDOW`` bytes for the answer and never widens it, so the
 server can send no more than that of a ~3 MB Features answer, and the client then
 reads nothing more. The gate (``boaf.service.grpc.interceptors``) cancels an answer not taken
-within the idle timeout, which gives back the call's admission; the call holds no
-work slot while its answer waits.
+within the idle timeout; while it waits, the call holds neither its place (given back
+as the answer was handed over) nor a work slot.
 """
 
 from __future__ import annotations
@@ -188,8 +188,10 @@ def test_slow_readers_up_to_the_call_cap_are_cut_and_then_every_call_answers(
     readers: list[SlowReader] = []
     try:
         readers += [SlowReader(server.port, FEATURES, large_answer) for _ in range(limit)]
-        # Each holds its call's place while its answer waits (the memory model counts it), and no work slot.
-        assert wait_for(lambda: server.admission.calls == limit, timeout=IDLE_TIMEOUT_S)
+        # Each answer waits for its client among the answers waiting (bounded by the call places' bytes), its
+        # place given back, and no work slot held.
+        admitted = server.admission
+        assert wait_for(lambda: admitted.calls == 0 and admitted.answers_waiting == limit, timeout=IDLE_TIMEOUT_S)
         with every_work_slot(server):
             pass
         with channel_to(server) as channel:
