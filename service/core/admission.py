@@ -217,21 +217,24 @@ class Admission:
         with self._lock:
             self._calls -= 1
 
-    def hand_over(self, size: int, cancel: Callable[[], None]) -> int:
+    def hand_over(self, size: int, cancel: Callable[[], None], *, holds_place: bool = True) -> int:
         """An admitted call's answer, ``size`` bytes, is made and handed to the transport: its place is given
         back, and the answer waits for its client, ended by ``cancel`` if it is evicted. Returns the key to
-        pass to ``taken`` when the call ends (taken, failed or cancelled), instead of ``end_call``.
+        pass to ``taken`` when the call ends (taken, failed or cancelled), instead of ``end_call``. A call
+        with a place of its own elsewhere (a health probe's) passes ``holds_place=False`` and releases that.
 
         The answers waiting are at most ``max_concurrent_rpcs``, and their bytes plus a full message
         (``max_message_bytes``) for each call in flight are at most ``max_concurrent_rpcs`` messages: what
         the places alone held before, so the memory arithmetic's "calls held" covers both. Past either
         bound the oldest answers are cancelled (their clients are not reading). Proof of the byte bound:
         ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each evicts until it holds;
-        an answer of at most ``max_message_bytes`` replaces its call's full message, so never makes it grow.
+        an answer of at most ``max_message_bytes`` replaces its call's full message, so never makes it grow
+        (a probe's answer, a few bytes, may: it is then the newest, evicted last).
         """
         key = next(self._keys)
         with self._lock:
-            self._calls -= 1
+            if holds_place:
+                self._calls -= 1
             self._waiting.add(key, size, cancel)
             evicted = self._evictions()
         _run_all(evicted)

@@ -15,7 +15,8 @@
   that the admission comes first and a client that never sends its message, or a
   stream that sends nothing more, is cancelled after ``BOAF_IDLE_TIMEOUT_S``; an
   answer the client does not take within that time is cancelled too;
-- gives a unary call's place back as it hands the answer to gRPC (``Admission.hand_over``):
+- gives a unary call's place (a health check's probe place too) back as it hands the answer to gRPC
+  (``Admission.hand_over``):
   the answer then waits for its client among a bounded set, so clients that never
   read (a zero flow-control window) shut nobody out. Past the bound the oldest waiting
   answer is cancelled (counted in ``boaf_answers_evicted_total``); its call stays counted
@@ -41,6 +42,7 @@
   every call that runs (the servicers count nothing themselves; the HTTP edge
   counts its own calls the same way); a message core refuses for its size is
   CANCELLED here (grpcio says only that the call ended), RESOURCE_EXHAUSTED to its client;
+  a call whose answer is cancelled while it waits to be taken is counted with the code it answered;
 - at shutdown (``drain``, then ``stop_calls`` once the grace is over), ends
   streams and then calls still in flight with UNAVAILABLE and
   ``errors.SHUTTING_DOWN_MESSAGE``.
@@ -493,9 +495,10 @@ class _Call:
         with self._lock:
             if self._ended:
                 return
-            if not self.probe:
-                key = admission.hand_over(size, functools.partial(self._evict, context))
-                self._release = functools.partial(admission.taken, key)
+            if self.probe:  # a health check gives back its probe place the same way
+                self._release()
+            key = admission.hand_over(size, functools.partial(self._evict, context), holds_place=not self.probe)
+            self._release = functools.partial(admission.taken, key)
             self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
 
     def _evict(self, context: grpc.ServicerContext) -> None:

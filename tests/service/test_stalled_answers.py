@@ -17,16 +17,19 @@ import h2.connection
 import h2.events
 import h2.settings
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servers import channel_to, loopback_settings, ready_server, wait_for
 
 from boaf.game import deal
 from boaf.service.core.admission import Admission
+from boaf.service.core.settings import PROBE_CALLS
 from boaf.service.grpc.server import BoafServer
 from boaf.service.rpc.converters import state_to_proto
 from boaf.v1 import boaf_pb2 as pb
 from boaf.v1 import boaf_pb2_grpc
 
 CLASSIFY = "/boaf.v1.Boaf/Classify"
+HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 STALLED_PER_PLACE = 3  # stalled streams opened per call place
 
 
@@ -120,6 +123,22 @@ def test_stalled_answers_past_the_call_cap_evict_the_oldest_and_other_clients_ar
     finally:
         stalled.close()
     # The client went away: its waiting answers end, and nothing is left held.
+    assert wait_for(lambda: server.admission.answers_waiting == 0 and server.admission.calls == 0, timeout=10)
+
+
+def test_stalled_health_checks_leave_the_probe_places_free(server: BoafServer) -> None:
+    stalled = ZeroWindow(server.port)
+    try:
+        for _ in range(2 * PROBE_CALLS):
+            stalled.call(HEALTH_CHECK, health_pb2.HealthCheckRequest().SerializeToString())
+        assert wait_for(lambda: server.admission.answers_waiting >= PROBE_CALLS, timeout=20)
+        with channel_to(server) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            for _ in range(2 * PROBE_CALLS):
+                status = health.Check(health_pb2.HealthCheckRequest(), timeout=10).status
+                assert status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        stalled.close()
     assert wait_for(lambda: server.admission.answers_waiting == 0 and server.admission.calls == 0, timeout=10)
 
 
