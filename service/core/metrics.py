@@ -8,6 +8,12 @@ small HTTP server cannot be held by slow clients: one request per connection
 (HTTP/1.0, no idle keep-alive), a connection cut ``request_timeout_s`` after it
 opened whatever it has sent (slowloris), and at most ``METRICS_CONNECTIONS`` at
 once (more are closed at once; Prometheus retries at its next scrape).
+
+A burst of connections faster than the accept loop waits in the listen backlog
+(``METRICS_BACKLOG``, capped by the kernel's ``net.core.somaxconn``), then is accepted
+and served or closed as above. Past the backlog the kernel completes a connection
+without the process (a SYN cookie): the client sees it open, the process holds no
+descriptor or thread for it, and it ends when the client sends or gives up.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ LATENCY_BUCKETS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 NODE_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)
 BATCH_BUCKETS = (1, 10, 100, 1_000, 10_000, 100_000)
 METRICS_CONNECTIONS = 64  # open connections the metrics port serves at once
+METRICS_BACKLOG = 1024  # connections the kernel queues for the accept loop (socketserver's default: 5)
 METRICS_PATHS = frozenset({"/", "/metrics"})
 
 
@@ -166,6 +173,7 @@ class MetricsServer(ThreadingHTTPServer):
     """The metrics port's HTTP server (see the module notes): a thread per connection, few connections, short ones."""
 
     daemon_threads = True
+    request_queue_size = METRICS_BACKLOG  # listen()'s backlog
 
     def __init__(self, address: tuple[str, int], registry: CollectorRegistry, request_timeout_s: float) -> None:
         self.registry = registry
