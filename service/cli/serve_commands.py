@@ -3,7 +3,8 @@
 SIGHUP makes a server whose ``BOAF_MODEL_DIR`` is a model root look at its ``CURRENT``
 at once, and load a new version without a restart (``boaf.service.core.reload``).
 
-Start-up errors are one line on stderr, never a traceback: a setting that cannot
+Start-up errors are one short line on stderr, never a traceback (a value of any length is
+quoted by a few dozen characters of it, at most ``WORD_CHARS``): a setting that cannot
 be used (a value that does not parse, a port that is taken, a TLS file that is
 missing or does not match its pair, an unreadable tokens file, a model directory
 without a model that loads) names the setting and its value, exit status 2: the flag
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from boaf.service.cli.app import app
-from boaf.service.core.settings import InvalidSettings, Settings, env_name
+from boaf.service.core.settings import InvalidSettings, Settings, env_name, shown
 
 if TYPE_CHECKING:
     from boaf.service.app import BoafService
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+REASON_CHARS = 200  # the most of a failure's own text (which may quote a path or a file) a start-up error shows
+WORD_CHARS = 120  # the longest word (a path, a host) a start-up error shows whole
 SIGNAL_CHECK_S = 0.5  # the main thread wakes this often to run the handlers of signals other threads received
 
 SETTING_FLAGS = {
@@ -107,7 +110,22 @@ def serve_command(
         settings = Settings.from_env(**flags, grpc_enabled=grpc, http_enabled=http)
         _serve(settings, check, stopping)
     except InvalidSettings as exc:
-        raise InvalidSettings(named_by_flags(str(exc), [f for f, value in flags.items() if value is not None])) from exc
+        named = named_by_flags(short_line(str(exc)), [f for f, value in flags.items() if value is not None])
+        raise InvalidSettings(named) from exc
+
+
+def short_line(message: str) -> str:
+    """``message`` as one line, each run of more than ``WORD_CHARS`` non-space characters cut to them and ``…``.
+
+    The backstop of every start-up error, wherever it was worded: a value of any length
+    (a host, a path) costs a line of a few hundred characters at most, in time linear in it.
+    """
+    return " ".join(word if len(word) <= WORD_CHARS else word[:WORD_CHARS] + "…" for word in message.split())
+
+
+def shown_reason(text: str) -> str:
+    """``text`` cut to ``REASON_CHARS`` characters and ``…``: a start-up error stays one short line."""
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + "…"
 
 
 def named_by_flags(message: str, fields: Iterable[str]) -> str:
@@ -139,7 +157,10 @@ def _serve(settings: Settings, check: bool, stopping: threading.Event) -> None:
         service.stop(0)
         if settings.model_dir is not None and lifecycle.failed_loading_the_model:
             # the setting names no model this server can load: exit status 2
-            raise InvalidSettings(f"{env_name('model_dir')}={settings.model_dir}: {lifecycle.load_error}")
+            path, why = str(settings.model_dir), str(lifecycle.load_error)
+            raise InvalidSettings(
+                f"{env_name('model_dir')}={shown(path)}: {shown_reason(why.replace(path, shown(path)))}"
+            )
         print(f"boaf: the service could not start: {lifecycle.load_error}", file=sys.stderr)
         raise typer.Exit(1)
     if not stopping.is_set():

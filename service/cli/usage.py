@@ -6,8 +6,9 @@
   (``--max-nodes MAX_NODES``, unless it names the value itself), an argument by its upper-case name (``SEED``),
   with no type placeholders.
 - A usage error (``usage_error_message``) is one line that names the option or
-  argument and what is wrong with it; ``boaf.service.cli.main`` prints it and
-  exits with status 2, the status of bad input.
+  argument and what is wrong with it, quoting at most ``QUOTE_CHARS`` characters of
+  its value; ``boaf.service.cli.main`` prints it and exits with status 2, the status
+  of bad input.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 
 import typer
 from typer.core import TyperCommand
+
+from boaf.game.errors import QUOTE_CHARS
 
 UsageError: type[Exception] = typer.BadParameter.__mro__[1]
 """The option parser's error for a bad command line: typer exports its subclass ``BadParameter``, not it."""
@@ -108,7 +111,7 @@ def usage_error_message(exc: Exception) -> str:
         return f"boaf: no such option: {getattr(exc, 'option_name', '')}"
     if isinstance(exc, typer.BadParameter) and param is not None and kind != "MissingParameter":
         value = _bad_value(exc)
-        shown = value_name(param) if value is None else f"{value_name(param)}={shlex.quote(str(value))}"
+        shown = value_name(param) if value is None else f"{value_name(param)}={shlex.quote(_cut(str(value)))}"
         return f"boaf: {shown}: {_sentence(exc.message)}"
     if kind == "MissingParameter" and param is not None:
         return f"boaf: {value_name(param)} is missing"
@@ -124,6 +127,11 @@ def _bad_value(exc: Exception) -> object | None:
         if found and isinstance(found[0], dict):
             return found[0].get("input")
     return None
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to ``QUOTE_CHARS`` characters and ``…``, before it is quoted: a usage error stays one short line."""
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "…"
 
 
 def _sentence(message: str) -> str:

@@ -7,6 +7,12 @@ default and documentation from their one declaration in ``boaf.service.core.limi
 result is passed into the constructors that need it; nothing reads the
 environment anywhere else. An unset or empty variable keeps the default.
 
+A number is at most ``MAX_NUMBER_CHARS`` characters. A duration (a ``*_s`` field, in
+seconds) is finite, not negative (``nan``, ``inf`` and ``1e400`` are refused; ``-0.0``
+is 0) and at most ``MAX_SECONDS``. An error names the variable and quotes at most
+``boaf.game.errors.QUOTE_CHARS`` characters of its value (``SHOWN_CHARS`` of a path or host, shown
+unquoted), cut before it is formatted, so a value of any length gives a short line.
+
 The deploy manifests (``deploy/``) set these names, and a test checks they exist.
 """
 
@@ -14,13 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boaf.game.errors import InvalidInput
+from boaf.game.errors import InvalidInput, quote
 from boaf.game.state import MAX_CELLS
 from boaf.service.core import limits
 from boaf.service.core.limits import MIB as MIB
@@ -41,6 +48,9 @@ PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and
 HTTP_BODY_COPIES = 1  # an HTTP body is read into one growing buffer, handed on as bytes without a copy
 GRPC_COPY_EXTRA = 2  # grpcio copies a message out of core into a bytearray, then bytes: two more at once
 QUOTE_BYTES = 1024  # an error's quote of its input: a few dozen characters, cut in time linear in them
+SHOWN_CHARS = 120  # a path or host an error shows unquoted: long enough for a real one, whole
+MAX_NUMBER_CHARS = 32  # the largest limit, a uint64, has 20 digits; a longer number is refused unread
+MAX_SECONDS = 86_400.0  # a duration setting is at most a day (threading's waits overflow on huge ones)
 
 
 def search_bytes_per_node(cells: int) -> int:
@@ -281,24 +291,58 @@ def unbindable(port_field: str, exc: OSError, *, host: str, port: int, hint: str
     """The one-line start-up error of a port that cannot be bound, naming its ``BOAF_*`` variable."""
     reason = "the port is taken" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
     return InvalidSettings(
-        f"{env_name(port_field)}={port}: cannot listen on {host}:{port} ({reason}{'; ' + hint if hint else ''})"
+        f"{env_name(port_field)}={port}: cannot listen on {shown(host)}:{port} ({reason}{'; ' + hint if hint else ''})"
     )
+
+
+def shown(value: object) -> str:
+    """``value`` as a settings error shows it unquoted (a number, a path, a host): cut to ``SHOWN_CHARS`` and ``…``.
+
+    A huge number is shown by its digit count, not converted (Python refuses to print one of
+    more than 4,300 digits).
+    """
+    if isinstance(value, int) and value.bit_length() > 4 * MAX_NUMBER_CHARS:
+        return f"a number of about {int(value.bit_length() * math.log10(2)) + 1:,} digits"
+    text = str(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
 
 
 def _parse(name: str, kind: Any, raw: str) -> Any:
     kind = str(kind)
     try:
         if kind.startswith("int"):
-            return int(raw)
+            return int(_number_text(raw, "a whole number"))
         if kind.startswith("float"):
-            return float(raw)
+            return _parse_float(raw)
         if kind.startswith("bool"):
             return _parse_bool(raw)
         if kind.startswith("Path"):
             return Path(raw)
         return raw
     except ValueError as exc:
-        raise InvalidSettings(f"{env_name(name)}={raw!r}: {exc}") from exc
+        # int() and float() quote the whole value in their messages: those are replaced, never shown
+        reason = str(exc) if isinstance(exc, _Unparsed) else "expected a whole number"
+        raise InvalidSettings(f"{env_name(name)}={quote(raw)}: {reason}") from None
+
+
+class _Unparsed(ValueError):
+    """A value that does not parse, with a message of boaf's own that does not quote it."""
+
+
+def _number_text(raw: str, kind: str) -> str:
+    if len(raw) > MAX_NUMBER_CHARS:
+        raise _Unparsed(f"expected {kind} of at most {MAX_NUMBER_CHARS} characters")
+    return raw
+
+
+def _parse_float(raw: str) -> float:
+    try:
+        value = float(_number_text(raw, "a number"))
+    except _Unparsed:
+        raise
+    except ValueError:
+        raise _Unparsed("expected a number") from None
+    return value + 0.0  # -0.0 is 0; nan and inf are refused by _check, naming their range
 
 
 def _parse_bool(raw: str) -> bool:
@@ -307,20 +351,20 @@ def _parse_bool(raw: str) -> bool:
         return True
     if lowered in {"0", "false", "no", "off"}:
         return False
-    raise ValueError("expected true or false")
+    raise _Unparsed("expected true or false")
 
 
 def _check(settings: Settings) -> None:
     for name in ("port", "metrics_port", "http_port"):
         value = getattr(settings, name)
         if not 0 <= value <= 65535:
-            raise InvalidSettings(f"{env_name(name)}={value}: a port is 0 … 65535")
+            raise InvalidSettings(f"{env_name(name)}={shown(value)}: a port is 0 … 65535")
     for name in [limit.name for limit in limits.LIMITS] + ["memory_limit_mb"]:
         if getattr(settings, name) < 1:
-            raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be at least 1")
+            raise InvalidSettings(f"{env_name(name)}={shown(getattr(settings, name))}: must be at least 1")
     for limit in limits.LIMITS:  # GetServerInfo reports each in a proto field that must hold it
         if limit.of(settings) > limit.largest:
-            raise InvalidSettings(f"{limit.variable}={limit.of(settings)}: must be at most {limit.largest:,}")
+            raise InvalidSettings(f"{limit.variable}={shown(limit.of(settings))}: must be at most {limit.largest:,}")
     worst = settings.worst_case_memory_mb()
     if worst["total"] > settings.memory_limit_mb:
         sums = ", ".join(f"{part} {mb:,}" for part, mb in worst.items() if part != "total")
@@ -328,18 +372,44 @@ def _check(settings: Settings) -> None:
             f"{env_name('memory_limit_mb')}={settings.memory_limit_mb:,}: the limits need up to {worst['total']:,} MiB "
             f"({sums}); lower them or raise the memory limit"
         )
-    for name in ("http_header_timeout_s", "http_body_timeout_s", "idle_timeout_s"):
-        if not getattr(settings, name) > 0:
-            raise InvalidSettings(f"{env_name(name)}={getattr(settings, name)}: must be more than 0")
-    if settings.model_poll_s < 0:
-        raise InvalidSettings(f"{env_name('model_poll_s')}={settings.model_poll_s}: must be at least 0 (0: no polling)")
-    if settings.shutdown_grace_s < 0:
-        raise InvalidSettings(f"{env_name('shutdown_grace_s')}={settings.shutdown_grace_s}: must be at least 0")
-    if settings.api_tokens_file is not None and not settings.api_tokens_file.is_file():
-        raise InvalidSettings(f"{env_name('api_tokens_file')}={settings.api_tokens_file}: no such file")
+    for name, lowest in DURATIONS.items():
+        _check_seconds(name, getattr(settings, name), lowest)
+    if settings.api_tokens_file is not None and not _is_file(settings.api_tokens_file):
+        raise InvalidSettings(f"{env_name('api_tokens_file')}={shown(settings.api_tokens_file)}: no such file")
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise InvalidSettings(f"{env_name('tls_cert')} and {env_name('tls_key')} must be set together")
     if settings.log_level.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-        raise InvalidSettings(f"{env_name('log_level')}={settings.log_level!r}: expected DEBUG, INFO, WARNING or ERROR")
+        raise InvalidSettings(
+            f"{env_name('log_level')}={quote(settings.log_level)}: expected DEBUG, INFO, WARNING or ERROR"
+        )
     if settings.log_format not in LOG_FORMATS:
-        raise InvalidSettings(f"{env_name('log_format')}={settings.log_format!r}: expected {', '.join(LOG_FORMATS)}")
+        raise InvalidSettings(
+            f"{env_name('log_format')}={quote(settings.log_format)}: expected {', '.join(LOG_FORMATS)}"
+        )
+
+
+DURATIONS = {
+    "model_poll_s": "at least 0 (0: no polling)",
+    "shutdown_grace_s": "at least 0",
+    "http_header_timeout_s": "more than 0",
+    "http_body_timeout_s": "more than 0",
+    "idle_timeout_s": "more than 0",
+}
+"""Every duration setting (seconds), with the least value it takes."""
+
+
+def _check_seconds(name: str, value: float, lowest: str) -> None:
+    """Refuse a duration that is not finite, below its least value or above ``MAX_SECONDS``."""
+    if not math.isfinite(value):
+        raise InvalidSettings(f"{env_name(name)}={value}: must be a finite number of seconds")
+    if value < 0 or (value == 0 and lowest.startswith("more")):
+        raise InvalidSettings(f"{env_name(name)}={value}: must be {lowest}")
+    if value > MAX_SECONDS:
+        raise InvalidSettings(f"{env_name(name)}={value:g}: must be at most {MAX_SECONDS:,.0f} (a day)")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # a name too long for the system, a NUL in it, a part that is no directory
+        return False

@@ -60,7 +60,9 @@ USAGE_ERRORS = [
     ("missing value", ["deal", "1", "--rows"], "boaf: option '--rows' requires an argument"),
     ("unknown command", ["dael", "1"], "boaf: no such command 'dael'"),
     ("flag of serve out of range", ["serve", "--port", "x"], "boaf: --port=x: input should be a valid integer"),
-]
+    ("a 100,000-character value", ["random", "--seed", "x" * 100_000],
+     "boaf: --seed='" + "x" * 40 + "…': input should be a valid integer"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "line"), [e[1:] for e in USAGE_ERRORS], ids=[e[0] for e in USAGE_ERRORS])

@@ -8,9 +8,19 @@ from pathlib import Path
 import grpc
 import pytest
 
+from boaf.game.errors import QUOTE_CHARS
 from boaf.service.core import errors
 from boaf.service.core.limits import LIMITS, Limit
-from boaf.service.core.settings import InvalidSettings, Settings, env_names
+from boaf.service.core.settings import (
+    DURATIONS,
+    MAX_SECONDS,
+    SHOWN_CHARS,
+    InvalidSettings,
+    Settings,
+    env_name,
+    env_names,
+    shown,
+)
 
 
 def test_defaults_bind_loopback_on_50051() -> None:
@@ -206,3 +216,69 @@ def test_each_setting_documents_the_code_status_of_gives_its_error() -> None:
     for name, error in ENFORCED_BY.items():
         code, _ = errors.status_of(error("x"))
         assert documented[name] == {code.name}, name
+
+
+DURATION_FIELDS = [f.name for f in dataclasses.fields(Settings) if f.type == "float"]
+LONG_VALUE = "9" * 100_000  # the attack suite's value: once quoted whole, in a line of 100,175 bytes
+
+
+def test_every_float_setting_is_a_checked_duration() -> None:
+    assert set(DURATION_FIELDS) == set(DURATIONS) and DURATION_FIELDS
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "Infinity", "1e400", "-1e400"])
+@pytest.mark.parametrize("name", DURATION_FIELDS)
+def test_a_duration_is_a_finite_number(name: str, value: str) -> None:
+    with pytest.raises(InvalidSettings, match=rf"^{env_name(name)}=-?inf|^{env_name(name)}=nan"):
+        Settings.from_env({env_name(name): value})
+
+
+@pytest.mark.parametrize("name", DURATION_FIELDS)
+def test_a_duration_is_at_most_a_day(name: str) -> None:
+    assert getattr(Settings.from_env({env_name(name): str(MAX_SECONDS)}), name) == MAX_SECONDS
+    with pytest.raises(InvalidSettings, match=rf"^{env_name(name)}=1e\+300: must be at most 86,400"):
+        Settings.from_env({env_name(name): "1e300"})
+
+
+def test_minus_zero_is_zero() -> None:
+    settings = Settings.from_env({"BOAF_MODEL_POLL_S": "-0.0", "BOAF_SHUTDOWN_GRACE_S": "-0"})
+    assert (str(settings.model_poll_s), str(settings.shutdown_grace_s)) == ("0.0", "0.0")
+    with pytest.raises(InvalidSettings, match=r"^BOAF_IDLE_TIMEOUT_S=0\.0: must be more than 0"):
+        Settings.from_env({"BOAF_IDLE_TIMEOUT_S": "-0.0"})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BOAF_MAX_BATCH_SIZE", LONG_VALUE),  # a number limit, past it
+        ("BOAF_MAX_BATCH_SIZE", "x" * 100_000),  # not a number
+        ("BOAF_PORT", LONG_VALUE),
+        ("BOAF_MEMORY_LIMIT_MB", LONG_VALUE),  # no upper limit, and more digits than Python prints
+        ("BOAF_MODEL_POLL_S", LONG_VALUE),
+        ("BOAF_IDLE_TIMEOUT_S", "x" * 100_000),
+        ("BOAF_METRICS_ENABLED", "x" * 100_000),
+        ("BOAF_API_TOKENS_FILE", "/x" * 50_000),  # a path
+        ("BOAF_LOG_LEVEL", "x" * 100_000),
+        ("BOAF_LOG_FORMAT", "x" * 100_000),
+    ],
+)
+def test_an_error_quotes_a_few_dozen_characters_of_a_long_value(name: str, value: str) -> None:
+    with pytest.raises(InvalidSettings) as caught:
+        Settings.from_env({name: value})
+    message = str(caught.value)
+    assert message.startswith(f"{name}=") and len(message) < 160 and "\n" not in message, message
+    assert value[:QUOTE_CHARS] in message and "…" in message
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (10**5000, "a number of about 5,001 digits"),
+        ("x" * 200, "x" * SHOWN_CHARS + "…"),
+        ("/a/" + "b" * 80, "/a/" + "b" * 80),
+        (7, "7"),
+    ],
+    ids=["huge number", "long text", "path", "short number"],
+)
+def test_shown_cuts_a_value_before_it_is_formatted(value: object, says: str) -> None:
+    assert shown(value) == says
