@@ -21,7 +21,10 @@ The concurrency model of the server, in one place:
 - ``max_workers`` work slots, shared by both edges, bound the calls that parse
   and compute at once (``work_slot``); an admitted call waits for one while its
   client is there and its time allows. The kernels release the GIL, so slots
-  run in parallel.
+  run in parallel. Slots are shared fairly between parties (connections): a
+  freed slot goes to the waiting party holding the fewest slots, the least
+  recently served first, so one connection's queue of calls never holds up
+  another connection's call for longer than one running call.
 
 It also owns the other edge rules: each call's arrival time (``mark_arrival``,
 ``arrival_time``: time limits count from it), the message size limit (``check_size``, OUT_OF_RANGE
@@ -36,7 +39,7 @@ import hmac
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -166,6 +169,119 @@ class AnswersWaiting:
         return cancel
 
 
+class _Waiter:
+    # One call waiting for a work slot; ``granted`` is set under _WorkSlots' lock, then ``event``.
+    __slots__ = ("event", "granted", "order")
+
+    def __init__(self, order: int) -> None:
+        self.event = threading.Event()
+        self.granted = False
+        self.order = order  # when it began to wait: earlier first among parties otherwise equal
+
+
+class _Party:
+    # One party's slots held and calls waiting (oldest first); kept while it holds or waits for any.
+    __slots__ = ("held", "served", "waiting")
+
+    def __init__(self) -> None:
+        self.held = 0
+        self.served = -1  # the number of its latest grant (-1: none while it has been here)
+        self.waiting: deque[_Waiter] = deque()
+
+
+class _WorkSlots:
+    """``size`` work slots shared fairly between parties, under one lock, each waiter with an event of its own.
+
+    A slot is taken at once when one is free. Otherwise the call joins its party's
+    queue (first in, first out), and a slot given back goes straight to a waiter:
+    the head of the waiting party that holds the fewest slots; among those, the
+    party granted least recently (a party that has had no grant since it last held
+    and waited for nothing counts as never granted), then the one whose head began
+    to wait first. Parties with calls waiting and equal holdings thus take turns
+    (round-robin), whatever each has queued.
+
+    No slot is lost or granted twice. Under the lock, ``free`` plus the slots every
+    party holds is always ``size``: a grant from ``free`` moves one from ``free`` to a
+    party; a slot given back goes either to a waiter (popped from its queue, so
+    granted once) or back to ``free`` when no party waits; a waiter that stops (client
+    gone, deadline, any exception) takes itself out of its queue if it was not
+    granted, so nothing is granted to it later, and gives its slot on as if given
+    back if it was granted in the meantime. ``free > 0`` only while nobody waits
+    (waiters join only when ``free`` is 0, and ``free`` grows only when nobody waits),
+    so a waiting call waits only while every slot is held.
+
+    The bound: let a call of party P begin to wait while P holds no slot and has no
+    call waiting (so P counts as never granted), and let F parties holding no slot
+    and never granted have calls waiting already. Each slot given back goes to a
+    party with key (slots held, latest grant, head's order) below P's (0, -1, o);
+    only those F parties have such keys, and each leaves them for good once granted
+    (it then holds a slot, or has a grant number), so P is granted at the (F + 1)-th
+    slot given back at the latest. With one other party queuing (F = 0), that is the
+    first running call to finish, however many calls that party queued.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._lock = threading.Lock()
+        self.free = size
+        self._parties: dict[str, _Party] = {}
+        self._grants = itertools.count()
+        self._orders = itertools.count()
+
+    def take(self, name: str, deadline: float, is_active: Callable[[], bool], busy: Callable[[], str]) -> None:
+        """Hold a slot for party ``name``, or raise ``Cancelled`` (client gone) or ``DeadlineExceeded`` (``busy()``)."""
+        with self._lock:
+            party = self._parties.setdefault(name, _Party())
+            if self.free > 0:  # the common case: no waiting, no event
+                self.free -= 1
+                self._grant(party)
+                return
+            waiter = _Waiter(next(self._orders))
+            party.waiting.append(waiter)
+        try:
+            while not waiter.event.wait(max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter()))):
+                if not is_active():
+                    raise Cancelled("the call was cancelled while it waited for a worker")
+                if time.perf_counter() >= deadline:
+                    raise DeadlineExceeded(busy())
+        except BaseException:
+            with self._lock:
+                if waiter.granted:  # granted as it stopped: the slot goes on to the next waiter
+                    self._pass_on(name, party)
+                else:
+                    party.waiting.remove(waiter)
+                    self._forget_if_idle(name, party)
+            raise
+
+    def give_back(self, name: str) -> None:
+        """Party ``name`` gives back a slot it holds: to the next waiter, or free when nobody waits."""
+        with self._lock:
+            self._pass_on(name, self._parties[name])
+
+    def _pass_on(self, name: str, party: _Party) -> None:
+        # Under the lock: ``party`` gives one slot up; it goes to the fairest waiter (see the class notes).
+        party.held -= 1
+        self._forget_if_idle(name, party)
+        waiting = [each for each in self._parties.values() if each.waiting]
+        if not waiting:
+            self.free += 1
+            return
+        next_party = min(waiting, key=lambda each: (each.held, each.served, each.waiting[0].order))
+        waiter = next_party.waiting.popleft()
+        self._grant(next_party)
+        waiter.granted = True
+        waiter.event.set()
+
+    def _grant(self, party: _Party) -> None:
+        party.held += 1
+        party.served = next(self._grants)
+
+    def _forget_if_idle(self, name: str, party: _Party) -> None:
+        # A party that holds and waits for nothing is dropped, so the table holds at most
+        # ``size`` parties plus the waiting ones, however many connections come and go.
+        if party.held == 0 and not party.waiting:
+            del self._parties[name]
+
+
 class Admission:
     """Counts, slots and checks shared by both edges of one server (see the module notes)."""
 
@@ -175,7 +291,7 @@ class Admission:
         self._lock = threading.Lock()
         self._calls = 0
         self._streams = 0
-        self._work = threading.BoundedSemaphore(settings.max_workers)
+        self._slots = _WorkSlots(settings.max_workers)
         self._waiting = AnswersWaiting()
         self._keys = itertools.count()
 
@@ -269,25 +385,24 @@ class Admission:
             self._streams -= 1
 
     @contextmanager
-    def work_slot(self, deadline: float, is_active: Callable[[], bool]) -> Iterator[None]:
+    def work_slot(self, deadline: float, is_active: Callable[[], bool], *, party: str = "") -> Iterator[None]:
         """Hold one of the ``max_workers`` work slots; wait for one until ``deadline`` (``time.perf_counter``).
 
-        A call whose client has gone (``is_active()`` False) stops waiting with
+        ``party`` names who asks (the connection: gRPC's ``context.peer()``, HTTP's
+        client address); slots are shared fairly between parties (``_WorkSlots``). A
+        call whose client has gone (``is_active()`` False) stops waiting with
         ``Cancelled``; one still waiting at ``deadline`` gets ``DeadlineExceeded``.
         """
-        work = self._work
-        while not (
-            work.acquire(blocking=False)  # a free slot, the common case, without a timed wait's cost
-            or work.acquire(timeout=max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter())))
-        ):
-            if not is_active():
-                raise Cancelled("the call was cancelled while it waited for a worker")
-            if time.perf_counter() >= deadline:
-                raise DeadlineExceeded(MAX_WORKERS.message(self.settings.max_workers))
+        self._slots.take(party, deadline, is_active, lambda: MAX_WORKERS.message(self.settings.max_workers))
         try:
             yield
         finally:
-            work.release()
+            self._slots.give_back(party)
+
+    @property
+    def free_work_slots(self) -> int:
+        """Work slots no call holds now."""
+        return self._slots.free
 
     def wait_limit_s(self) -> float:
         """The longest a call may wait for a work slot, from its arrival: the longest server time limit."""

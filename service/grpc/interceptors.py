@@ -362,7 +362,7 @@ class _Call:
         if self.probe:
             return _NoSlot()
         deadline = min(time.perf_counter() + context.time_remaining(), self.arrived + admission.wait_limit_s())
-        return _Slot(self, context, admission.work_slot(deadline, lambda: self._active(context)))
+        return _Slot(self, context, admission.work_slot(deadline, lambda: self._active(context), party=context.peer()))
 
     def _active(self, context: grpc.ServicerContext) -> bool:
         return bool(context.is_active()) and not self.gate.stopping.is_set()

@@ -424,7 +424,8 @@ class Edge:
         # A work slot is waited for until the client's deadline, or the longest server time limit from arrival.
         deadline = min(started + self.admission.wait_limit_s(), time.perf_counter() + call.time_remaining())
         try:
-            with self.admission.work_slot(deadline, lambda: not call.finished):  # the deadline: DEADLINE_EXCEEDED
+            # Past the deadline: DEADLINE_EXCEEDED. The party is the connection, so slots are shared fairly.
+            with self.admission.work_slot(deadline, lambda: not call.finished, party=call.peer):
                 if admitted.gzipped:
                     body = gunzipped(body, self.settings.max_message_bytes)
                 message = admitted.codec.parse(body, endpoint.request_type(), call, max_states=self._max_states)
