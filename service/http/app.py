@@ -46,8 +46,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 from google.protobuf import descriptor_pb2, message_factory
@@ -56,11 +55,9 @@ from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
@@ -80,9 +77,10 @@ from boaf.service.core.memory import LARGE_REQUEST_BYTES, give_memory_back_soon
 from boaf.service.core.metrics import Metrics
 from boaf.service.core.settings import Settings, env_name
 from boaf.service.core.warmup import RETRY_AFTER_S
-from boaf.service.http.api_page import ApiPage, api_page, base_url_of
+from boaf.service.http.api_page import api_page
 from boaf.service.http.guards import EdgeGuard
 from boaf.service.http.openapi import openapi_document
+from boaf.service.http.pages import api_page_route, page_files
 from boaf.service.http.statuses import CallAborted, error_response
 from boaf.service.http.wire import (
     GET_MAX_URL_BYTES,
@@ -100,21 +98,12 @@ from boaf.service.rpc.handlers import UNKNOWN_METHOD, Handlers, failure
 
 log = logging.getLogger(__name__)
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
 TIMEOUT_HEADER = "connect-timeout-ms"
 INVALID = Code.INVALID_ARGUMENT
 ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 CLOSE = {"Connection": "close"}  # after a refusal whose body was not read to its end
 # An answer goes out in pieces this large: uvicorn waits before each while its buffer is past 64 KiB.
 PIECE_BYTES = 64 * 1024
-# The page talks only to this server; nothing else may load.
-PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'",
-    "X-Content-Type-Options": "nosniff",
-    # Revalidated on every load (a 304 by ETag when unchanged): a new page is seen at once.
-    "Cache-Control": "no-cache",
-}
-PAGE_GZIP_MIN_BYTES = 500  # the page's files are gzipped, for clients that accept it, from this size
 
 
 class HasHandlers(Protocol):
@@ -524,8 +513,8 @@ def build_app(
     document = openapi_document([service for service, _ in services], settings)
     routes.append(Route("/openapi.json", _fixed(json.dumps(document).encode(), "application/json"), methods=["GET"]))
     if settings.page_enabled:
-        routes.append(Route("/api", functools.partial(_api_page, api_page(document)), methods=["GET"]))
-        page = GZipMiddleware(PageFiles(directory=STATIC_DIR, html=True), minimum_size=PAGE_GZIP_MIN_BYTES)
+        routes.append(Route("/api", functools.partial(api_page_route, api_page(document)), methods=["GET"]))
+        page = page_files()
         routes.append(Mount("/", page))
     guard = Middleware(EdgeGuard, settings=settings, metrics=metrics, methods={e.path: e.method for e in rpcs})
     handlers = {HTTPException: _http_error, Exception: _internal_error}
@@ -566,11 +555,6 @@ def _fixed(
     return answer
 
 
-async def _api_page(page: ApiPage, request: Request) -> Response:
-    base_url = base_url_of(request.url.scheme, request.headers.get("host"), request.scope.get("server"))
-    return Response(page.html(base_url), media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
-
-
 async def _alive(request: Request) -> Response:
     return JSONResponse({"status": "alive"})
 
@@ -590,12 +574,3 @@ async def _readiness(
     if (progress := compile_progress()) is not None:  # only while kernels compile
         body.update(kernels_compiled=progress.done, kernels_total=progress.total)
     return JSONResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
-
-
-class PageFiles(StaticFiles):
-    """The page's static files, each with ``PAGE_HEADERS`` (its ETag comes from StaticFiles)."""
-
-    def file_response(self, *args: Any, **kwargs: Any) -> Response:
-        response = super().file_response(*args, **kwargs)
-        response.headers.update(PAGE_HEADERS)
-        return response
