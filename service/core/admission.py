@@ -10,7 +10,12 @@ The concurrency model of the server, in one place:
   to ``max_concurrent_rpcs``), so no call ever waits behind another in a queue
   it cannot see.
 - ``max_concurrent_rpcs`` counts unary calls in flight on both edges together
-  (``call``); a call past it is RESOURCE_EXHAUSTED at once. A gRPC call whose
+  (``call``). A gRPC call past it waits a moment for a place (``PLACE_WAIT_S`` at
+  most, and never past its deadline), places being shared fairly between parties
+  like work slots, while at most ``max_concurrent_rpcs`` calls wait; past that, or
+  when its wait runs out, it is RESOURCE_EXHAUSTED. An HTTP call past it is
+  RESOURCE_EXHAUSTED at once (admission runs on the event loop, which must not
+  block). So the gRPC pool has a thread for every place and every waiter. A gRPC call whose
   answer is made gives its place back as it hands the answer over
   (``hand_over``) and joins the answers waiting to be taken, so a client that
   never reads (a zero flow-control window) shuts nobody out; those answers are
@@ -51,6 +56,7 @@ from boaf.service.core.settings import Settings
 
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 SLOT_POLL_S = 0.05  # how often a call waiting for a work slot checks that its client is still there
+PLACE_WAIT_S = 0.25  # the longest a call waits for a place (``try_call``) when every one is taken, in seconds
 QUOTE_PREFIX = QUOTE_CHARS  # characters of a quoted input a message keeps
 QUOTE_CUT_FROM = QUOTE_PREFIX + 8  # a quote this long or longer is cut (a few characters more are kept whole)
 MESSAGE_END_CHARS = 200  # a longer message keeps this many characters of each end (``cut_quotes``)
@@ -223,32 +229,49 @@ class _WorkSlots:
     def __init__(self, size: int) -> None:
         self._lock = threading.Lock()
         self.free = size
+        self.waiting = 0  # calls waiting, all parties together
         self._parties: dict[str, _Party] = {}
         self._grants = itertools.count()
         self._orders = itertools.count()
 
-    def take(self, name: str, deadline: float, is_active: Callable[[], bool], busy: Callable[[], str]) -> None:
-        """Hold a slot for party ``name``, or raise ``Cancelled`` (client gone) or ``DeadlineExceeded`` (``busy()``)."""
+    def take(
+        self,
+        name: str,
+        deadline: float,
+        is_active: Callable[[], bool],
+        refused: Callable[[], Exception],
+        *,
+        max_waiting: int | None = None,
+        what: str = "a worker",
+    ) -> None:
+        """Hold a slot for party ``name``, or raise ``Cancelled`` (client gone) or ``refused()`` (``deadline``
+        passed; given ``max_waiting``, also at once when that many calls wait already or ``deadline`` has
+        passed). ``what`` names a slot in the ``Cancelled`` message."""
         with self._lock:
             party = self._parties.setdefault(name, _Party())
             if self.free > 0:  # the common case: no waiting, no event
                 self.free -= 1
                 self._grant(party)
                 return
+            if max_waiting is not None and (self.waiting >= max_waiting or time.perf_counter() >= deadline):
+                self._forget_if_idle(name, party)
+                raise refused()
             waiter = _Waiter(next(self._orders))
             party.waiting.append(waiter)
+            self.waiting += 1
         try:
             while not waiter.event.wait(max(0.0, min(SLOT_POLL_S, deadline - time.perf_counter()))):
                 if not is_active():
-                    raise Cancelled("the call was cancelled while it waited for a worker")
+                    raise Cancelled(f"the call was cancelled while it waited for {what}")
                 if time.perf_counter() >= deadline:
-                    raise DeadlineExceeded(busy())
+                    raise refused()
         except BaseException:
             with self._lock:
                 if waiter.granted:  # granted as it stopped: the slot goes on to the next waiter
                     self._pass_on(name, party)
                 else:
                     party.waiting.remove(waiter)
+                    self.waiting -= 1
                     self._forget_if_idle(name, party)
             raise
 
@@ -267,6 +290,7 @@ class _WorkSlots:
             return
         next_party = min(waiting, key=lambda each: (each.held, each.served, each.waiting[0].order))
         waiter = next_party.waiting.popleft()
+        self.waiting -= 1
         self._grant(next_party)
         waiter.granted = True
         waiter.event.set()
@@ -292,6 +316,7 @@ class Admission:
         self._calls = 0
         self._streams = 0
         self._slots = _WorkSlots(settings.max_workers)
+        self._places = _WorkSlots(settings.max_concurrent_rpcs)  # who holds the places; ``_calls`` counts them
         self._waiting = AnswersWaiting()
         self._keys = itertools.count()
 
@@ -314,26 +339,51 @@ class Admission:
         """``LimitExceeded`` (OUT_OF_RANGE) when a message of ``size`` bytes is past ``BOAF_MAX_MESSAGE_BYTES``."""
         MAX_MESSAGE_BYTES.check(self.settings, size, field=what)
 
-    def try_call(self) -> None:
-        """Admit one unary call, or ``Busy`` when ``max_concurrent_rpcs`` are in flight; pair with ``end_call``
-        (or ``hand_over``).
+    @property
+    def max_place_waiters(self) -> int:
+        """The most calls that wait for a place at once (``try_call``): ``max_concurrent_rpcs``."""
+        return self.settings.max_concurrent_rpcs
 
-        Admitting it may cancel the oldest answers waiting (``hand_over``), never refuse it for them.
+    def try_call(
+        self,
+        *,
+        party: str = "",
+        wait_s: float = 0.0,
+        deadline: float = float("inf"),
+        is_active: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """Admit one unary call of ``party`` (the connection); pair with ``end_call`` (or ``hand_over``), same party.
+
+        When all ``max_concurrent_rpcs`` places are taken it waits for one, shared fairly between
+        parties (``_WorkSlots``: a party with none held is served by the next places given back), for
+        ``wait_s`` seconds at most and never past ``deadline`` (``time.perf_counter``); it is ``Busy``
+        when the wait runs out or ``max_place_waiters`` calls wait already (then at once), ``Cancelled``
+        when ``is_active()`` turns False. A waiting call holds no place, so no place is lost on any of
+        these. Admitting it may cancel the oldest answers waiting (``hand_over``), never refuse it for them.
         """
         limit = self.settings.max_concurrent_rpcs
+        until = min(time.perf_counter() + wait_s, deadline)
+        self._places.take(
+            party,
+            until,
+            is_active,
+            lambda: Busy(MAX_CONCURRENT_RPCS.message(limit)),
+            max_waiting=self.max_place_waiters,
+            what="a place",
+        )
         with self._lock:
-            if self._calls >= limit:
-                raise Busy(MAX_CONCURRENT_RPCS.message(limit))
             self._calls += 1
             evicted = self._evictions()
         _run_all(evicted)
 
-    def end_call(self) -> None:
-        """One admitted call has ended (answered, failed or cancelled) without handing its answer over."""
+    def end_call(self, *, party: str = "") -> None:
+        """One admitted call of ``party`` has ended (answered, failed or cancelled) without handing its answer
+        over: its place goes to the next waiter, if any."""
         with self._lock:
             self._calls -= 1
+        self._places.give_back(party)
 
-    def hand_over(self, size: int, cancel: Callable[[], None], *, holds_place: bool = True) -> int:
+    def hand_over(self, size: int, cancel: Callable[[], None], *, holds_place: bool = True, party: str = "") -> int:
         """An admitted call's answer, ``size`` bytes, is made and handed to the transport: its place is given
         back, and the answer waits for its client, ended by ``cancel`` if it is evicted. Returns the key to
         pass to ``taken`` when the call ends (taken, failed or cancelled), instead of ``end_call``. A call
@@ -345,7 +395,9 @@ class Admission:
         bound the oldest answers are cancelled (their clients are not reading). Proof of the byte bound:
         ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each evicts until it holds;
         an answer of at most ``max_message_bytes`` replaces its call's full message, so never makes it grow
-        (a probe's answer, a few bytes, may: it is then the newest, evicted last).
+        (a probe's answer, a few bytes, may: it is then the newest, evicted last). A call waiting for a place
+        (``try_call``) holds none and is not counted; it joins ``_calls`` in ``try_call``, which then evicts.
+        The place given back goes to ``party``'s account (the same party as its ``try_call``).
         """
         key = next(self._keys)
         with self._lock:
@@ -353,6 +405,8 @@ class Admission:
                 self._calls -= 1
             self._waiting.add(key, size, cancel)
             evicted = self._evictions()
+        if holds_place:
+            self._places.give_back(party)
         _run_all(evicted)
         return key
 
@@ -393,7 +447,8 @@ class Admission:
         call whose client has gone (``is_active()`` False) stops waiting with
         ``Cancelled``; one still waiting at ``deadline`` gets ``DeadlineExceeded``.
         """
-        self._slots.take(party, deadline, is_active, lambda: MAX_WORKERS.message(self.settings.max_workers))
+        limit = self.settings.max_workers
+        self._slots.take(party, deadline, is_active, lambda: DeadlineExceeded(MAX_WORKERS.message(limit)))
         try:
             yield
         finally:

@@ -10,7 +10,8 @@
   together), a stream (health Watch, reflection) against ``BOAF_MAX_STREAMS``,
   each released when the call terminates, not when its handler returns; health
   Check and List, which probes send, have ``PROBE_CALLS`` places of their own so
-  that a busy server still answers them. Past a cap: RESOURCE_EXHAUSTED;
+  that a busy server still answers them. Past a cap: RESOURCE_EXHAUSTED (a unary
+  call first waits up to ``PLACE_WAIT_S`` for a place, ``Admission.try_call``);
 - reads the request itself (every handler it returns takes a request stream), so
   that the admission comes first and a client that never sends its message, or a
   stream that sends nothing more, is cancelled after ``BOAF_IDLE_TIMEOUT_S``; an
@@ -62,7 +63,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from boaf.game.errors import InvalidInput
-from boaf.service.core.admission import Admission, mark_arrival
+from boaf.service.core.admission import PLACE_WAIT_S, Admission, mark_arrival
 from boaf.service.core.errors import (
     SHUTTING_DOWN_MESSAGE,
     Busy,
@@ -340,8 +341,10 @@ class _Call:
                     raise Busy(f"{PROBE_CALLS} health checks already in flight; retry later")
                 self._release = self.gate._probe_calls.release
             else:
-                admission.try_call()
-                self._release = admission.end_call
+                deadline = time.perf_counter() + context.time_remaining()
+                active = functools.partial(self._active, context)
+                admission.try_call(party=context.peer(), wait_s=PLACE_WAIT_S, deadline=deadline, is_active=active)
+                self._release = functools.partial(admission.end_call, party=context.peer())
         except ServiceError as exc:
             self._refuse(context, exc)
         if not context.add_callback(self._end):  # released when the call terminates, answer taken or not
@@ -497,7 +500,8 @@ class _Call:
                 return
             if self.probe:  # a health check gives back its probe place the same way
                 self._release()
-            key = admission.hand_over(size, functools.partial(self._evict, context), holds_place=not self.probe)
+            evict, party = functools.partial(self._evict, context), context.peer()
+            key = admission.hand_over(size, evict, holds_place=not self.probe, party=party)
             self._release = functools.partial(admission.taken, key)
             self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
 

@@ -14,8 +14,9 @@ owns the lifecycle of (``boaf.service.core.lifecycle``). Its part of that life:
    itself stops (GOAWAY) once no call is in flight.
 
 Threads (``boaf.service.core.admission`` has the whole model): the gRPC pool has a thread
-for every call and stream the caps admit, plus ``PROBE_CALLS`` for health checks,
-and gRPC's own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
+for every call and stream the caps admit and every call waiting for a place
+(``Admission.max_place_waiters``), plus ``PROBE_CALLS`` for health checks, and gRPC's
+own ``maximum_concurrent_rpcs`` is the same number, a backstop only.
 Connections: at most ``max_connections`` on the listener (the gRPC edge's share of the
 descriptor limit, ``boaf.service.core.descriptors``; core closes one past it as it
 accepts it); one that has not sent the HTTP/2 preface and its SETTINGS (after TLS)
@@ -106,7 +107,8 @@ class BoafServer:
 
     def _build_server(self) -> grpc.Server:
         settings = self.settings
-        threads = settings.max_concurrent_rpcs + settings.max_streams + PROBE_CALLS
+        places = settings.max_concurrent_rpcs + self.admission.max_place_waiters  # calls in flight and waiting
+        threads = places + settings.max_streams + PROBE_CALLS
         server = grpc.server(
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="boaf-rpc"),
             interceptors=(self.gate,),
