@@ -703,10 +703,14 @@ def test_random_bytes_get_no_internal_and_no_unknown(channel: grpc.Channel, meth
     assert raw_call(channel, method, payload, timeout=3) not in NEVER
 
 
-def test_calls_past_a_full_thread_pool_are_turned_away_by_grpc_and_still_counted() -> None:
-    # Every thread of the pool held: the call cap (1), the stream cap (1) and every probe place, each by a
-    # call whose client never sends its request. gRPC's own backstop then refuses, and the gate counts it
+def test_calls_past_a_full_thread_pool_are_turned_away_by_grpc_and_still_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every thread of the pool held: the call cap (1), a call waiting for its place (1, waiting long here),
+    # the stream cap (1) and every probe place, each by a call whose client never sends its request. gRPC's
+    # own backstop then refuses, and the gate counts it
     # (BoafServer's _concurrency_exceeded reads grpcio internals: this fails if they change).
+    monkeypatch.setattr("boaf.service.grpc.interceptors.PLACE_WAIT_S", 30.0)
     server = ready_server(loopback_settings(max_concurrent_rpcs=1, max_streams=1, metrics_enabled=False))
     never = threading.Event()
 
@@ -723,6 +727,8 @@ def test_calls_past_a_full_thread_pool_are_turned_away_by_grpc_and_still_counted
                 for _ in range(PROBE_CALLS)
             ]
             assert wait_for(lambda: server.admission.calls == 1 and server.admission.streams == 1)
+            parked.append(channel.stream_unary("/boaf.v1.Boaf/Solve").future(no_request(), timeout=30))
+            assert wait_for(lambda: server.admission._places.waiting == 1)
             time.sleep(0.2)  # the probe places are taken too
             with pytest.raises(grpc.RpcError) as caught:
                 channel.unary_unary("/boaf.v1.Boaf/GetServerInfo")(b"", timeout=5)
