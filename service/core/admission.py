@@ -6,9 +6,9 @@ The concurrency model of the server, in one place:
   uvicorn's asyncio event loop for HTTP. Neither runs boaf code on its I/O
   threads beyond this module's cheap checks.
 - Every admitted call gets a thread of its own at once (the gRPC pool has
-  ``max_concurrent_rpcs + max_streams`` threads; HTTP runs calls in threads up
-  to ``max_concurrent_rpcs``), so no call ever waits behind another in a queue
-  it cannot see.
+  ``2 × max_concurrent_rpcs + max_streams`` threads, with the waiters for a
+  place; HTTP runs calls in threads up to ``max_concurrent_rpcs``), so no
+  admitted call ever waits behind another in a queue it cannot see.
 - ``max_concurrent_rpcs`` counts unary calls in flight on both edges together
   (``call``). A gRPC call past it waits a moment for a place (``PLACE_WAIT_S`` at
   most, and never past its deadline), places being shared fairly between parties
