@@ -19,7 +19,8 @@ The concurrency model of the server, in one place:
   answer is made gives its place back as it hands the answer over
   (``hand_over``) and joins the answers waiting to be taken, so a client that
   never reads (a zero flow-control window) shuts nobody out; those answers are
-  bounded (``AnswersWaiting``), and past the bound the oldest is cancelled, never a
+  bounded (``AnswersWaiting``), and past the bound the oldest of the party (connection)
+  with the most answers waiting is cancelled, never a
   new call refused for it. Streams (health
   Watch, reflection) are counted apart against ``max_streams`` (``stream``), so
   idle streams never hold a worker nor shut out calls.
@@ -142,36 +143,47 @@ def quoted(text: str) -> str:
 
 
 class AnswersWaiting:
-    """Answers made and handed to the transport but not yet taken by their clients, oldest first.
+    """Answers made and handed to the transport but not yet taken by their clients, by party, oldest first.
 
-    Each is ``(bytes, cancel)``; ``cancel`` ends its call (its client then gets
-    CANCELLED). The caller holds ``Admission``'s lock around every method and runs
-    the returned cancels after releasing it.
+    Each is ``(bytes, cancel)`` under a key that grows with each answer added;
+    ``cancel`` ends its call (its client then gets CANCELLED). The caller holds
+    ``Admission``'s lock around every method and runs the returned cancels after
+    releasing it.
     """
 
     def __init__(self) -> None:
-        self._answers: OrderedDict[int, tuple[int, Callable[[], None]]] = OrderedDict()
+        self._parties: dict[str, OrderedDict[int, tuple[int, Callable[[], None]]]] = {}
+        self._party_of: dict[int, str] = {}
         self.bytes = 0  # the answers' bytes in all
 
     def __len__(self) -> int:
-        return len(self._answers)
+        return len(self._party_of)
 
-    def add(self, key: int, size: int, cancel: Callable[[], None]) -> None:
-        """Add the newest answer, ``size`` bytes, ended by ``cancel``."""
-        self._answers[key] = (size, cancel)
+    def add(self, key: int, size: int, cancel: Callable[[], None], party: str = "") -> None:
+        """Add the newest answer, ``size`` bytes, ended by ``cancel``, of ``party``; ``key`` above every key added."""
+        self._parties.setdefault(party, OrderedDict())[key] = (size, cancel)
+        self._party_of[key] = party
         self.bytes += size
 
     def remove(self, key: int) -> bool:
         """Take out the answer under ``key``; False when it is not here (taken out already)."""
-        entry = self._answers.pop(key, None)
-        if entry is not None:
-            self.bytes -= entry[0]
-        return entry is not None
+        party = self._party_of.pop(key, None)
+        if party is None:
+            return False
+        answers = self._parties[party]
+        self.bytes -= answers.pop(key)[0]
+        if not answers:
+            del self._parties[party]
+        return True
 
     def evict_oldest(self) -> Callable[[], None]:
-        """Take out the oldest answer; returns its ``cancel`` (to run outside the lock)."""
-        _, (size, cancel) = self._answers.popitem(last=False)
-        self.bytes -= size
+        """Take out the oldest answer of the party with the most answers waiting (of those, the one whose oldest
+        is oldest); returns its ``cancel`` (to run outside the lock). So a party that reads its answers, with
+        one or two waiting a moment, loses none to a party that does not read while that party has more."""
+        party = max(self._parties, key=lambda name: (len(self._parties[name]), -next(iter(self._parties[name]))))
+        key = next(iter(self._parties[party]))
+        cancel = self._parties[party][key][1]
+        self.remove(key)
         return cancel
 
 
@@ -392,18 +404,19 @@ class Admission:
         The answers waiting are at most ``max_concurrent_rpcs``, and their bytes plus a full message
         (``max_message_bytes``) for each call in flight are at most ``max_concurrent_rpcs`` messages: what
         the places alone held before, so the memory arithmetic's "calls held" covers both. Past either
-        bound the oldest answers are cancelled (their clients are not reading). Proof of the byte bound:
-        ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each evicts until it holds;
-        an answer of at most ``max_message_bytes`` replaces its call's full message, so never makes it grow
-        (a probe's answer, a few bytes, may: it is then the newest, evicted last). A call waiting for a place
-        (``try_call``) holds none and is not counted; it joins ``_calls`` in ``try_call``, which then evicts.
-        The place given back goes to ``party``'s account (the same party as its ``try_call``).
+        bound answers are cancelled, the oldest of the party with the most waiting first (``AnswersWaiting``).
+        Proof of the byte bound: ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each
+        evicts until it holds; an answer of at most ``max_message_bytes`` replaces its call's full message,
+        so never makes it grow (a probe's answer, a few bytes, may: it is then the newest of all). A call
+        waiting for a place (``try_call``) holds none and is not counted; it joins ``_calls`` in
+        ``try_call``, which then evicts. The place given back goes to ``party``'s account (the party of
+        its ``try_call``).
         """
         key = next(self._keys)
         with self._lock:
             if holds_place:
                 self._calls -= 1
-            self._waiting.add(key, size, cancel)
+            self._waiting.add(key, size, cancel, party)
             evicted = self._evictions()
         if holds_place:
             self._places.give_back(party)
@@ -417,7 +430,8 @@ class Admission:
 
     def _evictions(self) -> list[Callable[[], None]]:
         # Under the lock: take out the oldest answers until both bounds hold (see hand_over). In hand_over
-        # only the count can be past its bound, by one, so the answer just added is never the one taken out.
+        # only the count can be past its bound, by one, so the answer just added is never the one taken out
+        # (the newest of all: taken only if every party had one answer, and then the oldest party's goes).
         settings, waiting = self.settings, self._waiting
         limit, message = settings.max_concurrent_rpcs, settings.max_message_bytes
         evicted = []

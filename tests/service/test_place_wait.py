@@ -204,3 +204,15 @@ def test_stress_every_place_comes_back() -> None:
     assert places.calls == 0
     assert places._places.free == 3 and places._places.waiting == 0
     assert not places._places._parties
+
+
+def test_past_the_answers_bound_the_party_with_the_most_waiting_loses_its_oldest() -> None:
+    places = admission()
+    cancelled: list[str] = []
+    places.try_call(party="bystander")
+    places.hand_over(10, lambda: cancelled.append("bystander"), party="bystander")  # the oldest, not yet taken
+    for number in range(PLACES):
+        places.try_call(party="attacker")
+        places.hand_over(10, lambda number=number: cancelled.append(f"a{number}"), party="attacker")
+    assert cancelled == ["a0"]  # 5 answers past the bound of 4: the attacker's oldest goes, not the bystander's
+    assert places.answers_waiting == PLACES and places.calls == 0
