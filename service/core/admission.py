@@ -53,7 +53,7 @@ from contextvars import ContextVar
 from boaf.game.errors import QUOTE_CHARS, quote
 from boaf.service.core.errors import Busy, Cancelled, DeadlineExceeded, Unauthenticated
 from boaf.service.core.limits import MAX_CONCURRENT_RPCS, MAX_MESSAGE_BYTES, MAX_STREAMS, MAX_WORKERS
-from boaf.service.core.settings import Settings
+from boaf.service.core.settings import SPARE_ANSWER_MESSAGES, Settings
 
 _ARRIVAL: ContextVar[float | None] = ContextVar("boaf_call_arrival", default=None)
 SLOT_POLL_S = 0.05  # how often a call waiting for a work slot checks that its client is still there
@@ -402,8 +402,11 @@ class Admission:
         with a place of its own elsewhere (a health probe's) passes ``holds_place=False`` and releases that.
 
         The answers waiting are at most ``max_concurrent_rpcs``, and their bytes plus a full message
-        (``max_message_bytes``) for each call in flight are at most ``max_concurrent_rpcs`` messages: what
-        the places alone held before, so the memory arithmetic's "calls held" covers both. Past either
+        (``max_message_bytes``) for each call in flight are at most ``max_concurrent_rpcs`` +
+        ``SPARE_ANSWER_MESSAGES`` messages: what the places alone held before, and a spare, so that while
+        every place is taken the small answers of clients that read (a health check's, a single-state
+        Classify's) wait a moment to be sent rather than being cancelled; the memory arithmetic counts the
+        spare ("answers spare") beside "calls held". Past either
         bound answers are cancelled, the oldest of the party with the most waiting first (``AnswersWaiting``).
         Proof of the byte bound: ``try_call`` and ``hand_over`` are the only steps that grow the sum, and each
         evicts until it holds; an answer of at most ``max_message_bytes`` replaces its call's full message,
@@ -435,7 +438,8 @@ class Admission:
         settings, waiting = self.settings, self._waiting
         limit, message = settings.max_concurrent_rpcs, settings.max_message_bytes
         evicted = []
-        while len(waiting) > 0 and (len(waiting) > limit or waiting.bytes + self._calls * message > limit * message):
+        most = (limit + SPARE_ANSWER_MESSAGES) * message
+        while len(waiting) > 0 and (len(waiting) > limit or waiting.bytes + self._calls * message > most):
             evicted.append(waiting.evict_oldest())
         return evicted
 

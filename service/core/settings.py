@@ -47,6 +47,7 @@ HARD_MESSAGE_FACTOR = 1  # gRPC core takes messages up to this many times max_me
 PROBE_CALLS = 8  # health Check and List calls at once, apart from the calls and streams caps
 HTTP_BODY_COPIES = 1  # an HTTP body is read into one growing buffer, handed on as bytes without a copy
 GRPC_COPY_EXTRA = 2  # grpcio copies a message out of core into a bytearray, then bytes: two more at once
+SPARE_ANSWER_MESSAGES = 1  # answers waiting to be taken may hold this many messages past the places' bytes
 QUOTE_BYTES = 1024  # an error's quote of its input: a few dozen characters, cut in time linear in them
 SHOWN_CHARS = 120  # a path or host an error shows unquoted: long enough for a real one, whole
 MAX_NUMBER_CHARS = 32  # the largest limit, a uint64, has 20 digits; a longer number is refused unread
@@ -253,7 +254,9 @@ class Settings:
         (``max_concurrent_rpcs``, both edges together), stream (``max_streams``) and health
         check (``PROBE_CALLS``). grpcio then copies it out (``GRPC_COPY_EXTRA`` more, one call at
         a time: the copy holds the GIL). Over HTTP an admitted call holds its body
-        (``HTTP_BODY_COPIES`` × ``L``); the calls are counted on whichever edge holds more. In a
+        (``HTTP_BODY_COPIES`` × ``L``); the calls are counted on whichever edge holds more. Answers
+        waiting to be taken share the calls' bytes, plus ``SPARE_ANSWER_MESSAGES`` × ``L``
+        (``Admission.hand_over``). In a
         work slot (``max_workers``), a body may be inflated (gzip, up to ``L``) and is parsed and
         processed (``BATCH_BYTES_PER_MESSAGE_BYTE`` × ``L``; batches are processed in chunks, so
         their working arrays stay within this). An error's quote is at most ``QUOTE_BYTES``.
@@ -262,6 +265,7 @@ class Settings:
         grpc_message = HARD_MESSAGE_FACTOR * limit
         parts = {
             "calls_held": -(-calls * max(grpc_message, HTTP_BODY_COPIES * limit) // MIB),
+            "answers_spare": -(-SPARE_ANSWER_MESSAGES * limit // MIB),
             "streams_and_probes_held": -(-(self.max_streams + PROBE_CALLS) * grpc_message // MIB),
             "grpc_copy": -(-GRPC_COPY_EXTRA * grpc_message // MIB),
             "inflated": -(-self.max_workers * limit // MIB),

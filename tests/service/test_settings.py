@@ -169,10 +169,10 @@ def test_every_variable_is_documented() -> None:
         ({"BOAF_SHUTDOWN_GRACE_S": "-1"}, "BOAF_SHUTDOWN_GRACE_S=-1.0: must be at least 0"),
         ({"BOAF_MODEL_POLL_S": "-1"}, "BOAF_MODEL_POLL_S=-1.0: must be at least 0 (0: no polling)"),
         ({"BOAF_MAX_CONCURRENT_SEARCHES": "0"}, "BOAF_MAX_CONCURRENT_SEARCHES=0: must be at least 1"),
-        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,317 MiB"),
+        ({"BOAF_MAX_CONCURRENT_SEARCHES": "8"}, "BOAF_MEMORY_LIMIT_MB=3,072: the limits need up to 5,321 MiB"),
         ({"BOAF_HINT_MAX_NODES": "0"}, "BOAF_HINT_MAX_NODES=0: must be at least 1"),
         # Every work slot may hold one hint search of 1M nodes at 408 B a node: 8 x 389 MiB.
-        ({"BOAF_HINT_MAX_NODES": "1000000"}, "the limits need up to 6,063 MiB (base 512, searches 768, hints 3,113"),
+        ({"BOAF_HINT_MAX_NODES": "1000000"}, "the limits need up to 6,067 MiB (base 512, searches 768, hints 3,113"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], match: str) -> None:

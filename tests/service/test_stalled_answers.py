@@ -150,14 +150,32 @@ def test_a_new_call_evicts_the_oldest_answers_until_the_places_bytes_hold() -> N
         admission.try_call()
         admission.hand_over(100, lambda name=name: cancelled.append(name))  # each a full message
     assert (admission.calls, admission.answers_waiting, cancelled) == (0, 3, [])
-    admission.try_call()  # 3 answers and 1 call: 4 messages, the places' bytes
+    admission.try_call()
+    admission.try_call()  # 3 answers and 2 calls: 5 messages, the places' bytes and the spare
     assert cancelled == []
-    admission.try_call()  # 5: the oldest goes
+    admission.try_call()  # 6: the oldest goes
     assert cancelled == ["a"]
     admission.try_call()
+    assert (admission.calls, admission.answers_waiting, cancelled) == (4, 1, ["a", "b"])
+    for _ in range(4):
+        admission.end_call()
+
+
+def test_with_every_place_taken_a_small_answer_waits_to_be_sent_and_is_not_cancelled() -> None:
+    # A health check's or a single-state Classify's answer, handed over while every place is taken by
+    # calls that may each hold a full message: the spare holds it (SPARE_ANSWER_MESSAGES).
+    settings = loopback_settings(max_concurrent_rpcs=4, max_message_bytes=100)
+    admission = Admission(settings)
+    for _ in range(4):
+        admission.try_call()
+    cancelled: list[str] = []
+    key = admission.hand_over(30, lambda: cancelled.append("probe"), holds_place=False)
+    admission.hand_over(30, lambda: cancelled.append("classify"))  # its place goes back; a new call takes it
     admission.try_call()
-    assert (admission.calls, admission.answers_waiting, cancelled) == (4, 0, ["a", "b", "c"])
-    admission.end_call()
+    assert (admission.calls, admission.answers_waiting, cancelled) == (4, 2, [])
+    admission.taken(key)
+    for _ in range(4):
+        admission.end_call()
 
 
 def test_answers_past_the_call_cap_evict_the_oldest_and_an_ended_call_leaves_the_set() -> None:
