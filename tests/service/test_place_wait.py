@@ -108,8 +108,12 @@ def test_a_place_handed_over_goes_to_a_waiter_and_answers_still_evict() -> None:
     places.hand_over(places.settings.max_message_bytes, lambda: cancelled.append(1), party="attacker")
     wait_until(lambda: calls.admitted == ["bystander"])
     assert places.calls == PLACES
-    # the byte bound holds: the answer (a full message) beside every place full is evicted as the waiter comes in
-    assert cancelled == [1] and places.answers_waiting == 0
+    # every place full and one full answer waiting: the spare (SPARE_ANSWER_MESSAGES) holds it ...
+    assert cancelled == [] and places.answers_waiting == 1
+    # ... and the byte bound holds: a second full answer beside them evicts the oldest
+    places.hand_over(places.settings.max_message_bytes, lambda: cancelled.append(2), party="attacker")
+    places.try_call(party="attacker")
+    assert cancelled == [1] and places.answers_waiting == 1
     for _ in range(PLACES - 1):
         places.end_call(party="attacker")
     calls.join()
