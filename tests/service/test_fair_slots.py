@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 
 import pytest
+from servers import wait_for
 
 from boaf.service.core.admission import Admission
 from boaf.service.core.errors import Cancelled, DeadlineExceeded
@@ -26,11 +27,8 @@ def admission(workers: int = WORKERS) -> Admission:
     return Admission(Settings(max_workers=workers))
 
 
-def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    ends = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < ends, "timed out"
-        time.sleep(0.005)
+def wait_until(condition: Callable[[], bool]) -> None:
+    assert wait_for(condition, timeout=10.0), "timed out"
 
 
 class Queued:

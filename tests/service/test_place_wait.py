@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from servers import wait_for
 
 from boaf.service.core.admission import Admission
 from boaf.service.core.errors import Busy, Cancelled
@@ -25,11 +26,8 @@ def admission(places: int = PLACES) -> Admission:
     return Admission(Settings(max_concurrent_rpcs=places))
 
 
-def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    ends = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < ends, "timed out"
-        time.sleep(0.005)
+def wait_until(condition: Callable[[], bool]) -> None:
+    assert wait_for(condition, timeout=10.0), "timed out"
 
 
 class Waiting:
