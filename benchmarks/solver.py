@@ -21,11 +21,13 @@ Everything runs in this one process, on one core (threads aside).
 ``--rows-only`` prints only the per-algorithm rows (``--algorithms`` chooses them).
 ``--vs REV`` prints instead the ablation and deal rows of this tree against REV's
 solver, node counts checked equal, as ratios from one run (``benchmarks/versus.py``).
+``--grids`` runs instead the per-grid benchmark, with its own flags (``benchmarks/grids.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -361,7 +363,13 @@ def other_grid_figures(rows: int, cols: int, seeds: range) -> str:
 
 
 def main() -> None:
+    if "--grids" in sys.argv[1:]:  # the per-grid benchmark parses its own flags
+        import grids  # start-up: loaded only for --grids
+
+        grids.main([arg for arg in sys.argv[1:] if arg != "--grids"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grids", action="store_true", help="the per-grid benchmark instead (benchmarks/grids.py)")
     parser.add_argument("--deals", type=int, default=10_000, help="seeds 1..N")
     parser.add_argument("--random", type=int, default=10_000, help="random states")
     parser.add_argument("--reference", type=int, default=400, help="random states for the reference (plus N/4 deals)")
