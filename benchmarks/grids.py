@@ -31,8 +31,9 @@ slowest states' grid text, atomically.
 
 ``--vs REF`` runs the same states, in the same run, by this tree's solver and REF's:
 REF's tree is unpacked by ``benchmarks.trees.unpacked`` into ``out/bench/baseline-<REF>/``
-and each tree answers in a worker process of its own (``TreeWorker``, over
-``benchmarks.versus.Worker``'s line protocol), fed the same states in turn, the order
+and each tree answers in a worker process of its own (``benchmarks/grid_worker.py``,
+which imports that tree's ``boaf``; ``TreeWorker`` speaks ``benchmarks.versus.Worker``'s
+line protocol to it), fed the same states in turn, the order
 swapped every state. It prints, per grid and set, both trees' mean, p99 and unknown
 counts and the ratio of the means (this tree's / REF's: below 1 is faster).
 """
@@ -40,21 +41,14 @@ counts and the ratio of the means (this tree's / REF's: below 1 is faster).
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import itertools
-import json
 import math
 import subprocess
 import sys
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
@@ -64,7 +58,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchmarks import versus
+from benchmarks import grid_worker, versus
 from benchmarks.trees import unpacked
 from boaf import search
 from boaf.game import State, deal, format_grid, state_to_json
@@ -360,64 +354,12 @@ def table_row(grid: str, name: str, figs: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- another tree's solver
 
 
-class TreeImporter(importlib.abc.MetaPathFinder):
-    """Imports ``boaf.<package>`` from an unpacked tree's folders, ahead of the installed (editable) mapping.
-
-    The folders are the tree's own ``[tool.setuptools.package-dir]`` and the packages
-    under its ``clients/python/boaf/`` (as ``scripts/typecheck`` lays them out); a module
-    below a package is found in that package's ``__path__``.
-    """
-
-    def __init__(self, tree: Path) -> None:
-        setup = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-        self.folders = {package: tree / folder for package, folder in setup.get("package-dir", {}).items()}
-        client = tree / "clients" / "python" / "boaf"
-        if client.is_dir():
-            self.folders.update({f"boaf.{p.name}": p for p in client.iterdir() if p.is_dir()})
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        """The spec of ``fullname`` in the tree, or None for modules outside ``boaf``."""
-        if fullname in self.folders:
-            folder = self.folders[fullname]
-            return importlib.util.spec_from_file_location(
-                fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
-            )
-        parent, _, _ = fullname.rpartition(".")
-        if parent.startswith("boaf.") and parent in sys.modules and hasattr(sys.modules[parent], "__path__"):
-            return importlib.machinery.PathFinder.find_spec(fullname, sys.modules[parent].__path__)
-        return None
-
-
-def serve(tree: str) -> None:
-    """A ``--vs`` worker: import ``tree``'s boaf, then answer one JSON state a line with one JSON run.
-
-    This module's own imports of boaf are dropped first, so that every boaf module the
-    worker runs is the tree's. A task is ``{"state": state_to_json, "limit_s": s}``; the
-    answer is a ``Run`` as a JSON object.
-    """
-    for name in [name for name in sys.modules if name.startswith("boaf.")]:
-        del sys.modules[name]
-    sys.meta_path.insert(0, TreeImporter(Path(tree)))
-    tree_search = importlib.import_module("boaf.search")
-    tree_game = importlib.import_module("boaf.game")
-    for rows, cols in GRIDS:  # load (or compile) the kernel and make each grid's tables before any timing
-        tree_search.solve(tree_game.deal(1, rows, cols), time_limit=FIRST_LIMIT_S)
-    print(json.dumps({"ready": tree_search.__file__}), flush=True)
-    for line in sys.stdin:
-        task = json.loads(line)
-        result = tree_search.solve(tree_game.state_from_json(task["state"]), time_limit=task["limit_s"])
-        run = Run(str(result.status), int(result.nodes), float(result.elapsed_ms), task["limit_s"], result.reason)
-        print(json.dumps(asdict(run)), flush=True)
-
-
 class TreeWorker(versus.Worker):
-    """One tree's ``serve`` process, spoken to by ``versus.Worker``'s line protocol."""
+    """One tree's solver in a process of its own (``benchmarks/grid_worker.py``), over ``versus.Worker``'s protocol."""
 
     def __init__(self, tree: Path) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(tree)],
+            [sys.executable, str(Path(grid_worker.__file__)), str(tree)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -530,7 +472,6 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--second-limit", type=float, default=SECOND_LIMIT_S, help="for states unknown at the first, s")
     out.add_argument("--json", type=Path, help="write every figure to this file")
     out.add_argument("--vs", help="also run the states by this commit's solver, as ratios (one run)")
-    out.add_argument("--serve", help=argparse.SUPPRESS)
     return out
 
 
@@ -538,9 +479,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     """``python benchmarks/grids.py [flags]`` (or ``python benchmarks/solver.py --grids [flags]``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     options = parser().parse_args(args)
-    if options.serve:
-        serve(options.serve)
-        return
     if not 0 < options.limit < options.second_limit:
         raise SystemExit(f"--limit {options.limit} and --second-limit {options.second_limit}: need 0 < limit < second")
     options.argv = args
