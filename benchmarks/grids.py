@@ -16,7 +16,8 @@ Seeds: a grid's states come from ``grid_seed(seed, grid)``, the run's seed plus 
 place in ``GRIDS`` times ``GRID_SEED_STRIDE``. The benchmark's seed is ``BENCH_SEED``
 (``--seed`` changes it); tuning uses ``TUNING_SEED``, whose range the benchmark never
 touches, so that the benchmark's states are never the ones a rule or order was tuned on.
-The same arguments give the same states.
+The same arguments give the same states. Tuning code takes its states from the same
+functions: ``state_set("random", TUNING_SEED, count, (4, 13))``.
 
 Timing: every state is solved by ``boaf.search.solve`` (the default algorithm, the public
 API), one at a time in this process, with a time limit of ``--limit`` seconds (default 1);
@@ -26,11 +27,13 @@ run at the second limit. Per grid and set the table gives: states, median, p99, 
 and worst ms (the worst with its status and nodes), nodes (median / p99 / max), the
 states unknown at each limit (count and share), the states over 100 ms, and the worst
 overrun (elapsed − limit, ms) among the runs that stopped at a limit, beside the
-tolerance max(5 % of the limit, 20 ms). ``--json PATH`` writes every figure, with the
-slowest states' grid text, atomically.
+tolerance max(5 % of the limit, 20 ms). ``--json PATH`` writes every figure atomically,
+with the ``SLOWEST_KEPT`` slowest states of each set as grid text (``boaf solve`` reads it;
+the stack heights, on which no answer depends, are left out).
 
 ``--vs REF`` runs the same states, in the same run, by this tree's solver and REF's:
-REF's tree is unpacked by ``benchmarks.trees.unpacked`` into ``out/bench/baseline-<REF>/``
+REF (a commit, branch or tag, taken as its commit) is unpacked by ``benchmarks.trees.unpacked``
+into ``out/bench/baseline-<commit>/``
 and each tree answers in a worker process of its own (``benchmarks/grid_worker.py``,
 which imports that tree's ``boaf``; ``TreeWorker`` speaks ``benchmarks.versus.Worker``'s
 line protocol to it), fed the same states in turn, the order
@@ -141,7 +144,8 @@ def plausible_game(seed: int, rows: int, cols: int, rng: np.random.Generator) ->
     or any legal move when there is none such or, with probability ``PLAYER_NOISE``,
     anyway. The game ends at one stack or when no move is left.
     """
-    state, reached = deal(seed, rows, cols), []
+    state = deal(seed, rows, cols)
+    reached: list[State] = []
     while True:
         moves = list(state.legal_moves())
         if not moves:
@@ -405,6 +409,12 @@ def versus_row(grid: str, name: str, this: dict[str, Any], ref: dict[str, Any]) 
     return "| " + " | ".join(cells) + " |"
 
 
+def commit_of(ref: str) -> str:
+    """``ref``'s commit, abbreviated: a branch's tree is unpacked (and kept) under its commit, so never stale."""
+    command = ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
 # ---------------------------------------------------------------- the run
 
 
@@ -412,7 +422,8 @@ def versus_row(grid: str, name: str, this: dict[str, Any], ref: dict[str, Any]) 
 def progress_bar(description: str, total: int) -> Iterator[Callable[[bool], None]]:
     """A bar on stderr (stdout stays the table's), and its step: one search done, ``True`` for one not counted yet."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task(description, total=total)
         counted = [total]
 
@@ -429,7 +440,8 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
     """Every grid and set of ``options``: print the table as rows finish, and return every figure."""
     limits = (options.limit, options.second_limit)
     counts = {"random": options.count, "plausible": options.plausible_count}
-    workers = [TreeWorker(ROOT), TreeWorker(unpacked(options.vs))] if options.vs else []
+    ref = commit_of(options.vs) if options.vs else None
+    workers = [TreeWorker(ROOT), TreeWorker(unpacked(ref))] if ref else []
     solvers: list[Solver] = [w.solve for w in workers] if workers else [solve_here]
     report: dict[str, Any] = {
         "command": " ".join(["python", "benchmarks/grids.py", *options.argv]),
@@ -438,6 +450,7 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
         "counts": counts,
         "solver_version": search.SOLVER_VERSION,
         "vs": options.vs,
+        "vs_commit": ref,
         "grids": {},
     }
     print(f"== solver by grid: seed {options.seed}, limits {limits[0]:g} s then {limits[1]:g} s", flush=True)
