@@ -8,8 +8,8 @@ before ``TreeImporter`` stands first on ``sys.meta_path``, and then only TREE's.
 Once its kernel is loaded, it prints ``{"ready": <the
 search package's file>}``; then for each task line ``{"state": <state JSON>,
 "limit_s": s}`` it prints ``{"status", "nodes", "elapsed_ms", "limit_s", "reason"}``
-from TREE's ``boaf.search.solve`` (default algorithm, that time limit); a grid's
-first task is preceded by an untimed search of a deal of that grid, which makes its tables.
+from TREE's ``boaf.search.solve`` (default algorithm, that time limit). A grid's tables
+are made by its first search: ``grids.warm_up`` sends untimed states first.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-
-WARM_LIMIT_S = 1.0  # a grid's first search, a full deal, untimed
 
 
 class TreeImporter(importlib.abc.MetaPathFinder):
@@ -67,14 +65,9 @@ def serve(tree: Path) -> None:
     game = importlib.import_module("boaf.game")
     search.solve(game.deal(1))  # load (or compile) the kernel before any timing
     print(json.dumps({"ready": search.__file__}), flush=True)
-    warm: set[tuple[int, int]] = set()
     for line in sys.stdin:
         task = json.loads(line)
-        state = game.state_from_json(task["state"])
-        if (state.rows, state.cols) not in warm:  # the grid's tables, made by a first search outside the timings
-            search.solve(game.deal(1, state.rows, state.cols), time_limit=WARM_LIMIT_S)
-            warm.add((state.rows, state.cols))
-        result = search.solve(state, time_limit=task["limit_s"])
+        result = search.solve(game.state_from_json(task["state"]), time_limit=task["limit_s"])
         run = {
             "status": str(result.status),
             "nodes": int(result.nodes),

@@ -53,10 +53,12 @@ def test_a_game_is_a_line_of_legal_moves() -> None:
         assert any(before.apply(move) == after for move in before.legal_moves())
 
 
-def test_bench_and_tuning_seeds_never_meet() -> None:
-    bench = {grids.grid_seed(grids.BENCH_SEED, g) for g in grids.GRIDS}
-    tuning = {grids.grid_seed(grids.TUNING_SEED, g) for g in grids.GRIDS}
-    spans = [range(seed, seed + grids.GRID_SEED_STRIDE) for seed in sorted(bench | tuning)]
+def test_bench_tuning_and_warm_up_seeds_never_meet() -> None:
+    seeds = {
+        grids.grid_seed(run, g) for run in (grids.BENCH_SEED, grids.TUNING_SEED, grids.WARM_SEED) for g in grids.GRIDS
+    }
+    assert len(seeds) == 3 * len(grids.GRIDS)
+    spans = [range(seed, seed + grids.GRID_SEED_STRIDE) for seed in sorted(seeds)]
     assert all(a.stop <= b.start for a, b in itertools.pairwise(spans))
     for name in grids.SETS:
         here = grids.state_set(name, grids.BENCH_SEED, SMALL, (5, 5))
@@ -103,6 +105,20 @@ def test_only_states_unknown_at_the_first_limit_run_again() -> None:
         True,
     )
     assert figs["over_100_ms"] == 1
+
+
+def test_the_warm_up_solves_other_states_of_the_grid() -> None:
+    seen: list[tuple[State, float]] = []
+
+    def solver(state: State, limit_s: float) -> grids.Run:
+        seen.append((state, limit_s))
+        return grids.Run("solvable", 1, 0.1, limit_s)
+
+    grids.warm_up(solver, (5, 5))
+    assert len(seen) == grids.WARM_STATES + 1
+    assert {(s.rows, s.cols) for s, _ in seen} == {(5, 5)} and {limit for _, limit in seen} == {grids.WARM_LIMIT_S}
+    benchmark = set(texts(grids.state_set("random", grids.BENCH_SEED, 100, (5, 5))))
+    assert not benchmark & set(texts([s for s, _ in seen]))
 
 
 def test_two_solvers_take_turns() -> None:
