@@ -82,7 +82,7 @@ from boaf.service.core.settings import HARD_MESSAGE_FACTOR as HARD_MESSAGE_FACTO
 from boaf.service.core.settings import PROBE_CALLS as PROBE_CALLS
 from boaf.service.core.warmup import RETRY_AFTER_S
 from boaf.service.grpc.compression import inflated
-from boaf.service.grpc.status import abort
+from boaf.service.grpc.status import abort, ended_by_core
 from boaf.service.rpc.handlers import UNKNOWN_METHOD
 from boaf.service.rpc.wire_scan import WireScan, wire_scan
 
@@ -92,7 +92,6 @@ log = logging.getLogger(__name__)
 CALL_READ, STREAM_READ, ANSWER = "call read", "stream read", "answer"
 MEMO_BYTES = 64 * 1024  # a method's last answer up to this size is kept with its bytes (_serialized_answer)
 TICK_S = 0.05  # how often armed timeouts are looked at: each runs at most this late
-CORE_END_WAIT_S = 0.1  # how long a call left without its request waits to learn whether gRPC core ended it
 
 Deserializer = Callable[[bytes], Any]
 Serializer = Callable[[Any], bytes]
@@ -375,7 +374,7 @@ class _Call:
 
     def _one_request(self, raws: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
         raw = self._next(raws, context, CALL_READ)
-        if raw is None and _ended_by_core(context):
+        if raw is None and ended_by_core(context):
             # gRPC core ended the call while its message came in (a message past the limit, refused from its
             # length prefix): its client already has core's status, and grpcio may end the request stream
             # rather than raise, so this is not a missing message.
@@ -542,21 +541,6 @@ class _Call:
         if not self._recorded:  # once per call, whoever ends it first
             self._recorded = True
             self.gate.metrics.record(self.name, code, time.perf_counter() - self.arrived)
-
-
-def _ended_by_core(context: grpc.ServicerContext) -> bool:
-    """Whether the call ended without its request because gRPC core ended it.
-
-    grpcio ends the request stream as soon as core fails the message's receipt, and
-    learns a moment later that core cancelled the call; a client that really sent no
-    message is still waiting for its status. So this waits, at most
-    ``CORE_END_WAIT_S``, for the call to end.
-    """
-    ended = threading.Event()
-    if not context.add_callback(ended.set):
-        return True
-    ended.wait(CORE_END_WAIT_S)
-    return not context.is_active()
 
 
 class _Slot:

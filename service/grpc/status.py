@@ -9,6 +9,7 @@ quoted input cut (``boaf.service.core.admission.cut_quotes``).
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple, NoReturn
 
 import grpc
@@ -62,3 +63,21 @@ def _packed(detail: Message) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(detail)
     return packed
+
+
+CORE_END_WAIT_S = 0.1  # how long a call left without its request waits to learn whether gRPC core ended it
+
+
+def ended_by_core(context: grpc.ServicerContext) -> bool:
+    """Whether the call ended without its request because gRPC core ended it.
+
+    grpcio ends the request stream as soon as core fails the message's receipt, and
+    learns a moment later that core cancelled the call; a client that really sent no
+    message is still waiting for its status. So this waits, at most
+    ``CORE_END_WAIT_S``, for the call to end.
+    """
+    ended = threading.Event()
+    if not context.add_callback(ended.set):
+        return True
+    ended.wait(CORE_END_WAIT_S)
+    return not context.is_active()
