@@ -13,7 +13,7 @@ from boaf.game.graph import edge_count
 from boaf.search.kernel.bundles import CUT_CACHE, Config, board_of, new_scratch
 from boaf.search.kernel.generate import generate, play
 from boaf.search.kernel.keys import _copy_words, _plain_key, key_words
-from boaf.search.kernel.memo import GROW, _fit_memo, _memo_find, _wide_store, grown_memo
+from boaf.search.kernel.memo import GROW, _fit_memo, _memo_find, _wide_store, grown_in_time
 from boaf.search.kernel.prune import PRUNE_CELLS, PRUNE_GRAPH, root_prunable
 from boaf.search.kernel.status import OUT_OF_MEMORY, SOLVABLE, UNKNOWN, UNSOLVABLE, spent
 
@@ -127,10 +127,13 @@ def best_n(root, tables, config, budget, memo, stamp, path):
     f = _new_frontier(root, config.cohort, memo.shape[1] - 1, width)
     at = np.zeros(AT, dtype=np.int64)
     at[QN], at[STAMP], at[MAX_ROWS] = 1, stamp, max_rows
+    per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
     while True:
         code = _expand(tables, generation, budget, scratch, f, memo, at, config.cohort)
         if code == GROW:
-            memo = grown_memo(memo, stamp)
+            memo, per_row = grown_in_time(memo, stamp, budget.deadline, per_row)
+            if per_row < 0:
+                return UNKNOWN, at[NODES], 0, memo
         elif code == ROOM and at[QI] < at[QN]:
             f = _room(f, np.int64(0), at[CN] + at[COUNT], at[RECORDS] + 1)
         elif code == ROOM:

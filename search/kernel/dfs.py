@@ -42,7 +42,7 @@ from boaf.search.kernel.memo import (
     _narrow_full,
     _narrow_store,
     _wide_store,
-    grown_memo,
+    grown_in_time,
 )
 from boaf.search.kernel.open_blocks import OPEN_AFTER, PRUNE_OPEN, open_block_stuck
 from boaf.search.kernel.order import _sort_children
@@ -78,7 +78,7 @@ class Stack(NamedTuple):
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
     isles: Islands | None  # Island Merge: the island each depth works on (None: not Island Merge)
     plan: MemoPlan  # how the search keys and stores its states
-    at: np.ndarray  # int64[4]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH), kept between its calls
+    at: np.ndarray  # int64[5]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH, FROZEN), kept between its calls
     keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
     later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
 
@@ -108,7 +108,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
         isles,
         plan,
-        np.array([0, 1, 0, 1], dtype=np.int64),
+        np.array([0, 1, 0, 1, 0], dtype=np.int64),
         np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
         np.zeros(depths, dtype=np.int64),
     )
@@ -125,6 +125,11 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     one-word table once cleared. ``budget.cancel[0] != 0`` stops the search as
     ``UNKNOWN`` at its next node; a state that no longer fits ``max_bytes``
     stops it as ``OUT_OF_MEMORY`` (the memo is the only structure that grows).
+    When the memo must grow and the deadline leaves no time for it
+    (``grown_in_time``), the memo is frozen: still looked up, no longer stored
+    to, so the search goes on to its deadline rather than pass it growing. Its
+    answers stay exact: the memo holds only states proved unsolvable, and a state
+    not stored is searched again when met again.
 
     On grids of at most ``NARROW_CELLS`` cells (Island Merge aside) the memo has
     one-word keys (``_narrow_key``, ``_ranked_key``) from the card labels
@@ -164,10 +169,12 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         options = config.options | ORDER_LATER
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
+    per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
     while True:
         code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)
         if code == GROW:
-            memo = grown_memo(memo, stamp)
+            memo, per_row = grown_in_time(memo, stamp, budget.deadline, per_row)
+            at[FROZEN] = 1 if per_row < 0 else 0  # no time to grow: search on, the memo as it is (``grown_in_time``)
         elif code == BIG:
             scratch = grown_scratch(scratch)
         elif code == OPEN:
@@ -182,7 +189,8 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             return code, at[NODES], length, memo
 
 
-DEPTH, NODES, MEMO_COUNT, FRESH = 0, 1, 2, 3  # ``_search``'s place, in ``at``
+DEPTH, NODES, MEMO_COUNT, FRESH, FROZEN = 0, 1, 2, 3, 4  # ``_search``'s place, in ``at``; FROZEN: the memo is
+# looked up but no longer stored to (``dfs``: its growth would pass the deadline)
 # ``PRUNE_BLOCKS`` checks the nodes of depth 0-3 (deeper it costs more than it saves), each block's search
 # seeing at most this many positions, at nodes of BLOCKS_STACKS stacks or more (near a deal's root, not all
 # over a small state's search).
@@ -226,7 +234,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             if depth == 0:
                 at[NODES] = nodes
                 return UNSOLVABLE, 0
-            if board.n_stacks >= config.memo_min:
+            if board.n_stacks >= config.memo_min and at[FROZEN] == 0:
                 memo_count, stored = _store_dead(memo, memo_count, stack, depth, cells, board)
                 if stored == GROW:
                     at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 0

@@ -16,7 +16,7 @@ from numba import njit
 from boaf.game.bits import lean_njit
 from boaf.game.graph import U0, U1
 from boaf.search.kernel.keys import NARROW_CELLS, _narrow_slot, key_words
-from boaf.search.kernel.status import OUT_OF_MEMORY
+from boaf.search.kernel.status import OUT_OF_MEMORY, now_s
 
 NARROW_ROWS = 1 << 10  # first capacity of a one-word table (8 KiB: cleared between the states of a batch)
 WIDE_ROWS = 1 << 8  # first capacity of a wide table (a tiny 6x6 search clears 10 KiB, not 40; big ones grow it)
@@ -183,3 +183,29 @@ def grown_memo(table, stamp):
     if table.shape[1] == 1:
         return narrow_grow(table)
     return _memo_grow(table, stamp)
+
+
+GROWTH_MARGIN = 2.0  # a growth is let start only if twice its estimated time is left before the deadline
+
+
+@njit(cache=True, nogil=True)
+def grown_in_time(table, stamp, deadline, seconds_per_row):
+    """``(grown_memo(table, stamp), seconds per row it took)``, or ``(table, -1.0)`` when a search whose
+    ``deadline`` (``now_s`` seconds; 0 for none) is that close has no time for it.
+
+    A growth allocates and clears a table of twice ``table``'s rows and moves its
+    entries (at most three quarters of its rows) there, so its time is
+    proportional to the rows it writes; the growth before it, timed, gives
+    ``seconds_per_row`` (0 when none was: the first growth is of the smallest
+    table and takes microseconds). The estimate for this one is that rate times
+    its rows, times ``GROWTH_MARGIN``. A search refused a growth goes on without
+    storing (``dfs``) or stops as UNKNOWN (``best_n``) before its deadline; one that
+    grew regardless would pass it by the whole growth (a wide 4x13 table of 2^21
+    rows: 50-150 ms), since the clock is read between nodes, never during a growth.
+    """
+    rows = 2 * table.shape[0]
+    if deadline > 0 and now_s() + GROWTH_MARGIN * seconds_per_row * rows >= deadline:
+        return table, -1.0
+    start = now_s()
+    grown = grown_memo(table, stamp)
+    return grown, (now_s() - start) / rows
