@@ -27,6 +27,7 @@ from boaf.search import kernel
 from boaf.search.algorithms import DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from boaf.search.errors import InvalidBudget, SolutionCheckFailed
 from boaf.search.ordering import OrderingModel, default_ordering
+from boaf.search.restarts import restarts_help, solve_restarting
 from boaf.search.tables import compat_table, grid_tables, kernel_config, line_table
 from boaf.search.threads import solve_split
 
@@ -146,6 +147,17 @@ def solve(
     if threads > 1 and state.n_stacks > 1:
         status, nodes, path = solve_split(state, algo, tables, config, budget=budget, threads=threads)
         length = path.shape[0]
+    elif restarts_help(state, algo):
+        outcome = solve_restarting(
+            state,
+            config,
+            tables_of=grid_tables,
+            max_nodes=budget.max_nodes,
+            deadline=deadline,
+            cancel=flag,
+            max_bytes=max_bytes,
+        )
+        status, nodes, path, length = outcome.status, outcome.nodes, outcome.path, outcome.path.shape[0]
     else:
         status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
             root, tables, config, budget, memo=memo, stamp=1, path=path, share=NO_SHARE

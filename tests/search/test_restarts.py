@@ -1,0 +1,121 @@
+"""The restarts of wide grids: the symmetries, the resumed main search, the probes, and what ``solve`` answers."""
+
+from __future__ import annotations
+
+import math
+import time
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from boaf.game import State
+from boaf.game.deals import random_state, seeded_rng
+from boaf.search import kernel, restarts, solve
+from boaf.search.kernel.memo import grown_in_time
+from boaf.search.reference import reference_solve
+from boaf.search.solver import checked_solution
+
+GRIDS = [(3, 3), (4, 4), (5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7, 7)]
+SLOW_SEED = 777  # 4x13 states (k from n/3 to n) whose first slice decides nothing; state 294 is won by a probe
+
+
+def partly_filled(seed: int, count: int, rows: int, cols: int, low: int, high: int) -> list[State]:
+    rng = seeded_rng(seed)
+    return [random_state(rng, rows, cols, int(rng.integers(low, high + 1))) for _ in range(count)]
+
+
+def slow_state(index: int) -> State:
+    n = 52
+    rng = seeded_rng(SLOW_SEED)
+    states = [random_state(rng, 4, 13, int(rng.integers(math.ceil(n / 3), n + 1))) for _ in range(index + 1)]
+    return states[index]
+
+
+@pytest.mark.parametrize(("rows", "cols"), GRIDS)
+def test_every_symmetry_is_a_bijection_that_keeps_lines(rows: int, cols: int) -> None:
+    found = restarts.symmetries(rows, cols)
+    square, line = rows == cols, 1 in (rows, cols)
+    assert len(found) == (7 if square else 3 if line else 7)
+    n = rows * cols
+    maps = {(s.rows, s.cols, *s.cells.tolist()) for s in found}
+    assert len(maps) == len(found) and (rows, cols, *range(n)) not in maps
+    for s in found:
+        assert sorted(s.cells.tolist()) == list(range(n)) and s.rows * s.cols == n
+        for a, b in combinations(range(n), 2):
+            same = a // cols == b // cols or a % cols == b % cols
+            ia, ib = int(s.cells[a]), int(s.cells[b])
+            assert same == (ia // s.cols == ib // s.cols or ia % s.cols == ib % s.cols)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(4, 13), (5, 5), (1, 52)])
+def test_an_image_has_the_same_moves_and_its_paths_replay_on_the_state(rows: int, cols: int) -> None:
+    for state in partly_filled(44_100, 20, rows, cols, 4, 12):
+        moves = {(m.source, m.target) for m in state.legal_moves()}
+        for s in restarts.symmetries(rows, cols):
+            image = s.image(state)
+            image_moves = {(m.source, m.target) for m in image.legal_moves()}
+            back = s.path_back(np.array(sorted(image_moves), dtype=np.int8).reshape(-1, 2))
+            assert {tuple(m) for m in back.tolist()} == moves
+            won = reference_solve(image)
+            assert won.solvable == reference_solve(state).solvable
+            if won.solvable:
+                path = np.array([(m.source, m.target) for m in won.moves], dtype=np.int8)
+                checked_solution(state, s.path_back(path))  # raises unless it replays to one stack
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7, 7)])
+def test_solve_with_restarts_agrees_with_the_plain_search_on_small_states(
+    rows: int, cols: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Slices of 8 nodes and probes of 1-2: every state past a few nodes is resumed and probed many times.
+    monkeypatch.setattr(restarts, "FIRST_SLICE", 8)
+    monkeypatch.setattr(restarts, "SLICE_GROWTH", 2)
+    for state in partly_filled(44_200 + rows, 60, rows, cols, 6, 12):
+        answer = solve(state)
+        assert (answer.status.value == "solvable") == reference_solve(state).solvable
+        if answer.moves:  # (replayed by ``solve`` before it answers)
+            assert len(answer.moves) == state.n_stacks - 1
+
+
+def test_a_resumed_search_keeps_its_memo_and_decides_as_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4x13 states of 14-20 cards, in slices of 64 nodes growing by 2: many resumes, memos grown between them.
+    states = partly_filled(44_300, 40, 4, 13, 14, 20)
+    whole = [solve(s, max_nodes=400_000) for s in states]
+    monkeypatch.setattr(restarts, "FIRST_SLICE", 64)
+    monkeypatch.setattr(restarts, "SLICE_GROWTH", 2)
+    monkeypatch.setattr(restarts, "PROBE_SHARE", 0.0)  # (probes of one node: the main search decides)
+    for state, one in zip(states, whole, strict=True):
+        if one.status.value == "unknown":
+            continue
+        assert solve(state).status == one.status
+
+
+def test_a_state_won_by_a_probe_is_answered_with_a_replayed_solution_and_the_same_each_time() -> None:
+    state = slow_state(294)
+    first, again = solve(state), solve(state)
+    assert first.status.value == "solvable" and first.nodes < 20_000  # one search alone: about 1.1 million nodes
+    assert (again.moves, again.nodes) == (first.moves, first.nodes)
+    assert len(first.moves) == state.n_stacks - 1
+
+
+def test_the_node_budget_covers_the_main_search_and_the_probes() -> None:
+    state = slow_state(22)  # unsolvable, 2.3 million nodes
+    for budget in (100, 2_048, 2_049, 5_000, 30_000):
+        answer = solve(state, max_nodes=budget)
+        assert answer.status.value == "unknown" and answer.nodes <= budget
+
+
+def test_a_growth_the_deadline_leaves_no_time_for_is_refused_and_one_it_does_is_made() -> None:
+    table = kernel.new_memo(52)
+    table[3, -1] = 1
+    table[3, 0] = 12345
+    late = time.perf_counter() - 1.0
+    same, refused = grown_in_time(table, 1, late, 0.0)
+    assert refused < 0 and same.shape == table.shape
+    grown, per_row = grown_in_time(table, 1, 0.0, 1.0)  # no deadline: grown whatever it costs
+    assert per_row >= 0 and grown.shape[0] == 2 * table.shape[0]
+    assert np.count_nonzero(grown[:, -1] == 1) == 1
+    # A deadline with time for it, at the rate the last growth took.
+    grown_again, _ = grown_in_time(grown, 1, time.perf_counter() + 60.0, per_row)
+    assert grown_again.shape[0] == 2 * grown.shape[0]
