@@ -1,7 +1,7 @@
-"""Restarts for wide grids: one search resumed with its memo, and probes of the grid's symmetric images.
+"""Restarts for wide grids: one search resumed with its memo, and probes of the state's images.
 
 On grids of more than ``NARROW_CELLS`` cells a partly filled state may need
-millions of nodes though it has short wins: the children are tried in a poor
+millions of nodes though it has short wins: its children are tried in a poor
 order, and a depth-first search that starts down a bad branch stays there. Two
 remedies, both exact and deterministic:
 
@@ -11,21 +11,23 @@ remedies, both exact and deterministic:
   state it proved unsolvable, and only those (the memo never holds a state
   whose search was cut short), so the next slice skips them: resuming costs
   the nodes on the way back to where the last slice stopped, not a new search.
-- **Probes.** After each slice of the main search, each image of the state
-  under a symmetry of the grid (``symmetries``: reflections of the rows and
-  columns, and the transpose, which turns a 4x13 grid into 13x4) is searched
-  from scratch with ``PROBE_SHARE`` of that slice's budget. The rules
-  (same suit or adjacent or equal rank, same row or column) are the same in
-  the image, so the image is won exactly when the state is, and its
-  solution, its cells mapped back, is a solution of the state. The search
-  orders children by scores with ties broken by cell and card order, which
-  the images change: a state whose main order starts badly is often won in a
-  few hundred nodes by one of them. A probe that decides its image decides the
-  state (unsolvable too: every search is exhaustive within its budget).
+- **Probes.** After each slice of the main search, ``PROBES_A_ROUND`` images
+  of the state are searched from scratch, with ``PROBE_SHARE`` of that slice's
+  nodes between them. An image is the state under a permutation of the rows,
+  one of the columns and, every other probe, the transpose (``Symmetry``): the
+  rules ask of two cells only whether they share a row or a column, which
+  each of these keeps, so the image's moves are the state's moves, cell for
+  cell, and a solution of the image, its cells mapped back, is a solution of
+  the state. The search breaks ties by cell order, which the images change;
+  half the probes also search their children in the order they are generated
+  (``PROBE_ORDERS``), which on sparse grids often finds the win the main
+  order misses. A probe that decides its image decides the state (unsolvable
+  too: each search is exhaustive within its budget).
 
-The probes cost at most ``PROBE_SHARE`` times the main search's nodes, so an
-unsolvable state that needs the whole search takes at most that much longer.
-Nothing is random: the same state gets the same answer, nodes and moves.
+The images come from a generator seeded with ``PROBE_SEED`` and the round, so
+the same state gets the same answer, nodes and moves every time. The probes
+cost at most ``PROBE_SHARE`` times the main search's nodes, so a state that
+needs the whole main search takes at most that much longer.
 """
 
 from __future__ import annotations
@@ -43,17 +45,23 @@ from boaf.search.algorithms import Algorithm
 
 FIRST_SLICE = 2_048  # nodes of the main search's first slice
 SLICE_GROWTH = 4  # each slice of the main search has this many times the nodes of the one before
+PROBES_A_ROUND = 16  # images probed after each slice of the main search
 PROBE_SHARE = 1.0  # the probes of one round, together, get this share of the round's main slice
+PROBE_ORDERS = ("generated", "main")  # probe k searches in order ``PROBE_ORDERS[k // 2 % 2]``
+PROBE_SEED = 44  # with the round, the seed of the images' permutations
 PROBE_MEMORY_SHARE = 4  # a probe's memo may take 1/this of the memory budget; the main search the rest
 
 
 @dataclass(frozen=True)
 class Symmetry:
-    """A map of a ``rows`` x ``cols`` grid onto itself or its transpose: ``cells[i]`` is the image of cell ``i``."""
+    """A map of a ``rows`` x ``cols`` grid's cells onto a grid of as many cells that keeps "in one row or column".
 
-    rows: int  # the image's grid
-    cols: int
-    cells: np.ndarray  # int64[ncells]
+    ``cells[i]`` is the image of cell ``i`` on the ``image_rows`` x ``image_cols`` grid.
+    """
+
+    image_rows: int
+    image_cols: int
+    cells: np.ndarray  # int64[rows * cols]
 
     def image(self, state: State) -> State:
         """``state`` moved onto the image grid (cards and heights unchanged)."""
@@ -63,7 +71,7 @@ class Symmetry:
         for i, (card, size) in enumerate(zip(state.cells, state.sizes, strict=True)):
             cards[int(self.cells[i])] = card
             sizes[int(self.cells[i])] = size
-        return State(self.rows, self.cols, tuple(cards), tuple(sizes))
+        return State(self.image_rows, self.image_cols, tuple(cards), tuple(sizes))
 
     def path_back(self, path: np.ndarray) -> np.ndarray:
         """A path of ``(source, target)`` cells on the image, as cells of the original grid."""
@@ -72,29 +80,22 @@ class Symmetry:
         return inverse[path.astype(np.int64)].astype(np.int8)
 
 
-def symmetries(rows: int, cols: int) -> list[Symmetry]:
-    """The grid's symmetries other than the identity: row and column reflections, each with and without the
-    transpose (a square grid's transpose is itself, another grid's is its ``cols`` x ``rows`` grid).
+def shuffled(rows: int, cols: int, rng: np.random.Generator, *, transpose: bool) -> Symmetry:
+    """A random permutation of the rows and one of the columns, then the transpose if asked.
 
-    Each keeps the relation "same row or same column" between cells, which is all
-    the rules ask of the grid, so it maps the moves of a state onto the moves of
-    its image one for one. Reflections that give the same map (a one-row grid's
-    row reflection) are kept once.
+    Cells ``(r, c)`` and ``(r', c')`` share a row exactly when ``r = r'``, which
+    a permutation of the rows keeps, and a column exactly when ``c = c'``,
+    which a permutation of the columns keeps; the transpose swaps the two
+    relations. So the map keeps "in one row or column", all the rules ask of
+    the grid, and maps the moves of a state one for one onto its image's.
     """
-    found: list[Symmetry] = []
-    seen = {(rows, cols, *range(rows * cols))}  # the identity
-    for transpose, flip_rows, flip_cols in product((False, True), repeat=3):
-        image_rows, image_cols = (cols, rows) if transpose else (rows, cols)
-        cells = np.empty(rows * cols, dtype=np.int64)
-        for r, c in product(range(rows), range(cols)):
-            rr = rows - 1 - r if flip_rows else r
-            cc = cols - 1 - c if flip_cols else c
-            cells[r * cols + c] = cc * image_cols + rr if transpose else rr * image_cols + cc
-        key = (image_rows, image_cols, *cells.tolist())
-        if key not in seen:
-            seen.add(key)
-            found.append(Symmetry(image_rows, image_cols, cells))
-    return found
+    row_to, col_to = rng.permutation(rows), rng.permutation(cols)
+    image_rows, image_cols = (cols, rows) if transpose else (rows, cols)
+    cells = np.empty(rows * cols, dtype=np.int64)
+    for r, c in product(range(rows), range(cols)):
+        rr, cc = int(row_to[r]), int(col_to[c])
+        cells[r * cols + c] = cc * image_cols + rr if transpose else rr * image_cols + cc
+    return Symmetry(image_rows, image_cols, cells)
 
 
 def restarts_help(state: State, algo: Algorithm) -> bool:
@@ -117,6 +118,9 @@ class Outcome:
     path: np.ndarray  # int8[length, 2]
 
 
+STAMP = 1  # every slice of the main search stores under this stamp, so each finds what the ones before stored
+
+
 class _Search:
     """One search of ``state`` that can be run again with a larger node budget, keeping its memo."""
 
@@ -125,36 +129,20 @@ class _Search:
         self.config, self.tables, self.max_bytes = config, tables, max_bytes
         self.memo = kernel.new_memo(self.root.shape[0], max_bytes=max_bytes)
         self.path = np.zeros((self.root.shape[0], 2), dtype=np.int8)
+        # ``fill[STAMP]``: the entries stored so far, which the kernel counts on from call to call, growing the memo
+        # when they pass half its rows as one search would (``kernel.dfs``: a wide memo's ``share.fill``).
+        self.share = kernel.Share(np.empty(0, dtype=np.int64), np.zeros(STAMP + 1, dtype=np.int64))
 
     def run(self, max_nodes: int, deadline: float, cancel: np.ndarray) -> tuple[int, int, int]:
         """``(status, nodes, path length)`` of the search with at most ``max_nodes`` nodes (0: no cap)."""
-        self._make_room()
         budget = kernel.Budget(int(max_nodes), float(deadline), cancel, int(self.max_bytes))
         status, nodes, length, self.memo = kernel.SEARCHES[kernel.DFS_KERNEL](
-            self.root, self.tables, self.config, budget, memo=self.memo, stamp=STAMP, path=self.path, share=_NO_SHARE
+            self.root, self.tables, self.config, budget, memo=self.memo, stamp=STAMP, path=self.path, share=self.share
         )
         return int(status), int(nodes), int(length)
 
-    def _make_room(self) -> None:
-        """Keep the entries stored so far to a quarter of the memo's rows before the search goes on.
 
-        The kernel counts the entries of one call only: it grows a wide memo once
-        that call's entries pass half its rows. With at most a quarter already
-        there, the memo is then at most three quarters full, and after each
-        growth the old entries are at most a quarter of the new rows, so open
-        addressing always finds a free slot. A memo that may not grow (the
-        memory budget) is replaced by an empty one: it only forgets.
-        """
-        entries = int(np.count_nonzero(self.memo[:, -1] == STAMP))
-        while 4 * entries > self.memo.shape[0]:
-            if self.max_bytes and 2 * self.memo.nbytes > self.max_bytes:
-                self.memo = kernel.new_memo(self.root.shape[0], max_bytes=self.max_bytes)
-                return
-            self.memo = kernel.grown_memo(self.memo, STAMP)
-
-
-STAMP = 1  # every slice of the main search stores under this stamp, so each finds what the ones before stored
-_NO_SHARE = kernel.Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+Probe = tuple[Symmetry, State, kernel.Config]
 
 
 def solve_restarting(
@@ -177,19 +165,17 @@ def solve_restarting(
     """
     probe_bytes = max_bytes // PROBE_MEMORY_SHARE
     main = _Search(state, config, tables_of(state.rows, state.cols), max_bytes - probe_bytes)
-    images: list[tuple[Symmetry, State]] = []  # made once the first slice has not decided the state
-    spent, slice_nodes = 0, FIRST_SLICE
+    spent, slice_nodes, round_ = 0, FIRST_SLICE, 0
     while True:
         cap = slice_nodes if not max_nodes else min(slice_nodes, max_nodes - spent)
         status, nodes, length = main.run(cap, deadline, cancel)
         spent += nodes
         if status != kernel.UNKNOWN or _stopped(spent, max_nodes, deadline, cancel):
             return Outcome(status, spent, main.path[:length].copy())
-        images = images or [(s, s.image(state)) for s in symmetries(state.rows, state.cols)]
-        probe_nodes = max(1, int(PROBE_SHARE * slice_nodes) // max(1, len(images)))
-        for symmetry, image in images:
+        probe_nodes = max(1, int(PROBE_SHARE * slice_nodes) // PROBES_A_ROUND)
+        for symmetry, image, probe_config in probes(state, config, round_):
             cap = probe_nodes if not max_nodes else min(probe_nodes, max_nodes - spent)
-            probe = _Search(image, config, tables_of(image.rows, image.cols), probe_bytes)
+            probe = _Search(image, probe_config, tables_of(image.rows, image.cols), probe_bytes)
             status, nodes, length = probe.run(cap, deadline, cancel)
             spent += nodes
             if status in (kernel.SOLVABLE, kernel.UNSOLVABLE):
@@ -197,6 +183,19 @@ def solve_restarting(
             if _stopped(spent, max_nodes, deadline, cancel):
                 return Outcome(kernel.UNKNOWN, spent, main.path[:0].copy())
         slice_nodes *= SLICE_GROWTH
+        round_ += 1
+
+
+def probes(state: State, config: kernel.Config, round_: int) -> list[Probe]:
+    """The probes of round ``round_``: ``PROBES_A_ROUND`` images of ``state``, each with its order's config."""
+    rng = np.random.default_rng([PROBE_SEED, round_])
+    generated = config._replace(options=config.options & ~(kernel.ORDER | kernel.ORDER_SQUARES), coefs=None)
+    found: list[Probe] = []
+    for k in range(PROBES_A_ROUND):
+        symmetry = shuffled(state.rows, state.cols, rng, transpose=k % 2 == 1)
+        order = PROBE_ORDERS[k // 2 % len(PROBE_ORDERS)]
+        found.append((symmetry, symmetry.image(state), generated if order == "generated" else config))
+    return found
 
 
 def _stopped(spent: int, max_nodes: int, deadline: float, cancel: np.ndarray) -> bool:

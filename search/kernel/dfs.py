@@ -140,6 +140,10 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     ``TABLE_FULL`` (the caller grows it and searches again: every entry is a
     state proved unsolvable, so a restart keeps what was learned). Two threads
     writing one free slot at once lose one entry, which only costs a later search.
+    With a wide memo a non-empty ``share.fill`` carries ``fill[stamp]``, the
+    entries stored under ``stamp``, from one call to the next, so a search run
+    again on its own memo (``boaf.search.restarts``) grows it when the entries of
+    all its calls pass half its rows, as one search would.
     """
     ncells = root.shape[0]
     islands = config.islands is not None  # (the ``ISLANDS`` option's flag: its own copy of the search)
@@ -164,6 +168,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         stack.packed[0] = _packed_labels(cells, labels)
     else:
         _plain_key(cells, stack.cur)  # (an Island Merge key's last word, the island, stays 0 here)
+    resumed = not narrow and share.fill.shape[0] > 0  # a wide memo's entries so far are in ``share.fill[stamp]``
+    if resumed:
+        stack.at[MEMO_COUNT] = share.fill[stamp]
     scratch = new_scratch(np.int64(CUT_CACHE), width)
     if not narrow and not islands:
         options = config.options | ORDER_LATER
@@ -186,6 +193,8 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             ):
                 return UNSOLVABLE, at[NODES], 0, memo
         else:
+            if resumed:
+                share.fill[stamp] = at[MEMO_COUNT]
             return code, at[NODES], length, memo
 
 
@@ -216,12 +225,12 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
         if stack.nxt[depth] < stack.children[depth]:
             board, verdict = _next_child(cells, board, config, stack, depth, memo, scratch)
             if verdict == SOLVED:
-                at[NODES] = nodes
+                at[NODES], at[MEMO_COUNT] = nodes, memo_count
                 return SOLVABLE, _write_path(stack, depth, path)
             if verdict == KNOWN:
                 continue
             if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
-                at[NODES] = nodes
+                at[NODES], at[MEMO_COUNT] = nodes, memo_count
                 return UNKNOWN, 0
             _enter_child(stack, depth, config.options, board)
             depth += 1
@@ -232,7 +241,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
                 return (BIG if nodes == BIG_SEARCH else OPEN), 0
         else:
             if depth == 0:
-                at[NODES] = nodes
+                at[NODES], at[MEMO_COUNT] = nodes, memo_count
                 return UNSOLVABLE, 0
             if board.n_stacks >= config.memo_min and at[FROZEN] == 0:
                 memo_count, stored = _store_dead(memo, memo_count, stack, depth, cells, board)
@@ -240,7 +249,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
                     at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 0
                     return GROW, 0
                 if stored != STORED:
-                    at[NODES] = nodes
+                    at[NODES], at[MEMO_COUNT] = nodes, memo_count
                     return stored, 0
             depth -= 1
             board = _back(cells, board, stack, depth)

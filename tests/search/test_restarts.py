@@ -12,9 +12,12 @@ import pytest
 from boaf.game import State
 from boaf.game.deals import random_state, seeded_rng
 from boaf.search import kernel, restarts, solve
+from boaf.search.algorithms import algorithm_named
 from boaf.search.kernel.memo import grown_in_time
+from boaf.search.ordering import default_ordering
 from boaf.search.reference import reference_solve
 from boaf.search.solver import checked_solution
+from boaf.search.tables import kernel_config
 
 GRIDS = [(3, 3), (4, 4), (5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7, 7)]
 SLOW_SEED = 777  # 4x13 states (k from n/3 to n) whose first slice decides nothing; state 294 is won by a probe
@@ -32,36 +35,48 @@ def slow_state(index: int) -> State:
     return states[index]
 
 
+def images_of(rows: int, cols: int, count: int) -> list[restarts.Symmetry]:
+    rng = np.random.default_rng(44)
+    return [restarts.shuffled(rows, cols, rng, transpose=k % 2 == 1) for k in range(count)]
+
+
 @pytest.mark.parametrize(("rows", "cols"), GRIDS)
-def test_every_symmetry_is_a_bijection_that_keeps_lines(rows: int, cols: int) -> None:
-    found = restarts.symmetries(rows, cols)
-    square, line = rows == cols, 1 in (rows, cols)
-    assert len(found) == (7 if square else 3 if line else 7)
+def test_every_image_is_a_bijection_that_keeps_lines(rows: int, cols: int) -> None:
     n = rows * cols
-    maps = {(s.rows, s.cols, *s.cells.tolist()) for s in found}
-    assert len(maps) == len(found) and (rows, cols, *range(n)) not in maps
-    for s in found:
-        assert sorted(s.cells.tolist()) == list(range(n)) and s.rows * s.cols == n
+    for s in images_of(rows, cols, 6):
+        assert sorted(s.cells.tolist()) == list(range(n)) and s.image_rows * s.image_cols == n
         for a, b in combinations(range(n), 2):
             same = a // cols == b // cols or a % cols == b % cols
             ia, ib = int(s.cells[a]), int(s.cells[b])
-            assert same == (ia // s.cols == ib // s.cols or ia % s.cols == ib % s.cols)
+            assert same == (ia // s.image_cols == ib // s.image_cols or ia % s.image_cols == ib % s.image_cols)
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(4, 13), (5, 5), (1, 52)])
 def test_an_image_has_the_same_moves_and_its_paths_replay_on_the_state(rows: int, cols: int) -> None:
     for state in partly_filled(44_100, 20, rows, cols, 4, 12):
         moves = {(m.source, m.target) for m in state.legal_moves()}
-        for s in restarts.symmetries(rows, cols):
+        solvable = reference_solve(state).solvable
+        for s in images_of(rows, cols, 4):
             image = s.image(state)
             image_moves = {(m.source, m.target) for m in image.legal_moves()}
             back = s.path_back(np.array(sorted(image_moves), dtype=np.int8).reshape(-1, 2))
             assert {tuple(m) for m in back.tolist()} == moves
             won = reference_solve(image)
-            assert won.solvable == reference_solve(state).solvable
+            assert won.solvable == solvable
             if won.solvable:
                 path = np.array([(m.source, m.target) for m in won.moves], dtype=np.int8)
                 checked_solution(state, s.path_back(path))  # raises unless it replays to one stack
+
+
+def test_the_probes_of_a_round_are_the_same_every_time_and_differ_between_rounds() -> None:
+    state = slow_state(294)
+    config = kernel_config(algorithm_named("ordered"), default_ordering(), 4)
+    first, again, later = (restarts.probes(state, config, r) for r in (0, 0, 1))
+    assert len(first) == restarts.PROBES_A_ROUND
+    assert [p[1] for p in first] == [p[1] for p in again]
+    assert [p[1] for p in first] != [p[1] for p in later]
+    assert {p[1].rows for p in first} == {4, 13}  # every other image transposed
+    assert {p[2].options & kernel.ORDER for p in first} == {0, kernel.ORDER}  # half in the generated order
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7, 7)])
@@ -79,12 +94,14 @@ def test_solve_with_restarts_agrees_with_the_plain_search_on_small_states(
 
 
 def test_a_resumed_search_keeps_its_memo_and_decides_as_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 4x13 states of 14-20 cards, in slices of 64 nodes growing by 2: many resumes, memos grown between them.
-    states = partly_filled(44_300, 40, 4, 13, 14, 20)
+    # 4x13 states of 12-18 cards, in slices of 64 nodes growing by 2: many resumes, memos grown between them.
+    states = partly_filled(44_300, 30, 4, 13, 12, 18)
+    monkeypatch.setattr(restarts, "FIRST_SLICE", 400_000)  # one slice: the search alone
     whole = [solve(s, max_nodes=400_000) for s in states]
+    assert sum(one.nodes > 64 for one in whole) >= 10 and sum(one.status.value == "unsolvable" for one in whole) >= 5
     monkeypatch.setattr(restarts, "FIRST_SLICE", 64)
     monkeypatch.setattr(restarts, "SLICE_GROWTH", 2)
-    monkeypatch.setattr(restarts, "PROBE_SHARE", 0.0)  # (probes of one node: the main search decides)
+    monkeypatch.setattr(restarts, "PROBE_SHARE", 0.0)  # (probes of one node each: the main search decides)
     for state, one in zip(states, whole, strict=True):
         if one.status.value == "unknown":
             continue
