@@ -9,6 +9,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from benchmarks.grids import TUNING_SEED, state_set
 from boaf.game import State
 from boaf.game.deals import random_state, seeded_rng
 from boaf.search import kernel, restarts, solve
@@ -136,3 +137,16 @@ def test_a_growth_the_deadline_leaves_no_time_for_is_refused_and_one_it_does_is_
     # A deadline with time for it, at the rate the last growth took.
     grown_again, _ = grown_in_time(grown, 1, time.perf_counter() + 60.0, per_row)
     assert grown_again.shape[0] == 2 * grown.shape[0]
+
+
+SLOWEST = {(5, 5): 780, (6, 6): 418, (4, 13): 341}  # the slowest of 1,000 tuning states of each grid (1 s each)
+
+
+@pytest.mark.parametrize(("rows", "cols"), list(SLOWEST))
+def test_a_search_stops_within_its_time_limit_on_the_slowest_states(rows: int, cols: int) -> None:
+    state = state_set("random", TUNING_SEED, SLOWEST[rows, cols] + 1, (rows, cols))[-1]
+    solve(state, max_nodes=10)  # (the grid's tables, outside the timed search)
+    for limit in (0.02, 0.25):
+        answer = solve(state, time_limit=limit)
+        if answer.status.value == "unknown":  # (the 5x5 state may be decided within 0.25 s)
+            assert answer.elapsed_ms <= 1e3 * limit + max(0.05 * 1e3 * limit, 20.0)
