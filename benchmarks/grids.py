@@ -367,17 +367,7 @@ class TreeWorker(versus.Worker):
     """One tree's solver in a process of its own (``benchmarks/grid_worker.py``), over ``versus.Worker``'s protocol."""
 
     def __init__(self, tree: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(Path(grid_worker.__file__)), str(tree)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=tree,
-        )
-        ready = self.ask_line()
-        if "ready" not in ready:
-            raise RuntimeError(f"the worker of {tree} did not start: {ready}")
-        print(f"  worker: {ready['ready']}", flush=True)
+        super().__init__(tree, [sys.executable, str(Path(grid_worker.__file__)), str(tree)])
 
     def solve(self, state: State, limit_s: float) -> Run:
         """``state`` by the tree's solver within ``limit_s`` seconds (a ``Solver``)."""

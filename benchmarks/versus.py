@@ -73,9 +73,10 @@ def serve(tree: str) -> None:
 class Worker:
     """One tree's worker process."""
 
-    def __init__(self, tree: Path) -> None:
+    def __init__(self, tree: Path, command: list[str] | None = None) -> None:
+        """Start ``command`` (this script's ``--serve`` of ``tree`` unless given) in ``tree``; wait for it."""
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(tree)],
+            command or [sys.executable, __file__, "--serve", str(tree)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
