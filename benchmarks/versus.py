@@ -28,6 +28,7 @@ from pathlib import Path
 if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from benchmarks.grid_worker import TreeImporter
 from benchmarks.trees import unpacked
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +46,8 @@ DEAL_ALGORITHMS = ("compatible", "ordered", "island-merge", "best-n")
 
 def serve(tree: str) -> None:
     """The worker: import ``tree``'s ``search``, then answer one JSON task per input line with one JSON line."""
-    sys.path.insert(0, tree)
-    # the tree's own packages, imported once sys.path names it
+    # The tree's own packages: the editable install maps boaf.* to this repository's folders, ahead of sys.path.
+    sys.meta_path.insert(0, TreeImporter(Path(tree)))
     from boaf import search
     from boaf.game import deal
     from boaf.search import kernel
