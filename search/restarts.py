@@ -40,6 +40,7 @@ from itertools import product
 import numpy as np
 
 from boaf.game import State
+from boaf.game.arrays import state_to_array
 from boaf.search import kernel
 from boaf.search.algorithms import Algorithm
 
@@ -124,11 +125,19 @@ STAMP = 1  # every slice of the main search stores under this stamp, so each fin
 class _Search:
     """One search of ``state`` that can be run again with a larger node budget, keeping its memo."""
 
-    def __init__(self, state: State, config: kernel.Config, tables: kernel.Tables, max_bytes: int) -> None:
-        self.root = np.array([-1 if c is None else c for c in state.cells], dtype=np.int8)
+    def __init__(
+        self,
+        root: np.ndarray,
+        config: kernel.Config,
+        tables: kernel.Tables,
+        max_bytes: int,
+        memo: np.ndarray | None = None,
+        path: np.ndarray | None = None,
+    ) -> None:
+        self.root = root  # int8[cells]: the state's cards, -1 for an empty cell
         self.config, self.tables, self.max_bytes = config, tables, max_bytes
-        self.memo = kernel.new_memo(self.root.shape[0], max_bytes=max_bytes)
-        self.path = np.zeros((self.root.shape[0], 2), dtype=np.int8)
+        self.memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes) if memo is None else memo
+        self.path = np.zeros((root.shape[0], 2), dtype=np.int8) if path is None else path
         # ``fill[STAMP]``: the entries stored so far, which the kernel counts on from call to call, growing the memo
         # when they pass half its rows as one search would (``kernel.dfs``: a wide memo's ``share.fill``).
         self.share = kernel.Share(np.empty(0, dtype=np.int64), np.zeros(STAMP + 1, dtype=np.int64))
@@ -149,6 +158,9 @@ def solve_restarting(
     state: State,
     config: kernel.Config,
     *,
+    root: np.ndarray,
+    memo: np.ndarray,
+    path: np.ndarray,
     tables_of: Callable[[int, int], kernel.Tables],
     max_nodes: int,
     deadline: float,
@@ -157,14 +169,15 @@ def solve_restarting(
 ) -> Outcome:
     """Decide ``state`` by the main search in slices and the probes of its images.
 
-    ``tables_of(rows, cols)`` gives a grid's kernel tables; ``max_nodes`` (0: none)
-    caps the nodes of all searches together, ``deadline`` (``time.perf_counter``
-    seconds, the kernel's clock; 0: none) and ``cancel`` stop them all, and
-    ``max_bytes`` (0: none) caps the main memo plus one probe's (a probe out of
-    memory ends only that probe).
+    ``root``, ``memo`` and ``path`` are the main search's (``state_to_array``,
+    ``kernel.new_memo``, ``int8[cells, 2]``); ``tables_of(rows, cols)`` gives a
+    grid's kernel tables; ``max_nodes`` (0: none) caps the nodes of all searches
+    together, ``deadline`` (``time.perf_counter`` seconds, the kernel's clock; 0:
+    none) and ``cancel`` stop them all, and ``max_bytes`` (0: none) caps the main
+    memo plus one probe's (a probe out of memory ends only that probe).
     """
     probe_bytes = max_bytes // PROBE_MEMORY_SHARE
-    main = _Search(state, config, tables_of(state.rows, state.cols), max_bytes - probe_bytes)
+    main = _Search(root, config, tables_of(state.rows, state.cols), max_bytes - probe_bytes, memo, path)
     spent, slice_nodes, round_ = 0, FIRST_SLICE, 0
     while True:
         cap = slice_nodes if not max_nodes else min(slice_nodes, max_nodes - spent)
@@ -175,7 +188,7 @@ def solve_restarting(
         probe_nodes = max(1, int(PROBE_SHARE * slice_nodes) // PROBES_A_ROUND)
         for symmetry, image, probe_config in probes(state, config, round_):
             cap = probe_nodes if not max_nodes else min(probe_nodes, max_nodes - spent)
-            probe = _Search(image, probe_config, tables_of(image.rows, image.cols), probe_bytes)
+            probe = _Search(state_to_array(image), probe_config, tables_of(image.rows, image.cols), probe_bytes)
             status, nodes, length = probe.run(cap, deadline, cancel)
             spent += nodes
             if status in (kernel.SOLVABLE, kernel.UNSOLVABLE):

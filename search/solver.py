@@ -151,6 +151,9 @@ def solve(
         outcome = solve_restarting(
             state,
             config,
+            root=root,
+            memo=memo,
+            path=path,
             tables_of=grid_tables,
             max_nodes=budget.max_nodes,
             deadline=deadline,
