@@ -186,6 +186,7 @@ def grown_memo(table, stamp):
 
 
 GROWTH_MARGIN = 2.0  # a growth is let start only if twice its estimated time is left before the deadline
+GROWTH_S_PER_ROW = 1e-7  # a growth's seconds per row of the new table until one is timed (measured: 25-70 ns)
 
 
 @njit(cache=True, nogil=True)
@@ -196,15 +197,17 @@ def grown_in_time(table, stamp, deadline, seconds_per_row):
     A growth allocates and clears a table of twice ``table``'s rows and moves its
     entries (at most three quarters of its rows) there, so its time is
     proportional to the rows it writes; the growth before it, timed, gives
-    ``seconds_per_row`` (0 when none was: the first growth is of the smallest
-    table and takes microseconds). The estimate for this one is that rate times
-    its rows, times ``GROWTH_MARGIN``. A search refused a growth goes on without
-    storing (``dfs``) or stops as UNKNOWN (``best_n``) before its deadline; one that
-    grew regardless would pass it by the whole growth (a wide 4x13 table of 2^21
-    rows: 50-150 ms), since the clock is read between nodes, never during a growth.
+    ``seconds_per_row`` (0 when none was: then ``GROWTH_S_PER_ROW``, since a
+    search resumed on its memo may meet a large table at its first growth). The
+    estimate for this one is that rate times its rows, times ``GROWTH_MARGIN``. A
+    search refused a growth goes on without storing (``dfs``) or stops as UNKNOWN
+    (``best_n``) before its deadline; one that grew regardless would pass it by
+    the whole growth (a wide 4x13 table of 2^21 rows: 50-150 ms), since the clock
+    is read between nodes, never during a growth.
     """
     rows = 2 * table.shape[0]
-    if deadline > 0 and now_s() + GROWTH_MARGIN * seconds_per_row * rows >= deadline:
+    rate = seconds_per_row if seconds_per_row > 0 else GROWTH_S_PER_ROW
+    if deadline > 0 and now_s() + GROWTH_MARGIN * rate * rows >= deadline:
         return table, -1.0
     start = now_s()
     grown = grown_memo(table, stamp)

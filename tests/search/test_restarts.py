@@ -134,6 +134,9 @@ def test_a_growth_the_deadline_leaves_no_time_for_is_refused_and_one_it_does_is_
     grown, per_row = grown_in_time(table, 1, 0.0, 1.0)  # no deadline: grown whatever it costs
     assert per_row >= 0 and grown.shape[0] == 2 * table.shape[0]
     assert np.count_nonzero(grown[:, -1] == 1) == 1
+    # A first growth (no rate timed yet) of a large table is not started a moment before the deadline.
+    big = np.zeros((1 << 20, table.shape[1]), dtype=np.uint64)
+    assert grown_in_time(big, 1, time.perf_counter() + 0.01, 0.0)[1] < 0
     # A deadline with time for it, at the rate the last growth took.
     grown_again, _ = grown_in_time(grown, 1, time.perf_counter() + 60.0, per_row)
     assert grown_again.shape[0] == 2 * grown.shape[0]
