@@ -40,6 +40,10 @@ which imports that tree's ``boaf``; ``TreeWorker`` speaks ``benchmarks.versus.Wo
 line protocol to it), fed the same states in turn, the order
 swapped every state. It prints, per grid and set, both trees' mean, p99 and unknown
 counts and the ratio of the means (this tree's / REF's: below 1 is faster).
+Under each row, ``grid_checks.cross_check`` checks the answers: every state both trees
+decided has one answer, and every "unsolvable" of this tree that took REF over 100,000
+nodes (or that REF left unknown) is confirmed by REF's solver without a time limit; the
+run exits non-zero when a check fails.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchmarks import grid_worker, versus
+from benchmarks import grid_checks, grid_worker, versus
 from benchmarks.trees import unpacked
 from boaf import search
 from boaf.game import State, deal, format_grid, state_to_json
@@ -203,7 +207,7 @@ class Run:
     status: str
     nodes: int
     elapsed_ms: float
-    limit_s: float
+    limit_s: float | None
     reason: str | None = None
 
     @property
@@ -228,8 +232,8 @@ class Timing:
 Solver = Callable[[State, float], Run]  # (state, time limit in s) -> its run
 
 
-def solve_here(state: State, limit_s: float) -> Run:
-    """``state`` by this process's ``boaf.search.solve`` (default algorithm) within ``limit_s`` seconds."""
+def solve_here(state: State, limit_s: float | None) -> Run:
+    """``state`` by this process's ``boaf.search.solve`` (default algorithm) within ``limit_s`` s (None: none)."""
     result = search.solve(state, time_limit=limit_s)
     return Run(str(result.status), int(result.nodes), float(result.elapsed_ms), limit_s, result.reason)
 
@@ -369,8 +373,8 @@ class TreeWorker(versus.Worker):
     def __init__(self, tree: Path) -> None:
         super().__init__(tree, [sys.executable, str(Path(grid_worker.__file__)), str(tree)])
 
-    def solve(self, state: State, limit_s: float) -> Run:
-        """``state`` by the tree's solver within ``limit_s`` seconds (a ``Solver``)."""
+    def solve(self, state: State, limit_s: float | None) -> Run:
+        """``state`` by the tree's solver within ``limit_s`` seconds (None: no time limit; a ``Solver``)."""
         return Run(**self.ask({"state": state_to_json(state), "limit_s": limit_s}))  # type: ignore[arg-type]
 
 
@@ -475,6 +479,11 @@ def run(options: argparse.Namespace) -> dict[str, Any]:
                 sets[0] if not workers else {"this": sets[0], "ref": sets[1]}
             )
             print(versus_row(name, set_name, *sets) if workers else table_row(name, set_name, sets[0]), flush=True)
+            if workers:
+                checked = grid_checks.cross_check(states, timings[0], timings[1], workers[1].solve)
+                report["grids"][name][set_name]["answers"] = asdict(checked)
+                report["answers_passed"] = report.get("answers_passed", True) and checked.passed
+                print(checked.line(name, set_name, options.vs), flush=True)
     for worker in workers:
         worker.close()
     return report
@@ -505,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if options.json:
         write_json_atomically(options.json, report)
         print(f"  wrote {options.json}", flush=True)
+    if not report.get("answers_passed", True):
+        raise SystemExit("the trees' answers differ, or an unsolvable answer was not confirmed: see the answers lines")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import grid_worker, grids
+from benchmarks import grid_checks, grid_worker, grids
 from boaf import search
 from boaf.game import State, deal, format_grid
 from boaf.game.deals import seeded_rng
@@ -175,3 +175,42 @@ def test_the_tree_importer_finds_the_trees_own_packages(tmp_path: Path) -> None:
     spec = importer.find_spec("boaf.search")
     assert spec is not None and spec.origin == str(tmp_path.resolve() / "search" / "__init__.py")
     assert importer.find_spec("numpy") is None
+
+
+def test_answers_are_cross_checked_and_hard_unsolvables_confirmed_without_a_limit() -> None:
+    """Five states: agreed, easy unsolvable, hard unsolvable (confirmed), REF unknown (unconfirmed), differing."""
+    states = grids.random_grid_states(3, 5, 4, 4)
+    solvable, unsolvable, unknown = str(search.SOLVABLE), str(search.UNSOLVABLE), str(search.UNKNOWN)
+    hard = grid_checks.CONFIRM_NODES + 1
+
+    def timing(status: str, nodes: int) -> grids.Timing:
+        return grids.Timing(grids.Run(status, nodes, 1.0, 1.0))
+
+    this = [timing(s, 10) for s in (solvable, unsolvable, unsolvable, unsolvable, solvable)]
+    ref = [timing(solvable, 10), timing(unsolvable, 10), timing(unsolvable, hard), timing(unknown, hard)]
+    ref.append(timing(unsolvable, 10))
+    asked: list[tuple[int, float | None]] = []
+
+    def solve_ref(state: State, limit_s: float | None) -> grids.Run:
+        i = texts(states).index(format_grid(state))
+        asked.append((i, limit_s))
+        return grids.Run(unsolvable if i == 2 else unknown, hard, 5.0, limit_s, None if i == 2 else search.MEMORY)
+
+    checked = grid_checks.cross_check(states, this, ref, solve_ref)
+    assert asked == [(2, None), (3, None)]  # only the hard ones, without a limit
+    assert checked.decided_by_both == 4
+    assert [d["state"] for d in checked.disagreements] == [4]
+    assert checked.confirmed == 1 and [u["state"] for u in checked.unconfirmed] == [3]
+    assert not checked.passed
+    line = checked.line("4x4", "random", "main")
+    assert "FAILED" in line and "1 answers differ" in line and "1 of 2 unsolvable answers" in line
+
+
+def test_a_real_unsolvable_is_confirmed_by_the_solver_without_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grid_checks, "CONFIRM_NODES", -1)  # every unsolvable answer is confirmed
+    states = [s for s in grids.random_grid_states(9, 60, 3, 3)]
+    timings = [grids.Timing(grids.solve_here(s, 1.0)) for s in states]
+    unsolvable = sum(t.last.status == str(search.UNSOLVABLE) for t in timings)
+    assert unsolvable > 0
+    checked = grid_checks.cross_check(states, timings, timings, grids.solve_here)
+    assert checked.passed and checked.confirmed == unsolvable and checked.decided_by_both == len(states)
