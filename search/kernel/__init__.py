@@ -79,6 +79,7 @@ from boaf.search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OP
 from boaf.search.kernel.prune import (
     ISLANDS,
     ORDER,
+    ORDER_LINES,
     ORDER_SQUARES,
     PRUNE_ANCHOR,
     PRUNE_BLOCKS,
@@ -107,6 +108,7 @@ __all__ = [
     "OPEN_AFTER",
     "OPEN_MIN_BUDGET",
     "ORDER",
+    "ORDER_LINES",
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",
     "PRUNE_ANCHOR",
