@@ -36,7 +36,6 @@ SQUARES_CUTOFF = 6  # ``ORDER_SQUARES`` orders the children of nodes of more sta
 
 
 MAX_CHILDREN_PER_CELL = 51
-LINE_WEIGHTS = (0.0, 1.0, 1.0)  # ``_line_order``'s (squares, moves, isolated cells)
 LINES_MIN_CELLS = 16  # ``ORDER_LINES`` orders only grids of more cells than this
 
 
@@ -264,7 +263,7 @@ def _order(cells, board, tables, config, src, dst, scratch, targets):
         best = _subset_h_scores(config.coefs, present, targets, compat, scratch)
     if lines_ordered(config, cells.shape[0]):
         line, kinds, work = tables.line, scratch.kinds, scratch.sort_work
-        _line_order(cells, board.occupied, line, kinds, scores, src, dst, src.shape[0], LINE_WEIGHTS, work)
+        _line_order(cells, board.occupied, line, kinds, scores, src, dst, work)
     elif config.options & prune.ORDER_LATER == 0:
         _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
     else:

@@ -367,9 +367,12 @@ def _cells_joining(a, kinds):
     return kinds[a & 3] | kinds[r] | kinds[r + 1] | kinds[r + 2]
 
 
+LINE_WEIGHTS = (0.0, 1.0, 1.0)  # ``_line_order``'s weights of (squares, moves, isolated cells)
+
+
 @lean_njit()
-def _line_order(cells, occupied, line, kinds, scores, src, dst, count, weights, work):
-    """Sort the ``count`` children ``src``/``dst`` by descending line score, ties in generation order (``ORDER_LINES``).
+def _line_order(cells, occupied, line, kinds, scores, src, dst, work):
+    """Sort the children ``src``/``dst`` by descending line score, ties in generation order (``ORDER_LINES``).
 
     The move graph M joins two occupied cells in line whose cards are compatible
     (a legal move, either way). The move ``s -> t`` (card ``a`` onto ``b``) empties
@@ -383,10 +386,11 @@ def _line_order(cells, occupied, line, kinds, scores, src, dst, count, weights, 
     when ``d = 1`` and it loses its one edge (to ``s`` or ``t``) and gains none,
     or ``d = 2`` and it loses both, and stops being isolated when ``d = 0`` and
     it gains one: bit masks of the cells of degree 0, 1 and 2 count them in a few
-    popcounts a child. ``work`` is ``int64[2, n >= count]``. Ordering only: it
+    popcounts a child. The weights are ``LINE_WEIGHTS``; ``work`` is ``int64[2, n >= count]``. Ordering only: it
     changes no answer.
     """
-    w_sq, w_m, w_iso = weights
+    w_sq, w_m, w_iso = LINE_WEIGHTS
+    count = src.shape[0]
     d0 = U0  # the occupied cells of M degree 0, 1 and 2
     d1 = U0
     d2 = U0

@@ -12,8 +12,8 @@ from boaf.game.graph import line_table
 from boaf.search import kernel, solve
 from boaf.search.algorithms import ALGORITHMS, Algorithm
 from boaf.search.kernel.bundles import KINDS
-from boaf.search.kernel.generate import LINE_WEIGHTS, LINES_MIN_CELLS, _sort_into_kinds
-from boaf.search.kernel.order import _line_order
+from boaf.search.kernel.generate import LINES_MIN_CELLS, _sort_into_kinds
+from boaf.search.kernel.order import LINE_WEIGHTS, _line_order
 
 ORDERED = ALGORITHMS["ordered"]
 LINES = Algorithm("ordered-lines", ORDERED.kernel, ORDERED.options | kernel.ORDER_LINES, ORDERED.memo_min)
@@ -57,7 +57,7 @@ def test_the_children_are_sorted_by_their_move_graph_s_edges_and_isolated_cells(
         src = np.array([s for s, _ in moves], dtype=np.int8)
         dst = np.array([t for _, t in moves], dtype=np.int8)
         work = np.zeros((2, max(len(moves), 208)), dtype=np.int64)
-        _line_order(cells, occupied, line, kinds, np.zeros(53), src, dst, np.int64(len(moves)), LINE_WEIGHTS, work)
+        _line_order(cells, occupied, line, kinds, np.zeros(53), src, dst, work)
         expected = []
         for s, t in moves:
             child = state.apply(next(m for m in state.legal_moves() if (m.source, m.target) == (s, t)))
