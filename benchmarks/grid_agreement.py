@@ -12,12 +12,12 @@ Against it, each shape's states (``small_states``: k cards in k random cells, k
 uniform in 6 … 14, seeded by ``SEED`` and the shape) must get the same answer from:
 
 - ``solve``, the default algorithm: every pruning rule and, past 16 cells, the
-  restarts, the line search and the probes; a solution is replayed before it is
+  restarts and the probes; a solution is replayed before it is
   returned, and must have one move fewer than the state has stacks;
 - ``solve_many``, Classify's exact path;
 - ``solve`` in slices of ``SMALL_SLICE`` nodes growing by 2 (the first
-  ``--sliced`` states), so that every state past a few nodes is resumed,
-  searched in the line order and probed many times.
+  ``--sliced`` states), so that every state past a few nodes is resumed
+  and probed many times.
 
 It prints a row a shape and exits non-zero when any answer differs.
 """

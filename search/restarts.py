@@ -11,12 +11,6 @@ remedies, both exact and deterministic:
   state it proved unsolvable, and only those (the memo never holds a state
   whose search was cut short), so the next slice skips them: resuming costs
   the nodes on the way back to where the last slice stopped, not a new search.
-- **A second order resumes beside it.** After each main slice, a search in the
-  line order (``kernel.ORDER_LINES``: each move scored by its child's moves
-  along rows and columns, less its cells left with none) gets ``LINE_SHARE``
-  of that slice's nodes, resumed in turn. It shares the main memo and its
-  count of entries (every entry a state proved unsolvable, whichever order
-  proved it), so each search skips what the other has refuted.
 - **Probes.** After each slice of the main search, ``PROBES_A_ROUND`` images
   of the state are searched from scratch, with ``PROBE_SHARE`` of that slice's
   nodes between them. An image is the state under a permutation of the rows,
@@ -31,11 +25,9 @@ remedies, both exact and deterministic:
   too: each search is exhaustive within its budget).
 
 The images come from a generator seeded with ``PROBE_SEED`` and the round, so
-the same state gets the same answer, nodes and moves every time. The line
-search and the probes cost at most ``LINE_SHARE + PROBE_SHARE`` times the main
-search's nodes, so a state that needs the whole main search takes at most
-that many times longer again (the line search's refutations, in the shared
-memo, often save the main search some of it).
+the same state gets the same answer, nodes and moves every time. The probes
+cost at most ``PROBE_SHARE`` times the main search's nodes, so a state that
+needs the whole main search takes at most that much longer.
 """
 
 from __future__ import annotations
@@ -58,8 +50,6 @@ PROBES_A_ROUND = 16  # images probed after each slice of the main search
 PROBE_SHARE = 1.0  # the probes of one round, together, get this share of the round's main slice
 PROBE_ORDERS = ("generated", "main")  # probe k searches in order ``PROBE_ORDERS[k // 2 % 2]``
 PROBE_SEED = 44  # with the round, the seed of the images' permutations
-LINE_SEARCH = True  # a second resumed search in the line order (``kernel.ORDER_LINES``) shares the main memo
-LINE_SHARE = 1.0  # the line search's slice, as a share of the main search's
 PROBE_MEMORY_SHARE = 4  # a probe's memo may take 1/this of the memory budget; the main search the rest
 
 
@@ -187,9 +177,7 @@ def solve_restarting(
     memo plus one probe's (a probe out of memory ends only that probe).
     """
     probe_bytes = max_bytes // PROBE_MEMORY_SHARE
-    tables = tables_of(state.rows, state.cols)
-    main = _Search(root, config, tables, max_bytes - probe_bytes, memo, path)
-    lines: _Search | None = None  # the line search, made once the first slice has not decided the state
+    main = _Search(root, config, tables_of(state.rows, state.cols), max_bytes - probe_bytes, memo, path)
     spent, slice_nodes, round_ = 0, FIRST_SLICE, 0
     while True:
         cap = slice_nodes if not max_nodes else min(slice_nodes, max_nodes - spent)
@@ -197,22 +185,6 @@ def solve_restarting(
         spent += nodes
         if status != kernel.UNKNOWN or _stopped(spent, max_nodes, deadline, cancel):
             return Outcome(status, spent, main.path[:length].copy())
-        if LINE_SEARCH:
-            if lines is None:
-                lines_config = config._replace(options=config.options | kernel.ORDER_LINES)
-                lines = _Search(root, lines_config, tables, max_bytes - probe_bytes, main.memo)
-                lines.share = main.share  # one memo, one count of its entries
-            cap = (
-                int(LINE_SHARE * slice_nodes)
-                if not max_nodes
-                else min(int(LINE_SHARE * slice_nodes), max_nodes - spent)
-            )
-            lines.memo = main.memo  # (every entry a state proved unsolvable, whatever the order that proved it)
-            status, nodes, length = lines.run(cap, deadline, cancel)
-            main.memo = lines.memo
-            spent += nodes
-            if status != kernel.UNKNOWN or _stopped(spent, max_nodes, deadline, cancel):
-                return Outcome(status, spent, lines.path[:length].copy())
         probe_nodes = max(1, int(PROBE_SHARE * slice_nodes) // PROBES_A_ROUND)
         for symmetry, image, probe_config in probes(state, config, round_):
             cap = probe_nodes if not max_nodes else min(probe_nodes, max_nodes - spent)

@@ -79,7 +79,6 @@ from boaf.search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OP
 from boaf.search.kernel.prune import (
     ISLANDS,
     ORDER,
-    ORDER_LINES,
     ORDER_SQUARES,
     PRUNE_ANCHOR,
     PRUNE_BLOCKS,
@@ -108,7 +107,6 @@ __all__ = [
     "OPEN_AFTER",
     "OPEN_MIN_BUDGET",
     "ORDER",
-    "ORDER_LINES",
     "ORDER_SQUARES",
     "OUT_OF_MEMORY",
     "PRUNE_ANCHOR",

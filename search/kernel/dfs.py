@@ -18,7 +18,7 @@ from boaf.game.bits import lean_njit
 from boaf.game.graph import U0, bit
 from boaf.search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
 from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, _small_budget, gather_refutes
-from boaf.search.kernel.generate import generate, lines_ordered, ordered, play, unplay
+from boaf.search.kernel.generate import generate, ordered, play, unplay
 from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from boaf.search.kernel.keys import (
     NARROW_CELLS,
@@ -283,11 +283,7 @@ def _expand(cells, board, tables, config, stack, depth, scratch, memo):
     if budget == 0 or config.options & PRUNE_BLOCKS == 0 or not _stuck_block(cells, board, tables, scratch, budget):
         count = generate(cells, board, tables, config, src, dst, stack.sleep[depth], scratch)
     stack.later[depth] = 0
-    if (
-        config.options & ORDER_LATER != 0
-        and ordered(config, board.n_stacks, count)
-        and not lines_ordered(config, cells.shape[0])
-    ):
+    if config.options & ORDER_LATER != 0 and ordered(config, board.n_stacks, count):
         stack.later[depth] = 1
         keys = stack.keys[depth]
         for y in range(BEST_SCORE + 1):

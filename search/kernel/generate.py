@@ -28,7 +28,7 @@ from boaf.search.kernel.bundles import (
     locate,
 )
 from boaf.search.kernel.keys import CELLS_PER_WORD
-from boaf.search.kernel.order import _child_scores, _line_order, _sort_children, _square_scores
+from boaf.search.kernel.order import _child_scores, _sort_children, _square_scores
 from boaf.search.kernel.prune import _frozen_block, _hanging, _leaf_stranded
 
 ORDER_MAX_STACKS = 16  # above this many stacks, children are ordered by their graph's squared degrees (``_order``)
@@ -36,7 +36,6 @@ SQUARES_CUTOFF = 6  # ``ORDER_SQUARES`` orders the children of nodes of more sta
 
 
 MAX_CHILDREN_PER_CELL = 51
-LINES_MIN_CELLS = 16  # ``ORDER_LINES`` orders only grids of more cells than this
 
 
 @lean_njit(inline="always")
@@ -170,7 +169,7 @@ def generate(cells, board, tables, config, src, dst, sleep, scratch):
             count += 1
             targets |= bit(b)
     if ordered(config, n_stacks, count):
-        _order(cells, board, tables, config, src[:count], dst[:count], scratch, targets)
+        _order(cells, board, compat, config, src[:count], dst[:count], scratch, targets)
     return count
 
 
@@ -179,12 +178,6 @@ def ordered(config, n_stacks, count):
     """True when ``generate`` orders the ``count`` children of a node of ``n_stacks`` stacks (``_order``)."""
     squares = config.options & prune.ORDER_SQUARES != 0
     return config.options & prune.ORDER != 0 and n_stacks > (SQUARES_CUTOFF if squares else config.cutoff) and count > 1
-
-
-@lean_njit(inline="always")
-def lines_ordered(config, ncells):
-    """True when ``_order`` sorts a node's children by their line score (``ORDER_LINES``, past 16 cells)."""
-    return config.options & prune.ORDER_LINES != 0 and ncells > LINES_MIN_CELLS
 
 
 @lean_njit(inline="always")
@@ -233,7 +226,7 @@ def _child_stranded(leaves, s, t, cells, board, tables, anchor, where):
 
 
 @lean_njit()
-def _order(cells, board, tables, config, src, dst, scratch, targets):
+def _order(cells, board, compat, config, src, dst, scratch, targets):
     """Sort the children ``src``/``dst`` stably by descending score of their target card (``targets``: those cards).
 
     With ``ORDER_SQUARES`` the score is the sum of the squared degrees of the
@@ -246,25 +239,17 @@ def _order(cells, board, tables, config, src, dst, scratch, targets):
     With it the search settles every 4x13 deal of 1-1000 within 1 s
     (``benchmarks/solver.py`` prints the 5x5 and 4x13 rows).
 
-    With ``ORDER_LINES``, on grids of more than ``LINES_MIN_CELLS`` cells, each
-    move is scored by its child's moves along the grid's lines (``_line_order``),
-    and the children are sorted here, ``ORDER_LATER`` or not (``dfs`` then places
-    none itself).
-
     With ``ORDER_LATER`` the scores are left in ``scratch.scores``, with the
     highest at ``BEST_SCORE``, and the children in generation order: ``dfs``
     places them one at a time (``dfs._place_next``), and a search that needs
     only a node's first child does not pay for sorting the rest.
     """
-    present, scores, compat = board.present, scratch.scores, tables.compat
+    present, scores = board.present, scratch.scores
     if config.coefs is None or board.n_stacks > ORDER_MAX_STACKS or config.options & prune.ORDER_SQUARES != 0:
         best = _square_scores(present, targets, compat, scores)
     else:
         best = _subset_h_scores(config.coefs, present, targets, compat, scratch)
-    if lines_ordered(config, cells.shape[0]):
-        line, kinds, work = tables.line, scratch.kinds, scratch.sort_work
-        _line_order(cells, board.occupied, line, kinds, scores, src, dst, work)
-    elif config.options & prune.ORDER_LATER == 0:
+    if config.options & prune.ORDER_LATER == 0:
         _sort_children(cells, scores, src, dst, src.shape[0], targets, scratch.sort_work)
     else:
         scores[BEST_SCORE] = best

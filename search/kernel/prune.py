@@ -36,9 +36,6 @@ PRUNE_FROZEN = 128  # a frozen block hanging from a cut vertex by one edge must 
 ORDER_SQUARES = 256  # with ORDER: by the child graph's squared degrees above SQUARES_CUTOFF stacks, not subset H
 PRUNE_BLOCKS = 512  # near the root: no block hanging from G by one edge may be stuck (``_stuck_block``)
 ORDER_LATER = 1024  # set by ``dfs`` itself on wide keys: ``generate`` scores the children, ``dfs`` places them in turn
-ORDER_LINES = (
-    8192  # with ORDER_SQUARES, past 16 cells: each move's child scored by its moves along lines (``_line_order``)
-)
 
 
 @lean_njit(inline="always")
