@@ -34,10 +34,9 @@ from pathlib import Path
 if not __package__:  # run as a script: its own folder is sys.path[0]; the repository's root imports it as benchmarks
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from benchmarks.grids import GRIDS, grid_name
+from benchmarks.grids import GRIDS, grid_name, random_grid_states
 from boaf import search
 from boaf.game import State, format_grid
-from boaf.game.deals import random_state, seeded_rng
 from boaf.search import restarts
 
 STATES = 2_000  # a shape
@@ -50,9 +49,7 @@ SEED = 44_500  # shape i's states: seeded_rng(SEED + i); the grid benchmark's an
 def small_states(grid: tuple[int, int], count: int, most: int = MOST) -> list[State]:
     """``count`` states of ``grid`` with k cards in k random cells, k uniform in ``FEWEST`` … ``most``."""
     rows, cols = grid
-    rng = seeded_rng(SEED + GRIDS.index(grid))
-    most = min(most, rows * cols)
-    return [random_state(rng, rows, cols, int(rng.integers(FEWEST, most + 1))) for _ in range(count)]
+    return random_grid_states(SEED + GRIDS.index(grid), count, rows, cols, (FEWEST, min(most, rows * cols)))
 
 
 @dataclass

@@ -119,16 +119,19 @@ def grid_seed(seed: int, grid: tuple[int, int]) -> int:
     return seed + GRIDS.index(grid) * GRID_SEED_STRIDE
 
 
-def random_grid_states(seed: int, count: int, rows: int, cols: int) -> list[State]:
+def random_grid_states(
+    seed: int, count: int, rows: int, cols: int, cards: tuple[int, int] | None = None
+) -> list[State]:
     """``count`` random states of a ``rows`` x ``cols`` grid from one generator (``seeded_rng(seed)``).
 
-    Each has k distinct cards in k distinct random cells, k uniform in ceil(n/3) … n for
-    n = rows·cols. The same arguments give the same states.
+    Each has k distinct cards in k distinct random cells, k uniform in ``cards`` (both
+    ends included; by default ceil(n/3) … n for n = rows·cols). The same arguments give
+    the same states.
     """
     rng = seeded_rng(seed)
     n = rows * cols
-    fewest = math.ceil(n / 3)
-    return [random_state(rng, rows, cols, stacks=int(rng.integers(fewest, n + 1))) for _ in range(count)]
+    fewest, most = cards or (math.ceil(n / 3), n)
+    return [random_state(rng, rows, cols, stacks=int(rng.integers(fewest, most + 1))) for _ in range(count)]
 
 
 def is_connected(cards: int) -> bool:
@@ -229,7 +232,7 @@ class Timing:
         return self.second or self.first
 
 
-Solver = Callable[[State, float], Run]  # (state, time limit in s) -> its run
+Solver = Callable[[State, float | None], Run]  # (state, time limit in s, None for none) -> its run
 
 
 def solve_here(state: State, limit_s: float | None) -> Run:

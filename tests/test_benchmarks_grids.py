@@ -208,7 +208,7 @@ def test_answers_are_cross_checked_and_hard_unsolvables_confirmed_without_a_limi
 
 def test_a_real_unsolvable_is_confirmed_by_the_solver_without_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grid_checks, "CONFIRM_NODES", -1)  # every unsolvable answer is confirmed
-    states = [s for s in grids.random_grid_states(9, 60, 3, 3)]
+    states = grids.random_grid_states(9, 60, 3, 3)
     timings = [grids.Timing(grids.solve_here(s, 1.0)) for s in states]
     unsolvable = sum(t.last.status == str(search.UNSOLVABLE) for t in timings)
     assert unsolvable > 0
