@@ -48,7 +48,7 @@ import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from benchmarks import calls, hostile
-from benchmarks.trees import unpacked
+from benchmarks.trees import cli_command, unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "c73f0e4"
@@ -96,14 +96,10 @@ def baseline_server(ref: str, stack: ExitStack) -> Server:
     that a busy machine can pass: the start is tried again once, on the kernels the first compiled.
     """
     tree = unpacked(ref)
-    cli = [
-        sys.executable,
-        "-c",
-        "import sys; from boaf.service.cli import main; sys.argv[0] = 'boaf'; sys.exit(main())",
-    ]
+    cli, env = cli_command(tree)  # the tree's own server, not this repository's (its editable install)
     for attempt in (1, 2):
         try:
-            return _server(stack.enter_context(calls.local_server({"PYTHONPATH": str(tree)}, boaf=cli, cwd=tree)))
+            return _server(stack.enter_context(calls.local_server(env, boaf=cli, cwd=tree)))
         except SystemExit:
             if attempt == 2:
                 raise
