@@ -173,7 +173,9 @@ def memory_figures(seed: int) -> str:
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
     path = np.zeros((16, 2), dtype=np.int8)
     config = kernel_config(ORDERED, default_ordering())
-    _, nodes, _, memo = kernel.dfs(root, grid_tables(4, 4), config, budget, kernel.new_memo(16), 1, path, NO_SHARE)
+    _, nodes, _, memo = kernel.solve_one(
+        root, grid_tables(4, 4), config, budget, memo=kernel.new_memo(16), stamp=1, path=path, share=NO_SHARE
+    )
     stored = int((memo[:, -1] != 0).sum()) if memo.shape[1] == 1 else int((memo[:, -1] == 1).sum())
     return (
         f"deal {seed}: {nodes:,} nodes, table {memo.nbytes / 2**20:,.1f} MiB for {stored:,} stored states "

@@ -290,7 +290,7 @@ def _matrix_features(adj, n, connected, tables, scratch, out, digits_row):
     _det_digits(matrix, n, tables, scratch, digits_row[DETERMINANT])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")  # into batch_kernel: no library of its own to optimise again
 def graph_features(adj, n, tables, scratch, out, digits_row):
     """Every feature of G into ``out``, the exact integers as Garner digits into ``digits_row``.
 

@@ -139,7 +139,7 @@ class _Search:
         self.memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes) if memo is None else memo
         self.path = np.zeros((root.shape[0], 2), dtype=np.int8) if path is None else path
         # ``fill[STAMP]``: the entries stored so far, which the kernel counts on from call to call, growing the memo
-        # when they pass half its rows as one search would (``kernel.dfs``: a wide memo's ``share.fill``).
+        # when they pass half its rows as one search would (``kernel.dfs.dfs``: a wide memo's ``share.fill``).
         self.share = kernel.Share(np.empty(0, dtype=np.int64), np.zeros(STAMP + 1, dtype=np.int64))
 
     def run(self, max_nodes: int, deadline: float, cancel: np.ndarray) -> tuple[int, int, int]:

@@ -19,7 +19,8 @@ importing only the ones above it in this list:
 - ``dfs`` and ``best_n``: the two searches.
 - ``progress``: the progress search, a small DFS made of the parts above whose figures are model inputs
   (``boaf.search.progress`` is its public face).
-- ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``).
+- ``batch``: the entry points Python calls (``SEARCHES``, ``BATCHES``): DFS has one compiled entry,
+  ``search_states``, for one state and for a batch, with ``dfs`` inlined into it.
 
 The bitset graph (connectivity, cut vertices, flows, degrees) and the tables
 (``compat_table``, ``line_table``, ``cell_cut_table``) are ``boaf.game.graph``'s, shared
@@ -43,7 +44,7 @@ out, or the cancel flag was raised). Nodes count *expanded* states: states with
 more than one stack, not already known unsolvable, whose children were generated.
 
 This package re-exports the names the rest of boaf uses, so ``from search import
-kernel`` then ``kernel.dfs`` reads as before the split.
+kernel`` then ``kernel.solve_one`` reads as before the split.
 """
 
 from __future__ import annotations
@@ -58,7 +59,16 @@ from boaf.game.graph import (
     line_table,
     node_connectivity,
 )
-from boaf.search.kernel.batch import BATCHES, BEST_N_KERNEL, DFS_KERNEL, SEARCHES, best_n_batch, solve_batch
+from boaf.search.kernel.batch import (
+    BATCHES,
+    BEST_N_KERNEL,
+    DFS_KERNEL,
+    SEARCHES,
+    best_n_batch,
+    search_states,
+    solve_batch,
+    solve_one,
+)
 from boaf.search.kernel.best_n import best_n
 from boaf.search.kernel.bundles import (
     Board,
@@ -71,7 +81,6 @@ from boaf.search.kernel.bundles import (
     grown_scratch,
     new_scratch,
 )
-from boaf.search.kernel.dfs import dfs
 from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
 from boaf.search.kernel.keys import NARROW_CELLS, narrow_max_stacks, root_labels
 from boaf.search.kernel.memo import grown_memo, narrow_grow, new_memo
@@ -136,7 +145,6 @@ __all__ = [
     "compat_table",
     "cut_vertices",
     "degree_range",
-    "dfs",
     "gather_refutes",
     "grown_memo",
     "grown_scratch",
@@ -152,5 +160,7 @@ __all__ = [
     "open_block_stuck",
     "root_labels",
     "root_prunable",
+    "search_states",
     "solve_batch",
+    "solve_one",
 ]

@@ -114,9 +114,12 @@ def new_stack(depths, width, ncells, plan, words, isles):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def dfs(root, tables, config, budget, memo, stamp, path, share):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo)``.
+
+    Inlined into the one compiled entry, ``boaf.search.kernel.batch.search_states``
+    (called from Python it would compile a copy of the whole search of its own).
 
     ``tables``, ``config``, ``budget`` and ``share`` are ``boaf.search.kernel.bundles``'
     named tuples. On ``SOLVABLE`` the moves are ``path[:length]`` as ``(source,

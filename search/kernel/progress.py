@@ -89,7 +89,7 @@ def _known(memo, stamp, stack):
     return _memo_find(memo, stamp, stack.key) >= 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # one call site: no library of its own to optimise again
 def _progress_one(root, tables, config, max_nodes, memo, stamp, frame, out):
     """Fill ``out`` (one row of ``PROGRESS_COLUMNS``) with the progress of a search from ``root``; returns the memo."""
     board = board_of(root)

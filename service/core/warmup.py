@@ -161,7 +161,7 @@ def _run_puzzles() -> None:
     generate(cards=4, seed=1)
 
 
-SEARCH_ENTRIES = ("boaf.search.kernel.batch:solve_batch", "boaf.search.kernel.dfs:dfs")
+SEARCH_ENTRIES = ("boaf.search.kernel.batch:search_states",)
 SEARCH_LATE_ENTRIES = (
     "boaf.search.kernel.bundles:new_scratch",
     "boaf.search.kernel.bundles:grown_scratch",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import boaf.game.bits
 from boaf.game import numba_cache
-from boaf.search.kernel import dfs
+from boaf.search.kernel.dfs import dfs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -138,8 +138,8 @@ def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
         memo = kernel.new_memo(16, max_bytes=budget)
         limits = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), budget)
         path = np.zeros((16, 2), dtype=np.int8)
-        status, _, _, memo = kernel.dfs(
-            root, grid_tables(4, 4), kernel_config(algo, model), limits, memo, 1, path, NO_SHARE
+        status, _, _, memo = kernel.solve_one(
+            root, grid_tables(4, 4), kernel_config(algo, model), limits, memo=memo, stamp=1, path=path, share=NO_SHARE
         )
         assert status == kernel.OUT_OF_MEMORY
         # the table and, while it grows, its half-size predecessor fit in the budget
@@ -230,7 +230,7 @@ search.solve(deal(3), max_nodes=300, time_limit=2, ordering=numpy_model)
 search.solve(deal(3), threads=2, max_nodes=300, time_limit=2)
 probe(states_to_array(states), 4, 4, max_nodes=100)
 probe(states_to_array(states), 4, 4, max_nodes=100, algorithm="ordered")
-print(len(kernel.solve_batch.signatures), len(kernel.dfs.signatures))
+print(len(kernel.search_states.signatures))
 """
 
 
@@ -241,4 +241,4 @@ def test_numpy_scalars_and_defaults_compile_no_second_copy_of_the_kernel() -> No
 
     done = subprocess.run([sys.executable, "-c", SPECIALIZATIONS], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["1", "1"]
+    assert done.stdout.split() == ["1"]  # one entry serves solve and solve_many

@@ -81,8 +81,7 @@ walk("all")
 ISLAND_COPIES = {
     f"boaf.search.kernel.{name}"
     for name in (
-        "batch.solve_batch",
-        "dfs.dfs",
+        "batch.search_states",
         "dfs._search",
         "dfs._place_next",
         "dfs.new_stack",
@@ -226,8 +225,8 @@ def test_a_solve_while_its_kernels_compile_is_unavailable_and_other_solves_answe
 
 
 def test_the_search_and_islands_units_are_cached_only_by_their_own_copy(tmp_path: Path) -> None:
-    """Both units are ``dfs`` and ``solve_batch``, typed by a different ``Config``: each is cached only when its
-    own copy is (a cache holding the served copy alone must not say Island Merge's is there)."""
+    """Both units are ``search_states`` (the search's one entry), typed by a different ``Config``: each is cached
+    only when its own copy is (a cache holding the served copy alone must not say Island Merge's is there)."""
     script = (
         "from boaf.service.core import warmup as kernels\n"
         "search, islands = kernels.unit_named('search'), kernels.unit_named('islands')\n"
