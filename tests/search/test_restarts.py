@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import time
 from itertools import combinations
 
 import numpy as np
 import pytest
 
-from benchmarks.grids import TUNING_SEED, state_set
+from benchmarks.grids import TUNING_SEED, random_grid_states, state_set
 from boaf.game import State
-from boaf.game.deals import random_state, seeded_rng
 from boaf.search import kernel, restarts, solve
 from boaf.search.algorithms import algorithm_named
 from boaf.search.kernel.memo import grown_in_time
@@ -24,16 +22,8 @@ GRIDS = [(3, 3), (4, 4), (5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7,
 SLOW_SEED = 777  # 4x13 states (k from n/3 to n) whose first slice decides nothing; state 294 is won by a probe
 
 
-def partly_filled(seed: int, count: int, rows: int, cols: int, low: int, high: int) -> list[State]:
-    rng = seeded_rng(seed)
-    return [random_state(rng, rows, cols, int(rng.integers(low, high + 1))) for _ in range(count)]
-
-
 def slow_state(index: int) -> State:
-    n = 52
-    rng = seeded_rng(SLOW_SEED)
-    states = [random_state(rng, 4, 13, int(rng.integers(math.ceil(n / 3), n + 1))) for _ in range(index + 1)]
-    return states[index]
+    return random_grid_states(SLOW_SEED, index + 1, 4, 13)[index]
 
 
 def images_of(rows: int, cols: int, count: int) -> list[restarts.Symmetry]:
@@ -54,7 +44,7 @@ def test_every_image_is_a_bijection_that_keeps_lines(rows: int, cols: int) -> No
 
 @pytest.mark.parametrize(("rows", "cols"), [(4, 13), (5, 5), (1, 52)])
 def test_an_image_has_the_same_moves_and_its_paths_replay_on_the_state(rows: int, cols: int) -> None:
-    for state in partly_filled(44_100, 20, rows, cols, 4, 12):
+    for state in random_grid_states(44_100, 20, rows, cols, cards=(4, 12)):
         moves = {(m.source, m.target) for m in state.legal_moves()}
         solvable = reference_solve(state).solvable
         for s in images_of(rows, cols, 4):
@@ -87,7 +77,7 @@ def test_solve_with_restarts_agrees_with_the_plain_search_on_small_states(
     # Slices of 8 nodes and probes of 1-2: every state past a few nodes is resumed and probed many times.
     monkeypatch.setattr(restarts, "FIRST_SLICE", 8)
     monkeypatch.setattr(restarts, "SLICE_GROWTH", 2)
-    for state in partly_filled(44_200 + rows, 60, rows, cols, 6, 12):
+    for state in random_grid_states(44_200 + rows, 60, rows, cols, cards=(6, 12)):
         answer = solve(state)
         assert (answer.status.value == "solvable") == reference_solve(state).solvable
         if answer.moves:  # (replayed by ``solve`` before it answers)
@@ -96,7 +86,7 @@ def test_solve_with_restarts_agrees_with_the_plain_search_on_small_states(
 
 def test_a_resumed_search_keeps_its_memo_and_decides_as_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
     # 4x13 states of 12-18 cards, in slices of 64 nodes growing by 2: many resumes, memos grown between them.
-    states = partly_filled(44_300, 30, 4, 13, 12, 18)
+    states = random_grid_states(44_300, 30, 4, 13, cards=(12, 18))
     monkeypatch.setattr(restarts, "FIRST_SLICE", 400_000)  # one slice: the search alone
     whole = [solve(s, max_nodes=400_000) for s in states]
     assert sum(one.nodes > 64 for one in whole) >= 10 and sum(one.status.value == "unsolvable" for one in whole) >= 5
