@@ -29,8 +29,9 @@ Response = TypeVar("Response")
 
 
 def call_of(context: grpc.ServicerContext) -> Call:
-    """The ``Call`` of a gRPC call: its peer and deadline, ended (its cancel flag set) when the RPC ends."""
-    call = Call(context.peer(), context.time_remaining())
+    """The ``Call`` of a gRPC call: its peer (read only if asked for) and deadline, ended (its cancel flag set)
+    when the RPC ends."""
+    call = Call(context.peer, context.time_remaining())
     if not context.add_callback(call.finish):
         call.finish()  # the RPC has already terminated
     return call

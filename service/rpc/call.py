@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from boaf.service.core.deadlines import CancelFlag
 
@@ -24,14 +25,26 @@ class Call:
     ``timeout_s`` is the client's timeout in seconds (None: no deadline), counted from
     ``arrived`` (default now). ``cancel`` is the call's one cancel flag: every search and
     loop of the call polls it, and ``finish()`` sets it.
+
+    ``peer`` is the client's address, or a function that reads it: the gRPC edge passes
+    ``context.peer``, which is read only when a message or a log names the peer (a failure).
+    grpcio's ``peer()`` lets go of the GIL, and under load every such call waits its turn
+    to take it back: hundreds of microseconds, so a call that succeeds never reads it here.
     """
 
-    def __init__(self, peer: str, timeout_s: float | None, arrived: float | None = None) -> None:
-        self.peer = peer  # the client's address, as gRPC writes it: ipv4:127.0.0.1:53211
+    def __init__(self, peer: str | Callable[[], str], timeout_s: float | None, arrived: float | None = None) -> None:
+        self._peer = peer
         start = time.perf_counter() if arrived is None else arrived
         self.deadline = None if timeout_s is None else start + timeout_s
         self.cancel = CancelFlag()
         self._finished = threading.Event()
+
+    @property
+    def peer(self) -> str:
+        """The client's address, as gRPC writes it (``ipv4:127.0.0.1:53211``); read once, when first asked."""
+        if not isinstance(self._peer, str):
+            self._peer = self._peer()
+        return self._peer
 
     def time_remaining(self) -> float:
         """Seconds until the deadline (negative once past); without one, ``NO_DEADLINE_S``."""
