@@ -270,18 +270,9 @@ class _Call:
         self.large = False  # it read a request of at least LARGE_REQUEST_BYTES
         self._recorded = False
         self._lock = threading.Lock()
-        self._party: str | None = None  # the client's connection (``party``), read once
-
-    def party(self, context: grpc.ServicerContext) -> str:
-        """The call's party for admission: its connection, ``context.peer()``, read once per call.
-
-        grpcio's ``peer()`` lets go of the GIL, and under load every such call waits its turn
-        to take it back (hundreds of microseconds with 16 clients on two cores), so it is read
-        at most once a call, here; the servicer reads it again only to name the peer of a failure.
-        """
-        if self._party is None:
-            self._party = context.peer()
-        return self._party
+        # The call's party (its connection), read once, first thing in _admit: grpcio's peer() lets go of
+        # the GIL, and under load each read waits hundreds of microseconds to take it back.
+        self.party = ""
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         # Every handler takes a request stream, so that it runs (admits, then reads) as soon as the call arrives.
@@ -339,7 +330,7 @@ class _Call:
     # ------------------------------------------------------------ admission
 
     def _admit(self, context: grpc.ServicerContext, *, stream: bool) -> None:
-        admission = self.gate.admission
+        admission, self.party = self.gate.admission, context.peer()
         try:
             if self.gate.draining.is_set() and not self.probe:  # the server is stopping: go elsewhere
                 raise NotReady(SHUTTING_DOWN_MESSAGE)
@@ -354,9 +345,9 @@ class _Call:
                 self._release = self.gate._probe_calls.release
             else:
                 deadline = time.perf_counter() + context.time_remaining()
-                active, party = functools.partial(self._active, context), self.party(context)
-                admission.try_call(party=party, wait_s=PLACE_WAIT_S, deadline=deadline, is_active=active)
-                self._release = functools.partial(admission.end_call, party=party)
+                active = functools.partial(self._active, context)
+                admission.try_call(party=self.party, wait_s=PLACE_WAIT_S, deadline=deadline, is_active=active)
+                self._release = functools.partial(admission.end_call, party=self.party)
         except ServiceError as exc:
             self._refuse(context, exc)
         if not context.add_callback(self._end):  # released when the call terminates, answer taken or not
@@ -377,7 +368,7 @@ class _Call:
         if self.probe:
             return _NoSlot()
         deadline = min(time.perf_counter() + context.time_remaining(), self.arrived + admission.wait_limit_s())
-        slot = admission.work_slot(deadline, lambda: self._active(context), party=self.party(context))
+        slot = admission.work_slot(deadline, functools.partial(self._active, context), party=self.party)
         return _Slot(self, context, slot)
 
     def _active(self, context: grpc.ServicerContext) -> bool:
@@ -465,7 +456,7 @@ class _Call:
     def _undecodable(self, size: int, error: str, context: grpc.ServicerContext) -> None:
         log.warning(
             "undecodable request",
-            extra={"method": self.full_method, "bytes": size, "error": error, "peer": self.party(context)},
+            extra={"method": self.full_method, "bytes": size, "error": error, "peer": self.party},
         )
 
     # ------------------------------------------------------------ answers
@@ -519,7 +510,7 @@ class _Call:
                 return
             if self.probe:  # a health check gives back its probe place the same way
                 self._release()
-            evict, party = functools.partial(self._evict, context), self.party(context)
+            evict, party = functools.partial(self._evict, context), self.party
             key = admission.hand_over(size, evict, holds_place=not self.probe, party=party)
             self._release = functools.partial(admission.taken, key)
             self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)
