@@ -166,7 +166,6 @@ def gather_table(repeats: int) -> list[str]:
 def memory_figures(seed: int) -> str:
     """The transposition table of one ordered search: MiB, stored states and bytes per stored state."""
     from boaf.search.ordering import default_ordering
-    from boaf.search.solver import NO_SHARE
     from boaf.search.tables import grid_tables, kernel_config
 
     root = shuffled_cells(np.array([seed], dtype=np.int64), 16)[0]
@@ -174,7 +173,7 @@ def memory_figures(seed: int) -> str:
     path = np.zeros((16, 2), dtype=np.int8)
     config = kernel_config(ORDERED, default_ordering())
     _, nodes, _, memo = kernel.solve_one(
-        root, grid_tables(4, 4), config, budget, memo=kernel.new_memo(16), stamp=1, path=path, share=NO_SHARE
+        root, grid_tables(4, 4), config, budget, memo=kernel.new_memo(16), stamp=1, path=path, share=kernel.NO_SHARE
     )
     stored = int((memo[:, -1] != 0).sum()) if memo.shape[1] == 1 else int((memo[:, -1] == 1).sum())
     return (

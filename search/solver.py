@@ -51,7 +51,6 @@ ODD_BIRD, SEPARATED_FLOCK, EXHAUSTED = "odd_bird", "separated_flock", "exhausted
 MEMORY = "memory"  # the reason of an unknown answer whose search reached its memory budget
 MIB = 1 << 20
 DEFAULT_COHORT = 4
-NO_SHARE = kernel.Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # a search of its own
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,7 @@ def solve(
         status, nodes, path, length = outcome.status, outcome.nodes, outcome.path, outcome.path.shape[0]
     else:
         status, nodes, length, _ = kernel.SEARCHES[algo.kernel](
-            root, tables, config, budget, memo=memo, stamp=1, path=path, share=NO_SHARE
+            root, tables, config, budget, memo=memo, stamp=1, path=path, share=kernel.NO_SHARE
         )
     elapsed_ms = (time.perf_counter() - start) * 1e3
     answer = _KERNEL_STATUS[int(status)]
@@ -355,5 +354,12 @@ def _load_kernel(search: int, islands: bool) -> None:
     # A one-stack root returns before it reads a table: no cell cut table (its kernel compiles on its own).
     tables = kernel.Tables(1, 1, compat_table(), line_table(1, 1), np.zeros(0, dtype=np.uint16))
     kernel.SEARCHES[search](
-        one, tables, config, budget, memo=kernel.new_memo(1), stamp=1, path=np.zeros((1, 2), np.int8), share=NO_SHARE
+        one,
+        tables,
+        config,
+        budget,
+        memo=kernel.new_memo(1),
+        stamp=1,
+        path=np.zeros((1, 2), np.int8),
+        share=kernel.NO_SHARE,
     )

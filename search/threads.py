@@ -42,7 +42,6 @@ TASKS_PER_THREAD = 8  # the root is expanded one more move while it has fewer ta
 SPLIT_DEPTH = 2  # ... but never deeper than this
 SHARED_ROWS = 1 << 16  # first capacity of a shared table (512 KiB)
 POLL_S = 0.005  # how often the caller's cancel flag is copied to the tasks' halt flag
-NO_SHARE = kernel.Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 
 
 @dataclass
@@ -169,7 +168,7 @@ class _Run:
             if self.shared:
                 memo, max_bytes, share = self.table, 0, kernel.Share(self.labels, self.fill)
             else:
-                memo, max_bytes, share = kernel.new_memo(task.root.shape[0], max_bytes=each), each, NO_SHARE
+                memo, max_bytes, share = kernel.new_memo(task.root.shape[0], max_bytes=each), each, kernel.NO_SHARE
             budget = kernel.Budget(self.budget.max_nodes, self.budget.deadline, self.halt, max_bytes)
             status, nodes, length, _ = kernel.SEARCHES[self.algo.kernel](
                 task.root, self.tables, self.config, budget, memo=memo, stamp=worker, path=path, share=share

@@ -71,6 +71,7 @@ from boaf.search.kernel.batch import (
 )
 from boaf.search.kernel.best_n import best_n
 from boaf.search.kernel.bundles import (
+    NO_SHARE,
     Board,
     Budget,
     Config,
@@ -113,6 +114,7 @@ __all__ = [
     "GATHER_AGAIN",
     "ISLANDS",
     "NARROW_CELLS",
+    "NO_SHARE",
     "OPEN_AFTER",
     "OPEN_MIN_BUDGET",
     "ORDER",

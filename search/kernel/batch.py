@@ -11,7 +11,7 @@ from numba import njit
 
 from boaf.game.graph import U0
 from boaf.search.kernel.best_n import best_n
-from boaf.search.kernel.bundles import Budget, Config, Share, Tables
+from boaf.search.kernel.bundles import NO_SHARE, Budget, Config, Tables
 from boaf.search.kernel.dfs import dfs
 from boaf.search.kernel.memo import NARROW_ROWS
 from boaf.search.kernel.status import now_s
@@ -105,7 +105,6 @@ def search_states(states, tables, config, budget, memo, stamp, paths, share, *, 
     return status, nodes, length, memo
 
 
-_NO_SHARE = Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 _NO_ROWS = np.empty((0, 4), dtype=np.int64)  # one search: its figures are returned, not written
 
 
@@ -122,7 +121,7 @@ def solve_batch(
     paths, rows = np.zeros((n, states.shape[1], 2), dtype=np.int8), np.zeros((n, 4), dtype=np.int64)
     flat = Budget(budget.max_nodes, 0.0, budget.cancel, budget.max_bytes)
     memo = np.zeros((1, 0), dtype=np.uint64)  # each search fits it to its width
-    search_states(states, tables, config, flat, memo, 1, paths, _NO_SHARE, time_limit=time_limit, rows=rows)
+    search_states(states, tables, config, flat, memo, 1, paths, NO_SHARE, time_limit=time_limit, rows=rows)
     return BatchResult(rows[:, 0].astype(np.int8), rows[:, 1].copy(), rows[:, 3] / 1e6, paths, rows[:, 2].copy())
 
 

@@ -61,6 +61,10 @@ class Share(NamedTuple):
     fill: np.ndarray  # int64[searches]: each search's entries in the table
 
 
+NO_SHARE = Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+"""The ``Share`` of a search of its own: nothing shared (read-only; every caller passes this one)."""
+
+
 class Board(NamedTuple):
     """The masks of a state: occupied cells, cards on the board, and how many stacks."""
 

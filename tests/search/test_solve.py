@@ -129,7 +129,7 @@ def test_a_memory_budget_gives_unknown_with_reason_memory(algorithm: str) -> Non
 def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
     from boaf.game.bits import shuffled_cells
     from boaf.search import kernel
-    from boaf.search.solver import NO_SHARE, default_ordering
+    from boaf.search.solver import default_ordering
     from boaf.search.tables import grid_tables, kernel_config
 
     root = shuffled_cells(np.array([HARD], dtype=np.int64), 16)[0]
@@ -139,7 +139,14 @@ def test_the_transposition_table_never_grows_past_the_memory_budget() -> None:
         limits = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), budget)
         path = np.zeros((16, 2), dtype=np.int8)
         status, _, _, memo = kernel.solve_one(
-            root, grid_tables(4, 4), kernel_config(algo, model), limits, memo=memo, stamp=1, path=path, share=NO_SHARE
+            root,
+            grid_tables(4, 4),
+            kernel_config(algo, model),
+            limits,
+            memo=memo,
+            stamp=1,
+            path=path,
+            share=kernel.NO_SHARE,
         )
         assert status == kernel.OUT_OF_MEMORY
         # the table and, while it grows, its half-size predecessor fit in the budget
