@@ -16,6 +16,28 @@ TESTS = Path(__file__).resolve().parent
 GAME_TESTS = TESTS / "game"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With worker processes (pytest-xdist ``-n``), compile every kernel unit once, here, before they start.
+
+    Each worker would otherwise compile them all itself in ``compiled_kernels``, both at once on
+    a cold cache: two whole compiles on two cores, over two minutes of a CI run, against about
+    half a minute for one. xdist starts its workers in a ``trylast`` ``pytest_sessionstart``, so
+    this runs first, and the workers then find the cache warm. A run of ``tests/game`` alone
+    compiles nothing.
+    """
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return  # a worker, or a run without workers: compiled_kernels compiles in the process itself
+    if config.args and all(_under(arg, GAME_TESTS) for arg in config.args):
+        return
+    _compile_kernels()
+
+
+def _under(arg: str, folder: Path) -> bool:
+    # A command-line test argument (a folder, a file, or ``file::test``) is under ``folder``.
+    return Path(arg.partition("::")[0]).resolve().is_relative_to(folder)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels(request: pytest.FixtureRequest) -> None:
     """On a cold numba cache (a fresh clone, as CI has), compile every kernel unit first, two at a time.
@@ -26,6 +48,10 @@ def compiled_kernels(request: pytest.FixtureRequest) -> None:
     """
     if all(item.path.is_relative_to(GAME_TESTS) for item in request.session.items):
         return
+    _compile_kernels()
+
+
+def _compile_kernels() -> None:
     # Imported here, not at the top: a run of tests/game must not need the service (boaf.service.core.warmup).
     from boaf.service.core.warmup import UNITS, Kernels
 
