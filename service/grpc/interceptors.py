@@ -270,9 +270,11 @@ class _Call:
         self.large = False  # it read a request of at least LARGE_REQUEST_BYTES
         self._recorded = False
         self._lock = threading.Lock()
-        # The call's party (its connection), read once, first thing in _admit: grpcio's peer() lets go of
-        # the GIL, and under load each read waits hundreds of microseconds to take it back.
-        self.party = ""
+        self.party = ""  # its connection, read once when needed (_party): grpcio's peer() lets go of the GIL
+
+    def _party(self, context: grpc.ServicerContext) -> str:
+        self.party = self.party or context.peer()
+        return self.party
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         # Every handler takes a request stream, so that it runs (admits, then reads) as soon as the call arrives.
@@ -330,7 +332,7 @@ class _Call:
     # ------------------------------------------------------------ admission
 
     def _admit(self, context: grpc.ServicerContext, *, stream: bool) -> None:
-        admission, self.party = self.gate.admission, context.peer()
+        admission = self.gate.admission
         try:
             if self.gate.draining.is_set() and not self.probe:  # the server is stopping: go elsewhere
                 raise NotReady(SHUTTING_DOWN_MESSAGE)
@@ -346,7 +348,7 @@ class _Call:
             else:
                 deadline = time.perf_counter() + context.time_remaining()
                 active = functools.partial(self._active, context)
-                admission.try_call(party=self.party, wait_s=PLACE_WAIT_S, deadline=deadline, is_active=active)
+                admission.try_call(party=self._party(context), wait_s=PLACE_WAIT_S, deadline=deadline, is_active=active)
                 self._release = functools.partial(admission.end_call, party=self.party)
         except ServiceError as exc:
             self._refuse(context, exc)
@@ -368,7 +370,7 @@ class _Call:
         if self.probe:
             return _NoSlot()
         deadline = min(time.perf_counter() + context.time_remaining(), self.arrived + admission.wait_limit_s())
-        slot = admission.work_slot(deadline, functools.partial(self._active, context), party=self.party)
+        slot = admission.work_slot(deadline, functools.partial(self._active, context), party=self._party(context))
         return _Slot(self, context, slot)
 
     def _active(self, context: grpc.ServicerContext) -> bool:
@@ -456,7 +458,7 @@ class _Call:
     def _undecodable(self, size: int, error: str, context: grpc.ServicerContext) -> None:
         log.warning(
             "undecodable request",
-            extra={"method": self.full_method, "bytes": size, "error": error, "peer": self.party},
+            extra={"method": self.full_method, "bytes": size, "error": error, "peer": self._party(context)},
         )
 
     # ------------------------------------------------------------ answers
@@ -510,7 +512,7 @@ class _Call:
                 return
             if self.probe:  # a health check gives back its probe place the same way
                 self._release()
-            evict, party = functools.partial(self._evict, context), self.party
+            evict, party = functools.partial(self._evict, context), self._party(context)
             key = admission.hand_over(size, evict, holds_place=not self.probe, party=party)
             self._release = functools.partial(admission.taken, key)
             self._answer_timeout = self.gate.timeouts.arm(self.gate.idle_timeout_s, ANSWER, context.cancel)

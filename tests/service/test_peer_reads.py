@@ -16,7 +16,7 @@ import grpc
 import pytest
 from grpc import _server as grpc_server
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from servers import grid_state
+from servers import channel_to, grid_state, loopback_settings, ready_server
 
 from boaf.service.rpc.call import Call
 from boaf.v1 import boaf_pb2 as pb
@@ -62,6 +62,20 @@ def test_a_call_that_succeeds_reads_its_peer_once(
     assert peer_reads.take() == 1
     health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=30)
     assert peer_reads.take() == 1, "a probe reads it to hand its answer over"
+
+
+def test_a_call_the_gate_refuses_before_admission_reads_no_peer(peer_reads: PeerReads) -> None:
+    # A refusal costs what its bytes cost: a call without its bearer token never reaches a read of its peer.
+    server = ready_server(loopback_settings(api_tokens="a-token", metrics_enabled=False))
+    try:
+        with channel_to(server) as channel:
+            peer_reads.take()
+            with pytest.raises(grpc.RpcError) as refused:
+                boaf_pb2_grpc.BoafStub(channel).Classify(pb.ClassifyRequest(states=[grid_state(STATE)]), timeout=30)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert peer_reads.take() == 0
+    finally:
+        server.stop(0)
 
 
 def test_a_call_that_fails_reads_its_peer_at_most_twice(stub: boaf_pb2_grpc.BoafStub, peer_reads: PeerReads) -> None:
