@@ -57,8 +57,7 @@ from boaf.jobs.runner import Cluster
 from boaf.models.classifier import Classifier
 from boaf.models.inputs import model_inputs
 from boaf.models.metrics import Scores, scores
-from boaf.models.residue import LABEL_MAX_NODES, NOISE, Residue, ResidueSpec, generate
-from boaf.search import UNKNOWN, solve_deals
+from boaf.models.residue import LABEL_MAX_NODES, NOISE, Residue, ResidueSpec, generate, open_deal_seeds
 
 SMALL_LABEL_MAX_NODES = 100_000  # --small: a tiny run labels less
 PREDICTORS = ("model", "constant", "logistic")
@@ -174,12 +173,9 @@ def deals_residue(
     table = census_table(seeds, cache, small, regenerate)
     status = np.array(table.column("status").to_pylist())
     classes = np.array(table.column("class").to_pylist(), dtype=object)
-    budget = classifier.exact
     still_open = []
     for first in range(seeds.start, seeds.stop, spec.batch):
-        chunk = np.arange(first, min(first + spec.batch, seeds.stop), dtype=np.int64)
-        batch = solve_deals(chunk, budget.algorithm, max_nodes=budget.nodes_for(4, 4), reasons=False)
-        still_open.append(chunk[np.array([s is UNKNOWN for s in batch.status], dtype=bool)])
+        still_open.append(open_deal_seeds(classifier, range(first, min(first + spec.batch, seeds.stop))))
         step(f"{sum(len(o) for o in still_open):,} open deals")
     open_seeds = np.concatenate(still_open)
     rows = open_seeds - seeds.start
@@ -213,6 +209,7 @@ def collect(
         "split": split,
         "seed": seed,
         "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),
+        "deal_nodes": classifier.exact.deal_nodes_for(spec.rows, spec.cols),
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "noise": NOISE,

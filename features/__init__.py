@@ -12,7 +12,15 @@ The public API:
 from typing import TYPE_CHECKING, Any
 
 from boaf.features.batch import FeatureBatch, compute_features, feature_matrix, feature_table, schema_metadata
-from boaf.features.kahn import DealClass, SieveResult, classify_states, kahn_class, sieve, three_heuristic
+from boaf.features.kahn import (
+    DealClass,
+    SieveResult,
+    classify_states,
+    kahn_class,
+    looks_like_ffud,
+    sieve,
+    three_heuristic,
+)
 from boaf.features.schema import BIG_INTEGER_FEATURES, INTEGER_FEATURES, SCHEMA_VERSION, feature_names
 
 if TYPE_CHECKING:
@@ -42,6 +50,7 @@ __all__ = [
     "feature_names",
     "feature_table",
     "kahn_class",
+    "looks_like_ffud",
     "schema_metadata",
     "sieve",
     "state_feature_vector",

@@ -126,7 +126,7 @@ class BudgetCost:
 
 def measure_budget(classifier: Classifier, labelled: LabelledStates, max_nodes: int, singles: int) -> BudgetCost:
     """Classify ``labelled`` with the exact path at ``max_nodes``; ``singles`` states are also timed one by one."""
-    trial = replace(classifier, exact=ExactBudget(max_nodes, classifier.exact.algorithm))
+    trial = replace(classifier, exact=_trial_budget(classifier.exact, max_nodes))
     states = labelled.states
     trial.classify(states[:2])  # compile and load before timing
     started = time.thread_time()
@@ -147,6 +147,11 @@ def measure_budget(classifier: Classifier, labelled: LabelledStates, max_nodes: 
         single_p99_ms=float(np.percentile(single, 99)),
         grid=labelled.grid,
     )
+
+
+def _trial_budget(exact: ExactBudget, max_nodes: int) -> ExactBudget:
+    """``exact`` with ``max_nodes`` for every grid, its second search of FFUD-like deals kept."""
+    return ExactBudget(max_nodes, exact.algorithm, deal_nodes=exact.deal_nodes)
 
 
 def choose_budget(costs: Sequence[BudgetCost], target: LatencyTarget | None = None, headroom: float = HEADROOM) -> int:
@@ -261,17 +266,22 @@ def tune_budget(
     singles: int = 1000,
     *,
     log: Callable[[str], None] = print,
+    deal_nodes: int | None = None,
 ) -> dict[str, Any]:
     """Sweep ``candidates`` on ``sets``, keep each grid's largest budget within its targets, and write them.
 
     The grids are those of ``sets``; a grid not measured keeps the budget it had. Writes into ``model_dir``
     ``exact_path.json``, the card's ``exact_path`` entry and each grid's sweep plot
     (``plots/budget_sweep.png`` for 4x4, ``plots/budget_sweep_4x13.png``...); returns the card entry.
-    Raises ``ModelError``, writing nothing, when no candidate meets a grid's targets.
+    Raises ``ModelError``, writing nothing, when no candidate meets a grid's targets. ``deal_nodes``
+    sets the second search of FFUD-like 4x4 deals (``ExactBudget.deal_nodes``), measured with every
+    candidate and written with the budgets; None keeps the model's.
     """
     grids = list(dict.fromkeys(s.grid for s in sets))
     targets = latency_targets(grids)
     classifier = load_classifier(model_dir)
+    if deal_nodes is not None:
+        classifier = replace(classifier, exact=replace(classifier.exact, deal_nodes=deal_nodes))
     costs = [c for g in grids for c in _sweep(classifier, [s for s in sets if s.grid == g], candidates, singles, log)]
     chosen = choose_grid_budgets(costs)
     measured = {g: _grid_record(costs, g, chosen[g], targets[g]) for g in grids}
@@ -281,6 +291,7 @@ def tune_budget(
         previous.algorithm,
         {"grids": {**_grid_records(previous.measured, previous.max_nodes), **measured}},
         {**previous.by_grid, **{g: n for g, n in chosen.items() if g != DEFAULT_GRID}},
+        previous.deal_nodes,
     )
     card_grids = {
         g: {**measured[g], "at_budget": {s.name: slice_report(classifier, s, chosen[g]) for s in sets if s.grid == g}}
@@ -349,7 +360,7 @@ def slice_report(classifier: Classifier, labelled: LabelledStates, max_nodes: in
 
     Accuracies count the states whose label is known (``rows_scored`` of ``rows``).
     """
-    trial = replace(classifier, exact=ExactBudget(max_nodes, classifier.exact.algorithm))
+    trial = replace(classifier, exact=_trial_budget(classifier.exact, max_nodes))
     answers = trial.classify(labelled.states)
     scored = labelled.scored()
     right = (answers.p_solvable >= trial.threshold) == labelled.solvable
@@ -376,6 +387,7 @@ def _update_card(
     entry = {
         "max_nodes": budget.max_nodes,
         "by_grid": budget.by_grid,
+        "deal_nodes": budget.deal_nodes,
         "algorithm": budget.algorithm,
         "grids": {**_grid_records(card.get("exact_path", {}), budget.max_nodes), **swept},
     }

@@ -36,10 +36,13 @@ import numpy as np
 
 from boaf import search
 from boaf.game import State, deal, format_grid, parse_grid, random_state
+from boaf.game.arrays import states_to_array
+from boaf.game.bits import shuffled_cells
 from boaf.models.classifier import Classifier
 from boaf.models.datasets import DatasetSpec, generate_chunk
+from boaf.models.exact_path import exact_search
 from boaf.models.files import write_text_atomically
-from boaf.search import SOLVABLE, UNKNOWN, solve_deals, solve_many
+from boaf.search import SOLVABLE, UNKNOWN, solve_many
 
 LABEL_MAX_NODES = 2_000_000  # nodes of the labelling search per residue state
 NOISE = 0.15  # the plausible player's share of random moves
@@ -124,9 +127,8 @@ def open_index(classifier: Classifier, states: list[State]) -> np.ndarray:
     """Indices of ``states`` (one grid shape) that the classifier's exact path leaves open."""
     if not states:
         return np.zeros(0, dtype=np.intp)
-    budget, rows, cols = classifier.exact, states[0].rows, states[0].cols
-    status = solve_many(states, budget.algorithm, max_nodes=budget.nodes_for(rows, cols), reasons=False).status
-    return np.flatnonzero(np.array([s is UNKNOWN for s in status], dtype=bool))
+    rows, cols = states[0].rows, states[0].cols
+    return np.flatnonzero(~exact_search(states_to_array(states), rows, cols, classifier.exact).exact)
 
 
 def random_source(rows: int, cols: int, fewest: int) -> Source:
@@ -200,12 +202,15 @@ def label(states: list[State], max_nodes: int) -> np.ndarray:
     return np.array([1 if s is SOLVABLE else -1 if s is UNKNOWN else 0 for s in status], dtype=np.int8)
 
 
-def open_deals(classifier: Classifier, seeds: range) -> list[State]:
-    """The deals of ``seeds`` that the classifier's exact path leaves open (one compiled call, no State made first)."""
+def open_deal_seeds(classifier: Classifier, seeds: range) -> np.ndarray:
+    """The seeds among ``seeds`` whose deals the classifier's exact path leaves open (no State made)."""
     array = np.arange(seeds.start, seeds.stop, dtype=np.int64)
-    budget = classifier.exact
-    status = solve_deals(array, budget.algorithm, max_nodes=budget.nodes_for(4, 4), reasons=False).status
-    return [deal(int(s)) for s in array[np.array([s is UNKNOWN for s in status], dtype=bool)]]
+    return array[~exact_search(shuffled_cells(array, 16), 4, 4, classifier.exact).exact]
+
+
+def open_deals(classifier: Classifier, seeds: range) -> list[State]:
+    """The deals of ``seeds`` that the classifier's exact path leaves open."""
+    return [deal(int(s)) for s in open_deal_seeds(classifier, seeds)]
 
 
 def generate(classifier: Classifier, spec: ResidueSpec, step: Step | None = None) -> Residue:
@@ -243,7 +248,8 @@ def cache_key(classifier: Classifier, spec: ResidueSpec) -> dict[str, Any]:
     """Everything that determines ``spec``'s residue under ``classifier``: a cached set is reused only if it matches."""
     return {
         **asdict(spec),
-        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),  # the exact path's budget on this grid
+        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),
+        "deal_nodes": classifier.exact.deal_nodes_for(spec.rows, spec.cols),  # the exact path's budget on this grid
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "model_version": classifier.version if spec.kind == "plausible" else None,

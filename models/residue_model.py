@@ -310,15 +310,27 @@ def residue_gate(
 def gate_budget_owner(installed: Classifier, new: Classifier, rows: int, cols: int) -> Classifier:
     """The version whose exact path on ``rows`` x ``cols`` leaves open every state the other's does.
 
-    That is the smaller budget on that grid, when both search with one algorithm.
+    That is the smaller budget on that grid, when both search with one algorithm: a search
+    given more nodes settles every state one given fewer does, and so does a second search of
+    FFUD-like deals (``ExactBudget.deal_nodes``) beside none. Raises ``ModelError`` when
+    neither leaves open all the other's (one has the larger first budget, the other the
+    larger second).
     """
-    mine, theirs = installed.exact.nodes_for(rows, cols), new.exact.nodes_for(rows, cols)
-    if installed.exact.algorithm != new.exact.algorithm and min(mine, theirs):
+    mine = (installed.exact.nodes_for(rows, cols), installed.exact.deal_nodes_for(rows, cols))
+    theirs = (new.exact.nodes_for(rows, cols), new.exact.deal_nodes_for(rows, cols))
+    if installed.exact.algorithm != new.exact.algorithm and min(mine[0], theirs[0]):
         raise ModelError(
             f"the gate compares exact paths of one algorithm; installed uses {installed.exact.algorithm!r}, "
             f"the new version {new.exact.algorithm!r}"
         )
-    return installed if mine <= theirs else new
+    if mine[0] <= theirs[0] and mine[1] <= theirs[1]:
+        return installed
+    if theirs[0] <= mine[0] and theirs[1] <= mine[1]:
+        return new
+    raise ModelError(
+        f"the gate needs one exact path that leaves open all the other's on {rows}x{cols}; the installed "
+        f"version has {mine[0]} nodes and {mine[1]} for FFUD-like deals, the new one {theirs[0]} and {theirs[1]}"
+    )
 
 
 def gate_table(rows: Sequence[GateRow]) -> list[dict[str, Any]]:

@@ -154,6 +154,14 @@ def tune_budget_command(
     ] = 1000,
     singles: Annotated[int, typer.Option("--singles", min=100, help="States per set timed one by one.")] = 1000,
     budgets: Annotated[str | None, typer.Option("--budgets", help="Candidates, e.g. 500,1000,2000.")] = None,
+    deal_nodes: Annotated[
+        int | None,
+        typer.Option(
+            "--deal-nodes",
+            min=0,
+            help="Second search of a 4x4 deal left open that looks like an FFUD (0: none; default: the model's).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Choose Classify's exact-path node budget of each grid by measuring it against that grid's latency targets.
@@ -166,10 +174,13 @@ def tune_budget_command(
 
     candidates = [int(b) for b in budgets.split(",")] if budgets else list(CANDIDATES)
     sets = grid_tuning_sets(grids.split(","), random_count, decision_deals, grid_states, seed=seed)
-    entry = tune_budget(model, sets, candidates, singles, log=lambda line: typer.echo(line, err=True))
+    entry = tune_budget(
+        model, sets, candidates, singles, log=lambda line: typer.echo(line, err=True), deal_nodes=deal_nodes
+    )
     measured = set(grids.split(","))
     report = {g: {k: v for k, v in r.items() if k != "sweep"} for g, r in entry["grids"].items() if g in measured}
-    typer.echo(json.dumps({**{k: entry[k] for k in ("max_nodes", "by_grid", "algorithm")}, "grids": report}, indent=2))
+    budget = {k: entry[k] for k in ("max_nodes", "by_grid", "deal_nodes", "algorithm")}
+    typer.echo(json.dumps({**budget, "grids": report}, indent=2))
 
 
 @app.command("train-hard")

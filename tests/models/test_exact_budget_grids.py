@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boaf.game import random_states
+from boaf.game import deal, random_states
 from boaf.models import budget
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
@@ -159,6 +159,20 @@ def test_tuning_one_grid_keeps_the_others_budgets_and_records(tmp_path: Path, an
     card = json.loads((directory / CARD_FILE).read_text())["exact_path"]
     assert card["grids"]["4x4"]["max_nodes"] == committed.max_nodes and card["grids"]["4x4"]["sweep"]
     assert card["grids"]["4x13"]["max_nodes"] == 25
+    assert written.deal_nodes == card["deal_nodes"] == committed.deal_nodes > 0  # kept when not asked to change
+
+
+def test_tune_budget_sets_the_second_search_of_ffud_like_deals_and_measures_with_it(
+    tmp_path: Path, any_latency: None
+) -> None:
+    directory = tmp_path / "v1"
+    shutil.copytree(default_root(), directory)
+    deals = [deal(seed) for seed in (12226, 38711, 45088, 1, 2, 3)]  # three FFUDs the first search leaves open
+    sets = [budget.LabelledStates("random", deals, np.array([False, False, False, True, True, True]))]
+    for deal_nodes, exact_share in [(0, 0.5), (8192, 1.0)]:
+        entry = budget.tune_budget(directory, sets, (1500,), singles=5, log=lambda _: None, deal_nodes=deal_nodes)
+        assert read_exact_budget(directory).deal_nodes == entry["deal_nodes"] == deal_nodes
+        assert entry["grids"]["4x4"]["at_budget"]["random"]["exact_share"] == exact_share
 
 
 def test_tune_budget_refuses_a_grid_without_targets_before_measuring(tmp_path: Path) -> None:

@@ -198,6 +198,17 @@ def test_the_gate_generates_its_sets_under_the_smaller_budget() -> None:
         gate_budget_owner(installed, other, 4, 4)
 
 
+def test_the_gate_owner_is_the_version_without_the_second_search_of_ffud_like_deals() -> None:
+    installed = load_classifier()
+    plain = replace(installed, exact=replace(installed.exact, deal_nodes=0))
+    second = replace(installed, exact=replace(installed.exact, deal_nodes=8192))
+    assert gate_budget_owner(second, plain, 4, 4) is plain and gate_budget_owner(plain, second, 4, 4) is plain
+    assert gate_budget_owner(second, plain, 4, 13) is second  # no second search off 4x4: the two are alike
+    crossed = replace(plain, exact=replace(plain.exact, max_nodes=plain.exact.max_nodes * 2))
+    with pytest.raises(ModelError, match="leaves open all the other's on 4x4"):
+        gate_budget_owner(second, crossed, 4, 4)
+
+
 def test_boaf_train_residue_refuses_a_worse_model_and_installs_nothing(cache: Path, tmp_path: Path) -> None:
     """The command end to end, its sets read from --cache: every training set holds a tiny residue with inverted
     labels (stored under the real sets' keys), every gate set a tiny true one; it exits 1 and names the sets."""
