@@ -241,9 +241,10 @@ class DataPlane:
         limit = self.settings.hint_max_nodes
         exact = self.classifier.exact
         if max_nodes_per_move:
-            return dataclasses.replace(exact, max_nodes=max_nodes_per_move, by_grid={})
+            return dataclasses.replace(exact, max_nodes=max_nodes_per_move, by_grid={}, deal_nodes=0)
         by_grid = {grid: min(nodes, limit) for grid, nodes in exact.by_grid.items()}
-        return dataclasses.replace(exact, max_nodes=min(exact.max_nodes, limit), by_grid=by_grid)
+        capped = {"max_nodes": min(exact.max_nodes, limit), "deal_nodes": min(exact.deal_nodes, limit)}
+        return dataclasses.replace(exact, by_grid=by_grid, **capped)
 
     def _hints(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
         """Each legal move of ``state`` (``State.legal_moves``' order) with its result and a verdict.
@@ -497,6 +498,7 @@ class DataPlane:
                 "classify_exact_grid_budgets": [
                     {"rows": rows, "cols": cols, "max_nodes": nodes} for rows, cols, nodes in model.exact.grid_budgets()
                 ],
+                "classify_exact_deal_nodes": model.exact.deal_nodes,
                 "limits": limits.reported(settings),
             }
         return self._info

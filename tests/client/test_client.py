@@ -141,6 +141,7 @@ def test_server_info_answers_what_grpc_answers(client: Client, stub: boaf_pb2_gr
     assert info.classify_exact_max_nodes == expected.classify_exact_max_nodes
     budgets = tuple((g.rows, g.cols, g.max_nodes) for g in expected.classify_exact_grid_budgets)
     assert info.classify_exact_grid_budgets == budgets
+    assert info.classify_exact_deal_nodes == expected.classify_exact_deal_nodes == 8192
     assert set(info.algorithms) == set(ALGORITHMS) and info.default_algorithm == "ordered"
 
 

@@ -25,13 +25,15 @@ from boaf.v1 import boaf_pb2_grpc, game_pb2, game_pb2_grpc
 
 BUDGET = 777  # not the committed model's
 BIG_BUDGET = 123  # 4x13's own
+DEAL_NODES = 9000  # the second search of FFUD-like 4x4 deals
+FFUD_OPEN_AT_BUDGET = (12226, 38711, 45088)  # FFUDs the first search leaves open
 
 
 @pytest.fixture(scope="module")
 def temp_model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoafServer]:
     root = tmp_path_factory.mktemp("models")
     shutil.copytree(default_root(), root / "v1")
-    write_exact_budget(root / "v1", ExactBudget(BUDGET, by_grid={"4x13": BIG_BUDGET}))
+    write_exact_budget(root / "v1", ExactBudget(BUDGET, by_grid={"4x13": BIG_BUDGET}, deal_nodes=DEAL_NODES))
     (root / "CURRENT").write_text("v1\n", encoding="utf-8")
     server = ready_server(loopback_settings(model_dir=root, http_port=0))
     yield server
@@ -50,6 +52,7 @@ def test_server_info_reports_the_budgets_of_the_served_model_directory(
     info = stub_of_temp_model.GetServerInfo(pb.GetServerInfoRequest(), timeout=10)
     assert info.classify_exact_max_nodes == BUDGET
     assert list(info.classify_exact_grid_budgets) == [pb.GridBudget(rows=4, cols=13, max_nodes=BIG_BUDGET)]
+    assert info.classify_exact_deal_nodes == DEAL_NODES
 
 
 def test_server_info_over_http_reports_the_budgets_in_proto3_json(temp_model_server: BoafServer) -> None:
@@ -62,6 +65,18 @@ def test_server_info_over_http_reports_the_budgets_in_proto3_json(temp_model_ser
     assert answer.status == 200, answer.body
     assert answer.body["classifyExactMaxNodes"] == str(BUDGET)  # a uint64 is a string in proto3 JSON
     assert answer.body["classifyExactGridBudgets"] == [{"rows": 4, "cols": 13, "maxNodes": str(BIG_BUDGET)}]
+    assert answer.body["classifyExactDealNodes"] == str(DEAL_NODES)
+
+
+def test_an_ffud_like_deal_the_first_search_leaves_open_is_searched_again(
+    stub_of_temp_model: boaf_pb2_grpc.BoafStub,
+) -> None:
+    deals = [deal(seed) for seed in FFUD_OPEN_AT_BUDGET]
+    assert UNKNOWN in solve_many(deals, max_nodes=BUDGET).status
+    request = pb.ClassifyRequest(states=[state_to_proto(s) for s in deals])
+    predictions = stub_of_temp_model.Classify(request, timeout=30).predictions
+    assert [(p.exact, p.solvable, p.p_solvable) for p in predictions] == [(True, False, 0.0)] * len(deals)
+    assert all(BUDGET < p.nodes <= BUDGET + DEAL_NODES for p in predictions)
 
 
 def test_a_state_gets_its_grids_budget(stub_of_temp_model: boaf_pb2_grpc.BoafStub) -> None:

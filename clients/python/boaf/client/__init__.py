@@ -405,6 +405,8 @@ class ServerInfo:
     #: ``(rows, cols, max_nodes)`` of each grid with an exact-path budget of its own; the others get
     #: ``classify_exact_max_nodes``.
     classify_exact_grid_budgets: tuple[tuple[int, int, int], ...]
+    #: The second search of a 4x4 deal the first leaves open and that looks like an FFUD (0: none).
+    classify_exact_deal_nodes: int
 
 
 # ---------------------------------------------------------------- conversions
@@ -536,6 +538,7 @@ def _server_info(message: pb.ServerInfo) -> ServerInfo:
         default_algorithm=_ALGORITHM_NAMES.get(message.default_algorithm, ""),
         classify_exact_max_nodes=message.classify_exact_max_nodes,
         classify_exact_grid_budgets=tuple((g.rows, g.cols, g.max_nodes) for g in message.classify_exact_grid_budgets),
+        classify_exact_deal_nodes=message.classify_exact_deal_nodes,
     )
 
 

@@ -164,7 +164,7 @@ class Limits(_message.Message):
     def __init__(self, max_batch_size: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., max_concurrent_rpcs: _Optional[int] = ..., solve_max_nodes: _Optional[int] = ..., solve_time_limit_ms: _Optional[int] = ..., max_streams: _Optional[int] = ..., max_workers: _Optional[int] = ..., batch_time_limit_ms: _Optional[int] = ..., puzzle_max_states: _Optional[int] = ..., puzzle_max_samples: _Optional[int] = ..., puzzle_max_iterations: _Optional[int] = ..., max_concurrent_puzzles: _Optional[int] = ..., max_concurrent_searches: _Optional[int] = ..., search_memory_mb: _Optional[int] = ..., hint_max_nodes: _Optional[int] = ...) -> None: ...
 
 class ServerInfo(_message.Message):
-    __slots__ = ("version", "feature_schema_version", "feature_names", "model_version", "model_schema_version", "model_card", "classify_threshold", "limits", "algorithms", "default_algorithm", "classify_exact_max_nodes", "classify_exact_grid_budgets")
+    __slots__ = ("version", "feature_schema_version", "feature_names", "model_version", "model_schema_version", "model_card", "classify_threshold", "limits", "algorithms", "default_algorithm", "classify_exact_max_nodes", "classify_exact_grid_budgets", "classify_exact_deal_nodes")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     FEATURE_SCHEMA_VERSION_FIELD_NUMBER: _ClassVar[int]
     FEATURE_NAMES_FIELD_NUMBER: _ClassVar[int]
@@ -177,6 +177,7 @@ class ServerInfo(_message.Message):
     DEFAULT_ALGORITHM_FIELD_NUMBER: _ClassVar[int]
     CLASSIFY_EXACT_MAX_NODES_FIELD_NUMBER: _ClassVar[int]
     CLASSIFY_EXACT_GRID_BUDGETS_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFY_EXACT_DEAL_NODES_FIELD_NUMBER: _ClassVar[int]
     version: str
     feature_schema_version: str
     feature_names: _containers.RepeatedScalarFieldContainer[str]
@@ -189,7 +190,8 @@ class ServerInfo(_message.Message):
     default_algorithm: Algorithm
     classify_exact_max_nodes: int
     classify_exact_grid_budgets: _containers.RepeatedCompositeFieldContainer[GridBudget]
-    def __init__(self, version: _Optional[str] = ..., feature_schema_version: _Optional[str] = ..., feature_names: _Optional[_Iterable[str]] = ..., model_version: _Optional[str] = ..., model_schema_version: _Optional[str] = ..., model_card: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., classify_threshold: _Optional[float] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., algorithms: _Optional[_Iterable[_Union[Algorithm, str]]] = ..., default_algorithm: _Optional[_Union[Algorithm, str]] = ..., classify_exact_max_nodes: _Optional[int] = ..., classify_exact_grid_budgets: _Optional[_Iterable[_Union[GridBudget, _Mapping]]] = ...) -> None: ...
+    classify_exact_deal_nodes: int
+    def __init__(self, version: _Optional[str] = ..., feature_schema_version: _Optional[str] = ..., feature_names: _Optional[_Iterable[str]] = ..., model_version: _Optional[str] = ..., model_schema_version: _Optional[str] = ..., model_card: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., classify_threshold: _Optional[float] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., algorithms: _Optional[_Iterable[_Union[Algorithm, str]]] = ..., default_algorithm: _Optional[_Union[Algorithm, str]] = ..., classify_exact_max_nodes: _Optional[int] = ..., classify_exact_grid_budgets: _Optional[_Iterable[_Union[GridBudget, _Mapping]]] = ..., classify_exact_deal_nodes: _Optional[int] = ...) -> None: ...
 
 class GridBudget(_message.Message):
     __slots__ = ("max_nodes", "rows", "cols")
