@@ -209,7 +209,7 @@ def collect(
         "split": split,
         "seed": seed,
         "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),
-        "deal_nodes": classifier.exact.deal_nodes_for(spec.rows, spec.cols),
+        "deal_search": classifier.exact.deal_search(spec.rows, spec.cols),
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "noise": NOISE,

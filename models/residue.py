@@ -205,7 +205,7 @@ def label(states: list[State], max_nodes: int) -> np.ndarray:
 def open_deal_seeds(classifier: Classifier, seeds: range) -> np.ndarray:
     """The seeds among ``seeds`` whose deals the classifier's exact path leaves open (no State made)."""
     array = np.arange(seeds.start, seeds.stop, dtype=np.int64)
-    return array[~exact_search(shuffled_cells(array, 16), 4, 4, classifier.exact).exact]
+    return np.asarray(array[~exact_search(shuffled_cells(array, 16), 4, 4, classifier.exact).exact])
 
 
 def open_deals(classifier: Classifier, seeds: range) -> list[State]:
@@ -248,8 +248,8 @@ def cache_key(classifier: Classifier, spec: ResidueSpec) -> dict[str, Any]:
     """Everything that determines ``spec``'s residue under ``classifier``: a cached set is reused only if it matches."""
     return {
         **asdict(spec),
-        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),
-        "deal_nodes": classifier.exact.deal_nodes_for(spec.rows, spec.cols),  # the exact path's budget on this grid
+        "max_nodes": classifier.exact.nodes_for(spec.rows, spec.cols),  # the exact path's budget on this grid
+        "deal_search": classifier.exact.deal_search(spec.rows, spec.cols),  # and its second search of FFUD-like deals
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "model_version": classifier.version if spec.kind == "plausible" else None,

@@ -82,7 +82,7 @@ from boaf.search.kernel.bundles import (
     grown_scratch,
     new_scratch,
 )
-from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, gather_refutes
+from boaf.search.kernel.gather import GATHER_AGAIN, GATHER_DEEP, PRUNE_GATHER, gather_refutes
 from boaf.search.kernel.keys import NARROW_CELLS, narrow_max_stacks, root_labels
 from boaf.search.kernel.memo import grown_memo, narrow_grow, new_memo
 from boaf.search.kernel.open_blocks import OPEN_AFTER, OPEN_MIN_BUDGET, PRUNE_OPEN, open_block_stuck
@@ -112,6 +112,7 @@ __all__ = [
     "BEST_N_KERNEL",
     "DFS_KERNEL",
     "GATHER_AGAIN",
+    "GATHER_DEEP",
     "ISLANDS",
     "NARROW_CELLS",
     "NO_SHARE",

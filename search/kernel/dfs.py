@@ -17,7 +17,7 @@ from numba import njit
 from boaf.game.bits import lean_njit
 from boaf.game.graph import U0, bit
 from boaf.search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
-from boaf.search.kernel.gather import GATHER_AGAIN, PRUNE_GATHER, _small_budget, gather_refutes
+from boaf.search.kernel.gather import GATHER_AGAIN, GATHER_DEEP, PRUNE_GATHER, _small_budget, gather_refutes
 from boaf.search.kernel.generate import generate, ordered, play, unplay
 from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from boaf.search.kernel.keys import (
@@ -192,7 +192,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             if opens and open_block_stuck(root, tables.compat, tables.line):
                 return UNSOLVABLE, at[NODES], 0, memo
             if config.options & PRUNE_GATHER != 0 and gather_refutes(
-                root, tables.compat, tables.line, budget, at[NODES]
+                root, tables.compat, tables.line, budget, at[NODES], config.options & GATHER_DEEP != 0
             ):
                 return UNSOLVABLE, at[NODES], 0, memo
         else:

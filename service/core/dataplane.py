@@ -243,8 +243,9 @@ class DataPlane:
         if max_nodes_per_move:
             return dataclasses.replace(exact, max_nodes=max_nodes_per_move, by_grid={}, deal_nodes=0)
         by_grid = {grid: min(nodes, limit) for grid, nodes in exact.by_grid.items()}
-        capped = {"max_nodes": min(exact.max_nodes, limit), "deal_nodes": min(exact.deal_nodes, limit)}
-        return dataclasses.replace(exact, by_grid=by_grid, **capped)
+        return dataclasses.replace(
+            exact, max_nodes=min(exact.max_nodes, limit), by_grid=by_grid, deal_nodes=min(exact.deal_nodes, limit)
+        )
 
     def _hints(self, state: State, budget: ExactBudget, cancel: CancelFlag) -> Hints:
         """Each legal move of ``state`` (``State.legal_moves``' order) with its result and a verdict.

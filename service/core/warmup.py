@@ -140,7 +140,7 @@ def _run_search_late() -> None:
     kernel.grown_memo(kernel.new_memo(16, capacity=4), 1)
     kernel.open_block_stuck(state_to_array(deal(-115618)), compat_table(), line_table(4, 4))
     budget = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0)
-    kernel.gather_refutes(state_to_array(deal(1163)), compat_table(), line_table(4, 4), budget, np.int64(1024))
+    kernel.gather_refutes(state_to_array(deal(1163)), compat_table(), line_table(4, 4), budget, np.int64(1024), False)
 
 
 def _run_features() -> None:

@@ -1,5 +1,7 @@
 """The exact path's second search: 4x4 deals left open that look like an FFUD get ``deal_nodes`` more.
 
+It gathers with eight times the work at 8,192 nodes (``Algorithm.deep_gathering``).
+
 The second search only decides who searches longer; what it settles is the solver's answer,
 checked here against the unbudgeted solver, and it touches nothing but whole 4x4 deals.
 """
@@ -26,6 +28,8 @@ from boaf.search import SOLVABLE, UNKNOWN, UNSOLVABLE, solve_deals
 #: The FFUDs among deals 0-100,000 (Kahn 2018; a census of that range finds these eleven).
 FFUD = (1163, 6727, 12226, 24555, 25482, 38711, 45088, 59481, 63135, 68943, 93196)
 OPEN_AT_1500 = (12226, 38711, 45088)  # the three a 1,500-node search leaves open
+#: FFUDs a plain search of 8,192 nodes leaves open and a deep-gathering one refutes (tests/search/test_gather.py).
+DEEP_FFUD = (2100044625, 2100053066, 2100520115, 2100587191, 2100613717, 2100986386)
 FIRST, SECOND = 1500, 8192
 WITH_SECOND = ExactBudget(FIRST, deal_nodes=SECOND)
 
@@ -49,6 +53,16 @@ def test_the_second_search_settles_the_ffuds_the_first_leaves_open() -> None:
     again = np.isin(FFUD, OPEN_AT_1500)
     assert (both.nodes[~again] == first.nodes[~again]).all()  # settled at first: not searched again
     assert (both.nodes[again] > FIRST).all() and (both.nodes[again] <= FIRST + SECOND).all()
+
+
+def test_the_second_search_gathers_deep() -> None:
+    cells = deal_array(DEEP_FFUD)
+    looks = looks_like_ffud(compute_features(cells).matrix)
+    assert looks.sum() >= 5
+    plain = solve_deals(list(DEEP_FFUD), max_nodes=SECOND).status
+    assert all(status is UNKNOWN for status in plain)
+    answers = exact_search(cells, 4, 4, WITH_SECOND)
+    assert answers.exact[looks].all() and (answers.p_solvable[looks] == 0).all()
 
 
 def test_what_the_second_search_settles_is_the_solvers_answer() -> None:

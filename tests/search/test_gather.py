@@ -24,13 +24,15 @@ ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_GATHER, "ordered-no-gather")
 FFUD = (1163, 6727, 12226, 24555, 25482, 38711, 45088, 59481, 63135, 68943, 93196)
 SLOW_FFUD = (1163, 12226, 24555, 25482, 45088, 93196)  # 30,373-124,271 nodes without the rule
+#: FFUDs (of deals 2,100,000,000-2,100,999,999) that gathering at GATHER_AGAIN refutes only with GATHER_DEEP's work.
+DEEP_FFUD = (2100044625, 2100053066, 2100520115, 2100587191, 2100613717, 2100986386)
 PLENTY = np.int64(1_000_000)  # nodes "spent": 10^8 joins, more than any state here needs
 
 
-def refutes(state, after=PLENTY, cancel=0, deadline=0.0):  # type: ignore[no-untyped-def]
+def refutes(state, after=PLENTY, cancel=0, deadline=0.0, deep=False):  # type: ignore[no-untyped-def]
     budget = kernel.Budget(0, deadline, np.array([cancel], dtype=np.int64), 0)
     tables = (kernel.compat_table(), kernel.line_table(state.rows, state.cols))
-    return kernel.gather_refutes(state_to_array(state), *tables, budget, np.int64(after))
+    return kernel.gather_refutes(state_to_array(state), *tables, budget, np.int64(after), deep)
 
 
 def test_gathering_refutes_exactly_the_unsolvable_states() -> None:
@@ -80,3 +82,32 @@ def test_classifys_exact_path_gathers_once_with_half_its_budget_and_decides_8_ff
     assert sum(status is search.UNSOLVABLE for status in without.status) == 4
     # 12226 needs more joins than half of any small budget gives, and a small budget gathers only once
     assert search.solve(deal(12226), ORDERED, max_nodes=kernel.OPEN_MIN_BUDGET - 1).status is search.UNKNOWN
+
+
+def test_deep_gathering_refutes_ffud_deals_the_plain_one_gives_up_on() -> None:
+    deep = ORDERED.deep_gathering()
+    for seed in DEEP_FFUD:
+        assert search.solve(deal(seed), ORDERED, max_nodes=kernel.GATHER_AGAIN).status is search.UNKNOWN, seed
+        assert search.solve(deal(seed), deep, max_nodes=kernel.GATHER_AGAIN).status is search.UNSOLVABLE, seed
+        assert search.solve(deal(seed)).status is search.UNSOLVABLE, seed  # without a limit, without its help
+        assert refutes(deal(seed), after=kernel.GATHER_AGAIN, deep=True)
+        assert not refutes(deal(seed), after=kernel.GATHER_AGAIN)
+
+
+def test_deep_gathering_is_as_sound_and_works_longer_only_at_gather_again() -> None:
+    for rows, cols in ((3, 4), (4, 4)):
+        for state in random_states(6, 200, rows=rows, cols=cols):
+            if state.n_stacks > 11 or not is_connected(state.top_cards()):
+                continue
+            assert refutes(state, after=kernel.GATHER_AGAIN, deep=True) is not reference_solve(state).solvable
+    for seed in range(1, 301):
+        if refutes(deal(seed), after=kernel.GATHER_AGAIN, deep=True):
+            assert search.solve(deal(seed)).status is search.UNSOLVABLE, seed
+    assert not refutes(deal(12226), after=kernel.OPEN_AFTER, deep=True)  # the first gathering: plain work
+    assert not refutes(deal(DEEP_FFUD[0]), after=kernel.GATHER_AGAIN, deep=True, cancel=1)
+
+
+def test_deep_gathering_is_an_option_of_the_algorithms_that_gather() -> None:
+    deep = ORDERED.deep_gathering()
+    assert deep.options == ORDERED.options | kernel.GATHER_DEEP and deep.memo_min == ORDERED.memo_min
+    assert WITHOUT.deep_gathering() is WITHOUT
