@@ -20,20 +20,29 @@ from typing import Any
 
 import numpy as np
 
-from boaf.features import SCHEMA_VERSION
+from boaf.features import SCHEMA_VERSION, feature_names
 from boaf.game.arrays import states_to_array
 from boaf.game.errors import Stopped
 from boaf.game.state import State
 from boaf.models import registry
 from boaf.models.calibration import Calibration, read_calibration
 from boaf.models.errors import ClassifyStopped, ModelError
-from boaf.models.exact_path import NO_EXACT_PATH, ExactBudget, Predictions, exact_search, read_exact_budget
+from boaf.models.exact_path import (
+    NO_EXACT_PATH,
+    ExactBudget,
+    Predictions,
+    exact_search,
+    ffud_like_deals,
+    read_exact_budget,
+    search_again,
+)
 from boaf.models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
 from boaf.models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
 ESTIMATE_FLOOR = 1e-3  # a calibrated estimate stays within [0.001, 0.999]
+FEATURE_COLUMNS = len(feature_names())  # a model input's first columns: the features, in schema order
 CHUNK_STATES = 256  # states per pass of every stage: a chunk's inference and probe take well under 250 ms
 Trace = Callable[..., AbstractContextManager[Any]]  # (stage name, **attributes) -> a block around the stage
 
@@ -57,7 +66,8 @@ class Classifier:
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
     progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.search.progress); 0: none
-    # Runs around each stage of a chunk ("exact path", "features", "inference"): the service's tracing spans.
+    # Runs around each stage of a chunk ("exact path", "features", "second search" when a deal looks like an FFUD,
+    # "inference"): the service's tracing spans.
     trace: Trace = field(default=untraced, repr=False, compare=False)
 
     @property
@@ -116,7 +126,7 @@ class Classifier:
         self, cells: np.ndarray, rows: int, cols: int, cancel: np.ndarray, exact: ExactBudget
     ) -> Predictions:
         with self.trace("exact path", states=len(cells), max_nodes=exact.nodes_for(rows, cols)):
-            answers = exact_search(cells, rows, cols, exact, cancel=cancel)
+            answers = exact_search(cells, rows, cols, exact, cancel=cancel, second=False)
         still_open = np.flatnonzero(~answers.exact)
         if still_open.size:
             _raise_if_set(cancel, "in the exact path")  # it stopped short: nothing more is wanted
@@ -132,6 +142,15 @@ class Classifier:
                     )
             except Stopped as exc:
                 raise ClassifyStopped(f"classify cancelled while computing its inputs ({exc})") from exc
+            features = inputs[:, :FEATURE_COLUMNS]
+            if exact.deal_nodes_for(rows, cols) and (looks := ffud_like_deals(cells[still_open], features)).size:
+                # The exact path's second search, on the features just computed.
+                with self.trace("second search", states=int(looks.size), max_nodes=exact.deal_nodes):
+                    again = search_again(cells[still_open], features, exact, cancel=cancel)
+                answers.add(still_open, again)
+                still_open, inputs = still_open[~again.exact], inputs[~again.exact]
+                _raise_if_set(cancel, "in the exact path's second search")
+        if still_open.size:
             with self.trace("inference", states=int(still_open.size)):
                 p = self.predict_matrix(inputs)
             if self.calibration is not None:

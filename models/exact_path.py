@@ -118,18 +118,31 @@ class Predictions:
         """Write ``part``'s answers at rows ``index``."""
         self.p_solvable[index], self.exact[index], self.nodes[index] = part.p_solvable, part.exact, part.nodes
 
+    def add(self, index: np.ndarray, later: Predictions) -> None:
+        """Take a later search's answers for the open rows ``index``: what it settled, and its nodes on top."""
+        settled = index[later.exact]
+        self.p_solvable[settled], self.exact[settled] = later.p_solvable[later.exact], True
+        self.nodes[index] += later.nodes
+
 
 _P_OF = {SOLVABLE: 1.0, UNSOLVABLE: 0.0, UNKNOWN: 0.5}  # an exact path's p by status (0.5: open)
 
 
 def exact_search(
-    cells: np.ndarray, rows: int, cols: int, budget: ExactBudget, *, cancel: np.ndarray | None = None
+    cells: np.ndarray,
+    rows: int,
+    cols: int,
+    budget: ExactBudget,
+    *,
+    cancel: np.ndarray | None = None,
+    second: bool = True,
 ) -> Predictions:
     """The exact path alone, for a batch on one grid: settled states get p 1 or 0 and ``exact``.
 
     ``cells`` is an ``int8`` array ``(n, rows*cols)`` (``boaf.game.arrays``). Each state's
     search gets the grid's budget, ``budget.nodes_for(rows, cols)`` nodes, and on 4x4 the
-    deals it leaves open that look like an FFUD a second search of ``budget.deal_nodes``.
+    deals it leaves open that look like an FFUD a second search of ``budget.deal_nodes``
+    (``search_again``; ``second=False`` leaves that to the caller, who has their features).
     Each search is one compiled call for the whole batch; open states come back with p 0.5
     and ``nodes`` counts both searches. Once ``cancel[0]`` is set (``search.solve``'s flag)
     the searches stop and every state not yet settled stays open.
@@ -138,14 +151,42 @@ def exact_search(
     if max_nodes == 0 or n == 0:
         return Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
     answers = _search(cells, rows, cols, max_nodes, budget.algorithm, cancel)
-    if budget.deal_nodes_for(rows, cols):
-        second = _ffud_like(cells, np.flatnonzero(~answers.exact), cancel)
-        if second.size:
-            deep = algorithm_named(budget.algorithm).deep_gathering()
-            again = _search(cells[second], rows, cols, budget.deal_nodes_for(rows, cols), deep, cancel)
-            answers.p_solvable[second], answers.exact[second] = again.p_solvable, again.exact
-            answers.nodes[second] += again.nodes
+    if second and budget.deal_nodes_for(rows, cols):
+        still_open = np.flatnonzero(~answers.exact)
+        deals = still_open[np.all(cells[still_open] >= 0, axis=1)]
+        if deals.size and not _stopped(cancel):
+            try:
+                features = compute_features(cells[deals], rows, cols, cancel=cancel).matrix
+            except Stopped:
+                return answers
+            answers.add(deals, search_again(cells[deals], features, budget, cancel=cancel))
     return answers
+
+
+def search_again(
+    cells: np.ndarray, features: np.ndarray, budget: ExactBudget, *, cancel: np.ndarray | None = None
+) -> Predictions:
+    """The second search of open 4x4 states: those that are whole deals and look like an FFUD get ``deal_nodes``.
+
+    ``features`` holds each state's feature row (``boaf.features``' schema order; a model input
+    matrix's first columns will do). Its gathering works eight times longer at 8,192 nodes
+    (``Algorithm.deep_gathering``). States not searched again, and all of them once ``cancel``
+    is set, come back open: p 0.5, 0 nodes.
+    """
+    n = int(cells.shape[0])
+    answers = Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
+    looks = ffud_like_deals(cells, features)
+    if looks.size and not _stopped(cancel):
+        deep = algorithm_named(budget.algorithm).deep_gathering()
+        answers.put(looks, _search(cells[looks], *DEAL_GRID, budget.deal_nodes_for(*DEAL_GRID), deep, cancel))
+    return answers
+
+
+def ffud_like_deals(cells: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The rows of ``cells`` (states of one grid, their feature rows ``features``) that are 4x4 deals like an FFUD."""
+    if cells.shape[1:] != (DEAL_GRID[0] * DEAL_GRID[1],):
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(looks_like_ffud(features) & np.all(cells >= 0, axis=1))
 
 
 def _search(
@@ -158,19 +199,8 @@ def _search(
     return Predictions(p, p != 0.5, np.asarray(batch.nodes, dtype=np.uint64))
 
 
-def _ffud_like(cells: np.ndarray, candidates: np.ndarray, cancel: np.ndarray | None) -> np.ndarray:
-    """The rows among ``candidates`` (open 4x4 states) that are whole deals and look like an FFUD.
-
-    Empty once ``cancel`` is set: a stopped call searches no more.
-    """
-    deals = candidates[np.all(cells[candidates] >= 0, axis=1)]
-    if not deals.size or (cancel is not None and cancel[0]):
-        return deals[:0]
-    try:
-        matrix = compute_features(cells[deals], *DEAL_GRID, cancel=cancel).matrix
-    except Stopped:
-        return deals[:0]
-    return np.asarray(deals[looks_like_ffud(matrix)])
+def _stopped(cancel: np.ndarray | None) -> bool:
+    return cancel is not None and bool(cancel[0])
 
 
 def read_exact_budget(directory: Path) -> ExactBudget:
@@ -178,8 +208,8 @@ def read_exact_budget(directory: Path) -> ExactBudget:
 
     A file without ``by_grid`` (written before grids had budgets of their own) gives every
     grid ``max_nodes``, and one without ``deal_nodes`` no second search. Raises ``ModelError``
-    naming the file when it is malformed: a budget
-    below 0, or a ``by_grid`` key that is not a grid (``"4x13"``).
+    naming the file when it is malformed: a budget below 0, or a ``by_grid`` key that is not
+    a grid (``"4x13"``).
     """
     path = directory / EXACT_FILE
     if not path.is_file():

@@ -6,7 +6,8 @@ never imported. On (``enable``, which the server calls when ``BOAF_OTEL`` is set
 - every RPC, on either edge, is a span ``boaf/<Method>`` (``traced``, which the
   handlers' ``rpc`` decorator wears, so gRPC and HTTP/JSON calls alike);
 - Classify and Hint have a child span per stage of each chunk of up to 256 states:
-  ``exact path``, ``features`` (the model's inputs) and ``inference``
+  ``exact path``, ``features`` (the model's inputs), ``second search`` (when an open
+  4x4 deal looks like an FFUD: ``boaf.models.exact_path``) and ``inference``
   (``boaf.models.classifier`` calls them through its ``trace`` hook: models/ imports
   nothing of service/).
 

@@ -20,6 +20,7 @@ from boaf.features.kahn import deal_array
 from boaf.features.schema import FEATURE_INDEX
 from boaf.game import random_states
 from boaf.game.arrays import states_to_array
+from boaf.models.classifier import load_classifier
 from boaf.models.errors import ModelError
 from boaf.models.exact_path import ExactBudget, exact_search, read_exact_budget, write_exact_budget
 from boaf.models.registry import default_root
@@ -82,6 +83,16 @@ def test_what_the_second_search_settles_is_the_solvers_answer() -> None:
     plain = left_open[~looks_like_ffud(compute_features(cells[left_open]).matrix)]
     assert plain.size and not both.exact[plain].any()
     assert np.array_equal(both.nodes[plain], first.nodes[plain])
+
+
+def test_classify_settles_what_the_exact_path_settles_computing_the_features_once() -> None:
+    classifier = replace(load_classifier(), exact=WITH_SECOND)
+    cells = deal_array(range(0, 30_000))
+    alone = exact_search(cells, 4, 4, WITH_SECOND)
+    served = classifier.classify_cells(cells, 4, 4)
+    assert np.array_equal(served.exact, alone.exact) and np.array_equal(served.nodes, alone.nodes)
+    assert np.array_equal(served.p_solvable[alone.exact], alone.p_solvable[alone.exact])
+    assert (served.nodes > FIRST).sum() >= 10  # the second search ran, inside classify
 
 
 @pytest.mark.parametrize(("rows", "cols", "fewest", "most"), [(4, 4, 2, 15), (4, 13, 16, 52), (5, 5, 9, 25)])

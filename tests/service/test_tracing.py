@@ -69,6 +69,16 @@ def test_a_grpc_classify_is_a_span_with_the_exact_path_features_and_inference_as
     assert stages_of(spans, "Classify") == STAGES
 
 
+def test_a_deal_like_an_ffud_gets_the_second_search_as_a_stage_and_no_inference_once_it_settles(
+    both_edges: tuple[BoafServer, HttpServer], spans: InMemorySpanExporter
+) -> None:
+    ffud = state_to_proto(deal(12226))  # an FFUD the 1,500-node search leaves open and the second one refutes
+    with channel_to(both_edges[0]) as channel:
+        answer = boaf_pb2_grpc.BoafStub(channel).Classify(pb.ClassifyRequest(states=[ffud]), timeout=30)
+    assert answer.predictions[0].exact and not answer.predictions[0].solvable
+    assert stages_of(spans, "Classify") == ["exact path", "features", "second search"]
+
+
 def test_an_http_classify_is_traced_the_same_way(
     both_edges: tuple[BoafServer, HttpServer], spans: InMemorySpanExporter
 ) -> None:
