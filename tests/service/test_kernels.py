@@ -144,9 +144,10 @@ def test_no_rpc_compiles_a_kernel(server: BoafServer, stub: boaf_pb2_grpc.BoafSt
     with recorder.recording(), channel_to(server) as channel:
         game = game_pb2_grpc.GameStub(channel)
         game.Deal(game_pb2.DealRequest(seed=5, rows=4, cols=13), timeout=30)
-        hard = state_to_proto(deal(12226))  # an FFUD past the exact path's budget: the learned path runs
-        answer = stub.Classify(pb.ClassifyRequest(states=[small, big, hard]), timeout=60)
-        assert not answer.predictions[2].exact
+        hard = state_to_proto(deal(12226))  # an FFUD past the first search: the second search (deep gathering) runs
+        learned = state_to_proto(deal(104))  # past both (63,502 nodes, not FFUD-like): the learned path runs
+        answer = stub.Classify(pb.ClassifyRequest(states=[small, big, hard, learned]), timeout=60)
+        assert answer.predictions[2].exact and not answer.predictions[3].exact
         stub.Features(pb.FeaturesRequest(states=[small, big]), timeout=60)
         for algorithm in pb.Algorithm.values():
             if algorithm:
