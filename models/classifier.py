@@ -143,10 +143,13 @@ class Classifier:
             except Stopped as exc:
                 raise ClassifyStopped(f"classify cancelled while computing its inputs ({exc})") from exc
             features = inputs[:, :FEATURE_COLUMNS]
-            if exact.deal_nodes_for(rows, cols) and (looks := ffud_like_deals(cells[still_open], features)).size:
+            if (
+                exact.deal_nodes_for(rows, cols)
+                and (looks := ffud_like_deals(cells[still_open], rows, cols, features)).size
+            ):
                 # The exact path's second search, on the features just computed.
                 with self.trace("second search", states=int(looks.size), max_nodes=exact.deal_nodes):
-                    again = search_again(cells[still_open], features, exact, cancel=cancel)
+                    again = search_again(cells[still_open], rows, cols, features, exact, cancel=cancel)
                 answers.add(still_open, again)
                 still_open, inputs = still_open[~again.exact], inputs[~again.exact]
                 _raise_if_set(cancel, "in the exact path's second search")

@@ -159,14 +159,20 @@ def exact_search(
                 features = compute_features(cells[deals], rows, cols, cancel=cancel).matrix
             except Stopped:
                 return answers
-            answers.add(deals, search_again(cells[deals], features, budget, cancel=cancel))
+            answers.add(deals, search_again(cells[deals], rows, cols, features, budget, cancel=cancel))
     return answers
 
 
 def search_again(
-    cells: np.ndarray, features: np.ndarray, budget: ExactBudget, *, cancel: np.ndarray | None = None
+    cells: np.ndarray,
+    rows: int,
+    cols: int,
+    features: np.ndarray,
+    budget: ExactBudget,
+    *,
+    cancel: np.ndarray | None = None,
 ) -> Predictions:
-    """The second search of open 4x4 states: those that are whole deals and look like an FFUD get ``deal_nodes``.
+    """The second search of open states on one grid: 4x4 whole deals that look like an FFUD get ``deal_nodes``.
 
     ``features`` holds each state's feature row (``boaf.features``' schema order; a model input
     matrix's first columns will do). Its gathering works eight times longer at 8,192 nodes
@@ -175,16 +181,17 @@ def search_again(
     """
     n = int(cells.shape[0])
     answers = Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
-    looks = ffud_like_deals(cells, features)
+    nodes = budget.deal_nodes_for(rows, cols)
+    looks = ffud_like_deals(cells, rows, cols, features) if nodes else np.zeros(0, dtype=np.intp)
     if looks.size and not _stopped(cancel):
         deep = algorithm_named(budget.algorithm).deep_gathering()
-        answers.put(looks, _search(cells[looks], *DEAL_GRID, budget.deal_nodes_for(*DEAL_GRID), deep, cancel))
+        answers.put(looks, _search(cells[looks], rows, cols, nodes, deep, cancel))
     return answers
 
 
-def ffud_like_deals(cells: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """The rows of ``cells`` (states of one grid, their feature rows ``features``) that are 4x4 deals like an FFUD."""
-    if cells.shape[1:] != (DEAL_GRID[0] * DEAL_GRID[1],):
+def ffud_like_deals(cells: np.ndarray, rows: int, cols: int, features: np.ndarray) -> np.ndarray:
+    """The rows of ``cells`` (a ``rows × cols`` grid; feature rows ``features``) that are 4x4 FFUD-like deals."""
+    if (rows, cols) != DEAL_GRID:
         return np.zeros(0, dtype=np.intp)
     return np.flatnonzero(looks_like_ffud(features) & np.all(cells >= 0, axis=1))
 

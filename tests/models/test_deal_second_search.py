@@ -22,7 +22,14 @@ from boaf.game import random_states
 from boaf.game.arrays import states_to_array
 from boaf.models.classifier import load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact_path import ExactBudget, exact_search, read_exact_budget, write_exact_budget
+from boaf.models.exact_path import (
+    ExactBudget,
+    exact_search,
+    ffud_like_deals,
+    read_exact_budget,
+    search_again,
+    write_exact_budget,
+)
 from boaf.models.registry import default_root
 from boaf.search import SOLVABLE, UNKNOWN, UNSOLVABLE, solve_deals
 
@@ -131,3 +138,11 @@ def test_the_committed_model_searches_ffud_like_deals_again() -> None:
     assert budget.deal_nodes_for(4, 13) == budget.deal_nodes_for(5, 5) == 0
     assert replace(budget, deal_nodes=0).deal_nodes_for(4, 4) == 0
     assert UNKNOWN not in solve_deals(list(OPEN_AT_1500), max_nodes=budget.max_nodes + budget.deal_nodes).status
+
+
+def test_a_grid_of_sixteen_cells_that_is_not_4x4_is_never_searched_again() -> None:
+    cells = deal_array(OPEN_AT_1500, rows=2, cols=8)
+    features = compute_features(cells, 2, 8).matrix
+    assert ffud_like_deals(cells, 2, 8, features).size == 0
+    again = search_again(cells, 2, 8, features, WITH_SECOND)
+    assert not again.exact.any() and not again.nodes.any()
