@@ -149,7 +149,7 @@ class Classifier:
             ):
                 # The exact path's second search, on the features just computed.
                 with self.trace("second search", states=int(looks.size), max_nodes=exact.deal_nodes):
-                    again = search_again(cells[still_open], rows, cols, features, exact, cancel=cancel)
+                    again = search_again(cells[still_open], rows, cols, features=features, budget=exact, cancel=cancel)
                 answers.add(still_open, again)
                 still_open, inputs = still_open[~again.exact], inputs[~again.exact]
                 _raise_if_set(cancel, "in the exact path's second search")

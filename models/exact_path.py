@@ -159,7 +159,7 @@ def exact_search(
                 features = compute_features(cells[deals], rows, cols, cancel=cancel).matrix
             except Stopped:
                 return answers
-            answers.add(deals, search_again(cells[deals], rows, cols, features, budget, cancel=cancel))
+            answers.add(deals, search_again(cells[deals], rows, cols, features=features, budget=budget, cancel=cancel))
     return answers
 
 
@@ -167,9 +167,9 @@ def search_again(
     cells: np.ndarray,
     rows: int,
     cols: int,
+    *,
     features: np.ndarray,
     budget: ExactBudget,
-    *,
     cancel: np.ndarray | None = None,
 ) -> Predictions:
     """The second search of open states on one grid: 4x4 whole deals that look like an FFUD get ``deal_nodes``.

@@ -144,5 +144,5 @@ def test_a_grid_of_sixteen_cells_that_is_not_4x4_is_never_searched_again() -> No
     cells = deal_array(OPEN_AT_1500, rows=2, cols=8)
     features = compute_features(cells, 2, 8).matrix
     assert ffud_like_deals(cells, 2, 8, features).size == 0
-    again = search_again(cells, 2, 8, features, WITH_SECOND)
+    again = search_again(cells, 2, 8, features=features, budget=WITH_SECOND)
     assert not again.exact.any() and not again.nodes.any()
