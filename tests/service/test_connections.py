@@ -105,13 +105,15 @@ def serve(tmp_path: Path, hard_limit: int) -> Served:
         "BOAF_LOG_FORMAT": "json",
     }
 
-    def limit_descriptors() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (SOFT_LIMIT, hard_limit))
-
+    # The server sets its own descriptor limit as it starts: a preexec_fn would make Popen fork this
+    # process, whose gRPC threads (pytest-xdist's, the other tests') then see fork handlers run, and
+    # a fork beside them once left the child's epoll with a bad descriptor. Without one, Popen execs
+    # by vfork/posix_spawn, which runs none.
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({SOFT_LIMIT}, {hard_limit}))"
     log = tmp_path / "serve.log"
-    command = [sys.executable, "-c", "from boaf.service.cli import main; main()", "serve"]
+    command = [sys.executable, "-c", f"{limit}; from boaf.service.cli import main; main()", "serve"]
     with log.open("wb") as stderr:
-        process = subprocess.Popen(command, env=env, stderr=stderr, preexec_fn=limit_descriptors)
+        process = subprocess.Popen(command, env=env, stderr=stderr)
     served = Served(process, ports["BOAF_PORT"], ports["BOAF_HTTP_PORT"], ports["BOAF_METRICS_PORT"], root, log)
     with grpc.insecure_channel(f"127.0.0.1:{served.grpc_port}") as channel:
         give_up = time.monotonic() + READY_TIMEOUT_S
