@@ -127,10 +127,11 @@ def test_tune_budget_measures_and_writes_every_grid_it_sets(tmp_path: Path, any_
     directory = tmp_path / "v1"
     shutil.copytree(default_root(), directory)
     lines: list[str] = []
+    committed = read_exact_budget(directory)
     entry = budget.tune_budget(directory, _tiny_sets(), (20, 40), singles=5, log=lines.append)
     written = read_exact_budget(directory)
-    assert (written.max_nodes, written.by_grid) == (40, {"4x13": 40})
-    assert set(written.measured["grids"]) == {"4x4", "4x13"}
+    assert (written.max_nodes, written.by_grid) == (40, {**committed.by_grid, "4x13": 40})
+    assert set(written.measured["grids"]) == {"4x4", "4x13"} | set(committed.by_grid)
     for grid, names in [("4x4", {"random"}), ("4x13", {"random 4x13"})]:
         record = written.measured["grids"][grid]
         assert record["max_nodes"] == 40 and {c["name"] for c in record["costs"]} == names
@@ -139,7 +140,7 @@ def test_tune_budget_measures_and_writes_every_grid_it_sets(tmp_path: Path, any_
         assert {c["max_nodes"] for c in entry["grids"][grid]["sweep"]} == {20, 40}
     assert entry["grids"]["4x13"]["at_budget"]["random 4x13"]["rows_scored"] == 19
     card = json.loads((directory / CARD_FILE).read_text())["exact_path"]
-    assert (card["max_nodes"], card["by_grid"]) == (40, {"4x13": 40})
+    assert (card["max_nodes"], card["by_grid"]) == (40, written.by_grid)
     assert (directory / "plots" / "budget_sweep.png").is_file()
     assert (directory / "plots" / "budget_sweep_4x13.png").is_file()
     chosen = [line.split(" (")[0] for line in lines if line.startswith("chosen budget for ")]
@@ -147,19 +148,43 @@ def test_tune_budget_measures_and_writes_every_grid_it_sets(tmp_path: Path, any_
 
 
 def test_tuning_one_grid_keeps_the_others_budgets_and_records(tmp_path: Path, any_latency: None) -> None:
-    # The committed model's files are from before per-grid budgets: its 4x4 record becomes the 4x4 grid's.
     directory = tmp_path / "v1"
     shutil.copytree(default_root(), directory)
     committed = read_exact_budget(directory)
+    assert {"4x4", "5x5", "6x6", "4x13"} <= set(committed.measured["grids"])  # the committed model's own tuning
     budget.tune_budget(directory, _tiny_sets()[1:], (25,), singles=5, log=lambda _: None)
     written = read_exact_budget(directory)
-    assert (written.max_nodes, written.by_grid) == (committed.max_nodes, {"4x13": 25})
-    kept = written.measured["grids"]["4x4"]
-    assert kept["max_nodes"] == committed.max_nodes and kept["costs"] == committed.measured["costs"]
+    assert (written.max_nodes, written.by_grid) == (committed.max_nodes, {**committed.by_grid, "4x13": 25})
+    for grid in ("4x4", "5x5", "6x6"):
+        assert written.measured["grids"][grid] == committed.measured["grids"][grid]
     card = json.loads((directory / CARD_FILE).read_text())["exact_path"]
     assert card["grids"]["4x4"]["max_nodes"] == committed.max_nodes and card["grids"]["4x4"]["sweep"]
+    assert card["grids"]["5x5"]["max_nodes"] == committed.by_grid["5x5"] and card["grids"]["5x5"]["sweep"]
     assert card["grids"]["4x13"]["max_nodes"] == 25
     assert written.deal_nodes == card["deal_nodes"] == committed.deal_nodes > 0  # kept when not asked to change
+
+
+def test_tuning_a_model_from_before_grid_budgets_keeps_its_record_as_the_4x4_grids(
+    tmp_path: Path, any_latency: None
+) -> None:
+    # exact_path.json and the card's entry as a model tuned before grids had budgets wrote them: 4x4's alone.
+    directory = tmp_path / "v1"
+    shutil.copytree(default_root(), directory)
+    costs = [{"max_nodes": 1500, "name": "random", "accuracy": 0.99, "exact_share": 0.98, "batch_ms": 0.05}]
+    targets = {"batch_ms": 0.3, "single_p99_ms": 2.0, "headroom": 0.8}
+    old = {"max_nodes": 1500, "algorithm": "ordered", "measured": {"targets": targets, "costs": costs}}
+    (directory / EXACT_FILE).write_text(json.dumps(old), encoding="utf-8")
+    card = json.loads((directory / CARD_FILE).read_text())
+    sweep = [{**costs[0], "max_nodes": n} for n in (1000, 1500)]
+    card["exact_path"] = {"max_nodes": 1500, "algorithm": "ordered", "targets": targets, "costs": costs, "sweep": sweep}
+    (directory / CARD_FILE).write_text(json.dumps(card), encoding="utf-8")
+    budget.tune_budget(directory, _tiny_sets()[1:], (25,), singles=5, log=lambda _: None)
+    written = read_exact_budget(directory)
+    assert (written.max_nodes, written.by_grid, written.deal_nodes) == (1500, {"4x13": 25}, 0)
+    assert written.measured["grids"]["4x4"] == {"max_nodes": 1500, "targets": targets, "costs": costs}
+    entry = json.loads((directory / CARD_FILE).read_text())["exact_path"]
+    assert entry["grids"]["4x4"] == {"max_nodes": 1500, "targets": targets, "costs": costs, "sweep": sweep}
+    assert entry["grids"]["4x13"]["max_nodes"] == 25
 
 
 def test_tune_budget_sets_the_second_search_of_ffud_like_deals_and_measures_with_it(

@@ -16,6 +16,7 @@ from cli_runner import boaf
 
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
+from boaf.models.exact_path import grid_key
 from boaf.models.metrics import scores
 from boaf.models.registry import default_root, installed_version
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
@@ -81,8 +82,9 @@ def test_a_cached_set_is_reused_only_under_the_same_key(cache: Path) -> None:
     path = cache / f"random-5x5-{TRAINING[0].seed}.json"
     data = json.loads(path.read_text())
     assert data["key"] == cache_key(installed, TRAINING[0])
-    assert data["key"]["max_nodes"] == installed.exact.max_nodes
-    other = replace(installed, exact=replace(installed.exact, max_nodes=installed.exact.max_nodes + 1))
+    grid, nodes = grid_key(TRAINING[0].rows, TRAINING[0].cols), installed.exact.nodes_for(TRAINING[0].rows, TRAINING[0].cols)
+    assert data["key"]["max_nodes"] == nodes
+    other = replace(installed, exact=replace(installed.exact, by_grid={**installed.exact.by_grid, grid: nodes + 1}))
     assert cache_key(other, TRAINING[0]) != data["key"]
 
 
