@@ -35,6 +35,7 @@ from boaf.models.exact_path import (
     ffud_like_deals,
     read_exact_budget,
     search_again,
+    whole_deals,
 )
 from boaf.models.inputs import cell_inputs, input_names, model_inputs, states_by_shape
 from boaf.models.onnx_session import OnnxSession
@@ -159,7 +160,8 @@ class Classifier:
             if self.calibration is not None:
                 # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
                 stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)
-                p = np.clip(self.calibration.apply(p, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+                deals = whole_deals(cells[still_open], rows, cols)
+                p = np.clip(self.calibration.apply(p, stacks, deals), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
             answers.p_solvable[still_open] = p
         return answers
 

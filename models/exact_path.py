@@ -193,7 +193,14 @@ def ffud_like_deals(cells: np.ndarray, rows: int, cols: int, features: np.ndarra
     """The rows of ``cells`` (a ``rows × cols`` grid; feature rows ``features``) that are 4x4 FFUD-like deals."""
     if (rows, cols) != DEAL_GRID:
         return np.zeros(0, dtype=np.intp)
-    return np.flatnonzero(looks_like_ffud(features) & np.all(cells >= 0, axis=1))
+    return np.flatnonzero(looks_like_ffud(features) & whole_deals(cells, rows, cols))
+
+
+def whole_deals(cells: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """Which rows of ``cells`` (a ``rows × cols`` grid) are whole 4x4 deals, every cell filled (bool)."""
+    if (rows, cols) != DEAL_GRID:
+        return np.zeros(cells.shape[0], dtype=bool)
+    return np.asarray(np.all(cells >= 0, axis=1))
 
 
 def _search(

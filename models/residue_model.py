@@ -36,13 +36,16 @@ from typing import Any
 import numpy as np
 
 from boaf.features import SCHEMA_VERSION
+from boaf.game import State
+from boaf.game.arrays import states_to_array
 from boaf.models import plots, registry
 from boaf.models.calibration import Calibration, fit_calibration, write_calibration
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, ESTIMATE_FLOOR, Classifier, load_classifier
 from boaf.models.errors import ModelError
+from boaf.models.exact_path import whole_deals
 from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.hard import PROGRESS_NODES, add_to_card, keep_search_settings, onnx_metadata
-from boaf.models.inputs import input_names, model_inputs
+from boaf.models.inputs import input_names, model_inputs, states_by_shape
 from boaf.models.metrics import Scores, scores
 from boaf.models.onnx_export import export_onnx, parity
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cached
@@ -79,11 +82,12 @@ Log = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Part:
-    """A set's fitting or calibration part: inputs, labels and per-row weights."""
+    """A set's fitting or calibration part: inputs, labels, per-row weights and which rows are whole 4x4 deals."""
 
     inputs: np.ndarray
     solvable: np.ndarray
     weight: np.ndarray
+    deal: np.ndarray
 
 
 def split(residue: Residue, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -107,8 +111,9 @@ def parts(sets: Mapping[str, Residue], seed: int) -> tuple[dict[str, Part], dict
     for name, residue in present.items():
         inputs = model_inputs(residue.residue, 0, PROGRESS_NODES)
         weight = rows_in_all / len(present) / len(residue.solvable)  # mean weight 1 over all sets' rows
+        deal = _whole_deals(residue.residue)
         for out, rows in zip((fitting, calibrating), split(residue, seed), strict=True):
-            out[name] = Part(inputs[rows], residue.solvable[rows], np.full(len(rows), weight))
+            out[name] = Part(inputs[rows], residue.solvable[rows], np.full(len(rows), weight), deal[rows])
     return fitting, calibrating
 
 
@@ -118,6 +123,7 @@ def _stack(part_of: Mapping[str, Part]) -> Part:
         np.vstack([p.inputs for p in chosen]),
         np.concatenate([p.solvable for p in chosen]),
         np.concatenate([p.weight for p in chosen]),
+        np.concatenate([p.deal for p in chosen]),
     )
 
 
@@ -151,7 +157,7 @@ def train_residue_model(
         fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight
     )
     raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
-    calibration = fit_calibration(raw, calibrate_all.solvable, weight=calibrate_all.weight)
+    calibration = fit_calibration(raw, calibrate_all.solvable, weight=calibrate_all.weight, deals=calibrate_all.deal)
     out.mkdir(parents=True, exist_ok=True)
     names = input_names(0, PROGRESS_NODES)
     onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
@@ -217,7 +223,7 @@ def _calibration_figures(
     figures: dict[str, dict[str, Any]] = {}
     curves = {}
     for name, part in calibrating.items():
-        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1])
+        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1], part.deal)
         rate = float(sets[name].solvable.mean())
         figures[name] = {
             "rows": len(part.solvable),
@@ -230,10 +236,18 @@ def _calibration_figures(
     return figures, curves
 
 
-def _estimate(calibration: Calibration, raw: np.ndarray) -> np.ndarray:
-    stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve
-    estimate: np.ndarray = np.clip(calibration.apply(raw, stacks), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+def _estimate(calibration: Calibration, raw: np.ndarray, deals: np.ndarray) -> np.ndarray:
+    stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve, and the whole deals' own
+    estimate: np.ndarray = np.clip(calibration.apply(raw, stacks, deals), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
     return estimate
+
+
+def _whole_deals(states: Sequence[State]) -> np.ndarray:
+    """Which of ``states`` are whole 4x4 deals, every cell filled (``whole_deals``, grid by grid)."""
+    out = np.zeros(len(states), dtype=bool)
+    for (rows, cols), index in states_by_shape(states).items():
+        out[index] = whole_deals(states_to_array([states[i] for i in index]), rows, cols)
+    return out
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from boaf.features import feature_matrix, feature_names
-from boaf.game import random_states
+from boaf.game import deal, random_states
 from boaf.models import budget
 from boaf.models.calibration import (
     CALIBRATION_FILE,
+    MIN_ROWS,
     Calibration,
     Curve,
     fit_calibration,
@@ -212,3 +213,58 @@ def test_choose_budget_takes_the_largest_budget_under_both_bars_on_every_set() -
     assert budget.choose_budget(over) == 100
     with pytest.raises(ModelError, match=r"^no budget of \[100\] meets the latency targets"):
         budget.choose_budget([cost(100, 2 * bar_batch, 0.1 * bar_single)])
+
+
+def test_whole_deals_get_their_own_curve_and_the_others_the_pooled_one_fitted_without_them(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    p = rng.random(3000)
+    deals = np.arange(3000) < 1000
+    # The deals are nearly all solvable whatever their score; the other rows follow it.
+    solvable = np.where(deals, rng.random(3000) < 0.999, rng.random(3000) < p)
+    calibration = fit_calibration(p, solvable, deals=deals)
+    assert calibration.deals is not None
+    grid = np.linspace(0, 1, 101)
+    on_deals, on_others = (
+        calibration.apply(grid, np.zeros(101), np.ones(101, bool)),
+        calibration.apply(grid, np.zeros(101), np.zeros(101, bool)),
+    )
+    assert np.all(np.diff(on_deals) >= 0) and np.all(np.diff(on_others) >= 0)
+    assert on_deals.min() > 0.98 and on_others[0] < 0.2 and on_others[-1] > 0.8
+    assert np.array_equal(calibration.pooled(grid), fit_calibration(p[~deals], solvable[~deals]).pooled(grid))
+    # Without the mask every row gets the pooled curve, as a model without a deals curve does.
+    np.testing.assert_array_equal(calibration.apply(grid, np.zeros(101)), on_others)
+    write_calibration(tmp_path, calibration)
+    again = read_calibration(tmp_path)
+    assert again is not None and again.deals == calibration.deals
+    np.testing.assert_array_equal(again.apply(p, np.zeros(3000), deals), calibration.apply(p, np.zeros(3000), deals))
+
+
+def test_too_few_deals_share_the_pooled_curve_and_an_older_file_has_no_deals_curve(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    p = rng.random(1000)
+    solvable = rng.random(1000) < p
+    few = np.arange(1000) < MIN_ROWS - 1
+    calibration = fit_calibration(p, solvable, deals=few)
+    assert calibration.deals is None
+    assert calibration.pooled == fit_calibration(p, solvable).pooled  # fitted on every row, the few deals too
+    (tmp_path / CALIBRATION_FILE).write_text('{"all": {"x": [0.0, 1.0], "y": [0.1, 0.9]}}', encoding="utf-8")
+    older = read_calibration(tmp_path)
+    assert older is not None and older.deals is None
+    assert older.apply(np.array([1.0]), np.array([16]), np.array([True])).tolist() == [0.9]
+
+
+def test_classify_gives_the_deals_curve_to_open_whole_4x4_deals_only(tmp_path: Path) -> None:
+    directory = tmp_path / "v1"
+    shutil.copytree(default_root(), directory)
+    write_exact_budget(directory, ExactBudget(1))  # one node: nearly every state is left to the model
+    write_calibration(directory, Calibration(Curve([0.0, 1.0], [0.3, 0.3]), deals=Curve([0.0, 1.0], [0.9, 0.9])))
+    classifier = load_classifier(directory)
+    deals = [deal(seed) for seed in range(1, 9)]
+    fewer = random_states(3, 8, stacks=14)
+    wide = random_states(4, 8, rows=4, cols=5, stacks=20)  # every cell filled, but not a 4x4 deal
+    for states, p in [(deals, 0.9), (fewer, 0.3), (wide, 0.3)]:
+        answers = classifier.classify(states)
+        assert (~answers.exact).sum() >= 6
+        assert np.all(answers.p_solvable[~answers.exact] == p)
+    mixed = classifier.classify([deals[0], fewer[0], deals[1], wide[0]])
+    assert not mixed.exact.any() and mixed.p_solvable.tolist() == [0.9, 0.3, 0.9, 0.3]
