@@ -82,7 +82,8 @@ def test_a_cached_set_is_reused_only_under_the_same_key(cache: Path) -> None:
     path = cache / f"random-5x5-{TRAINING[0].seed}.json"
     data = json.loads(path.read_text())
     assert data["key"] == cache_key(installed, TRAINING[0])
-    grid, nodes = grid_key(TRAINING[0].rows, TRAINING[0].cols), installed.exact.nodes_for(TRAINING[0].rows, TRAINING[0].cols)
+    rows, cols = TRAINING[0].rows, TRAINING[0].cols
+    grid, nodes = grid_key(rows, cols), installed.exact.nodes_for(rows, cols)
     assert data["key"]["max_nodes"] == nodes
     other = replace(installed, exact=replace(installed.exact, by_grid={**installed.exact.by_grid, grid: nodes + 1}))
     assert cache_key(other, TRAINING[0]) != data["key"]
