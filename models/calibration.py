@@ -62,6 +62,7 @@ def fit_calibration(
     p: np.ndarray,
     solvable: np.ndarray,
     stacks: np.ndarray | None = None,
+    *,
     weight: np.ndarray | None = None,
     deals: np.ndarray | None = None,
 ) -> Calibration:
@@ -73,7 +74,9 @@ def fit_calibration(
     """
     w = np.ones(len(p)) if weight is None else np.asarray(weight, dtype=np.float64)
     if deals is not None and np.sum(deals) >= MIN_ROWS and np.sum(~deals) > 0:
-        rest = fit_calibration(p[~deals], solvable[~deals], None if stacks is None else stacks[~deals], w[~deals])
+        rest = fit_calibration(
+            p[~deals], solvable[~deals], None if stacks is None else stacks[~deals], weight=w[~deals]
+        )
         return replace(rest, deals=_isotonic(p[deals], solvable[deals], w[deals]))
     by_stacks = {}
     if stacks is not None:
