@@ -110,9 +110,9 @@ class Residue:
 
 #: The model's training residues: the seven held-out distributions of ``benchmarks/residue.py``, each from
 #: seeds no held-out or tuning set uses. Where generating is cheap a set holds more of its minority than the
-#: size rule's 50: 1,000 for random 4x4 and decisions (2-5 minutes of one core each), 300 for 5x5 and 6x6;
-#: the deals are three million (about 18 FFUDs stay open among them, 9 minutes). 4x13 and plausible play
-#: (7 and 12 minutes for their 50) keep the rule's size; plausible play may take 1,000 batches to reach it.
+#: size rule's 50: 1,000 for random 4x4 and decisions (2-5 minutes of one core each), 300 for 5x5 and 6x6
+#: (2 minutes), 150 for 4x13 (21 minutes); the deals are three million (18 FFUDs stay open among them, 9
+#: minutes). Plausible play keeps the rule's size, which took 12 minutes (up to 1,000 batches are allowed).
 TRAINING_SETS = (
     ResidueSpec("random 4x4", "random", 31_101, batch=2000, max_batches=2000, min_states=6000, min_minority=1000),
     ResidueSpec("decisions", "decisions", 3_500_000, batch=20, max_batches=2500, min_states=3000, min_minority=1000),
