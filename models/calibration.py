@@ -5,11 +5,14 @@ fitted by isotonic regression on a held-out split, one per stack count that
 has enough rows there (the rest share one fitted on all rows), so that p means
 what it says on every stack count. Whole 4x4 deals (every cell filled) may get a
 curve of their own (``deals``): the deals the exact path leaves open are nearly
-all solvable (99.95% of six million far deals' residue), the other residue states
-90-97%, and one curve over both gives every open deal the others' rate. The
-function is stored beside the model as ``calibration.json`` (``{"stacks": {"12":
-{"x": [...], "y": [...]}, ...}, "all": {...}, "deals": {...}}``; ``deals`` only
-when fitted) and applied by linear interpolation between its knots.
+all solvable (99.97% of three million far deals' residue), the other residue states
+90-97%, and one curve over both gives every open deal the others' rate. With so few
+unsolvable deals (about 20 in 65,000 open ones) a step function through them is noise,
+so the deals' curve is logistic in the raw score's logit (Platt scaling: two
+parameters). The function is stored beside the model as ``calibration.json``
+(``{"stacks": {"12": {"x": [...], "y": [...]}, ...}, "all": {...}, "deals": {...}}``;
+``deals`` only when fitted, the logistic curve as knots too) and applied by linear
+interpolation between its knots.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from boaf.models.errors import ModelError
 from boaf.models.files import write_text_atomically
 
 CALIBRATION_FILE = "calibration.json"
-MIN_ROWS = 200  # fewer held-out rows of a stack count than this share the pooled fit
+MIN_ROWS = 200  # fewer held-out rows of a stack count, or deals, than this share the pooled fit ...
+MIN_MINORITY = 20  # ... as do a stack count's with fewer than this of either class: a step through a few is noise
+LOGIT_KNOTS = np.linspace(-16.0, 16.0, 641)  # where the logistic deals' curve is stored: raw scores 1e-7 to 1 - 1e-7
 
 
 @dataclass(frozen=True)
@@ -69,23 +74,31 @@ def fit_calibration(
     """Isotonic curves of held-out raw scores ``p`` against labels, per stack count with ``MIN_ROWS`` rows.
 
     Without ``stacks`` there is one pooled curve. ``weight`` weighs the rows (default: equally). ``deals``
-    marks the whole 4x4 deals: with ``MIN_ROWS`` of them they get a curve of their own, and the pooled
-    curve is fitted on the other rows.
+    marks the whole 4x4 deals: with ``MIN_ROWS`` of them, of both classes, they get a logistic curve of their
+    own (``_logistic``) when it rises with the score, and the pooled curve is fitted on the other rows.
     """
     w = np.ones(len(p)) if weight is None else np.asarray(weight, dtype=np.float64)
     if deals is not None and np.sum(deals) >= MIN_ROWS and np.sum(~deals) > 0:
-        rest = fit_calibration(
-            p[~deals], solvable[~deals], None if stacks is None else stacks[~deals], weight=w[~deals]
-        )
-        return replace(rest, deals=_isotonic(p[deals], solvable[deals], w[deals]))
+        own = _logistic(p[deals], solvable[deals], w[deals])
+        if own is not None:
+            rest = fit_calibration(
+                p[~deals], solvable[~deals], None if stacks is None else stacks[~deals], weight=w[~deals]
+            )
+            return replace(rest, deals=own)
     by_stacks = {}
     if stacks is not None:
         by_stacks = {
             int(k): _isotonic(p[stacks == k], solvable[stacks == k], w[stacks == k])
             for k in np.unique(stacks)
-            if np.sum(stacks == k) >= MIN_ROWS and len(np.unique(solvable[stacks == k])) == 2
+            if _own_curve(solvable[stacks == k])
         }
     return Calibration(_isotonic(p, solvable, w), by_stacks)
+
+
+def _own_curve(solvable: np.ndarray) -> bool:
+    """Whether rows with these labels are enough for a curve of their own (``MIN_ROWS``, ``MIN_MINORITY``)."""
+    positive = int(np.sum(solvable))
+    return len(solvable) >= MIN_ROWS and min(positive, len(solvable) - positive) >= MIN_MINORITY
 
 
 def read_calibration(directory: Path) -> Calibration | None:
@@ -114,6 +127,24 @@ def write_calibration(directory: Path, calibration: Calibration) -> Path:
     if calibration.deals is not None:
         data["deals"] = vars(calibration.deals)
     return write_text_atomically(directory / CALIBRATION_FILE, json.dumps(data) + "\n")
+
+
+def _logistic(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> Curve | None:
+    """P(solvable) = sigmoid(a * logit(p) + b) fitted by weighted logistic regression, as knots at ``LOGIT_KNOTS``;
+    None when the rows hold one class only or the fit does not rise with the score (a <= 0)."""
+    from sklearn.linear_model import LogisticRegression  # training work only, as in ``_isotonic``
+
+    if len(np.unique(solvable)) < 2:
+        return None
+    q = np.clip(p, 1e-7, 1 - 1e-7)
+    z = np.log(q) - np.log1p(-q)
+    fitted = LogisticRegression(C=1.0).fit(z[:, None], solvable, sample_weight=weight / weight.mean())
+    a, b = float(fitted.coef_[0, 0]), float(fitted.intercept_[0])
+    if a <= 0:
+        return None
+    x = 1 / (1 + np.exp(-LOGIT_KNOTS))
+    y = 1 / (1 + np.exp(-(a * LOGIT_KNOTS + b)))
+    return Curve([0.0, *map(float, x), 1.0], [float(y[0]), *map(float, y), float(y[-1])])
 
 
 def _isotonic(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> Curve:

@@ -42,7 +42,8 @@ from boaf.models.onnx_session import OnnxSession
 
 CLASSIFIER_FILE = "classifier.onnx"
 CARD_FILE = "model_card.json"
-ESTIMATE_FLOOR = 1e-3  # a calibrated estimate stays within [0.001, 0.999]
+ESTIMATE_FLOOR = 1e-3  # a calibrated estimate stays within [0.001, 0.999] (``bounded``) ...
+DEAL_CEILING = 1 - 1e-4  # ... but a whole 4x4 deal's may reach 0.9999
 FEATURE_COLUMNS = len(feature_names())  # a model input's first columns: the features, in schema order
 CHUNK_STATES = 256  # states per pass of every stage: a chunk's inference and probe take well under 250 ms
 Trace = Callable[..., AbstractContextManager[Any]]  # (stage name, **attributes) -> a block around the stage
@@ -51,6 +52,19 @@ Trace = Callable[..., AbstractContextManager[Any]]  # (stage name, **attributes)
 def untraced(stage: str, **attributes: Any) -> AbstractContextManager[Any]:
     """The default ``Classifier.trace``: nothing around each stage."""
     return contextlib.nullcontext()
+
+
+def bounded(estimate: np.ndarray, deals: np.ndarray) -> np.ndarray:
+    """Calibrated estimates kept off certainty, which is for exact answers: within [``ESTIMATE_FLOOR``,
+    1 - ``ESTIMATE_FLOOR``], except that a whole 4x4 deal's (``deals``) may reach ``DEAL_CEILING``.
+
+    The deals' ceiling is higher because the open whole deals are 99.97% solvable: at 0.999 every one of
+    them would cost at least -log(0.999) = 0.0010 of log loss, three times the base-rate constant's
+    0.0003 per deal, whatever the model knew.
+    """
+    high = np.where(deals, DEAL_CEILING, 1 - ESTIMATE_FLOOR)
+    out: np.ndarray = np.clip(estimate, ESTIMATE_FLOOR, high)
+    return out
 
 
 @dataclass
@@ -161,7 +175,7 @@ class Classifier:
                 # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
                 stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)
                 deals = whole_deals(cells[still_open], rows, cols)
-                p = np.clip(self.calibration.apply(p, stacks, deals), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
+                p = bounded(self.calibration.apply(p, stacks, deals), deals)
             answers.p_solvable[still_open] = p
         return answers
 

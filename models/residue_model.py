@@ -40,7 +40,7 @@ from boaf.game import State
 from boaf.game.arrays import states_to_array
 from boaf.models import plots, registry
 from boaf.models.calibration import Calibration, fit_calibration, write_calibration
-from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, ESTIMATE_FLOOR, Classifier, load_classifier
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, bounded, load_classifier
 from boaf.models.errors import ModelError
 from boaf.models.exact_path import whole_deals
 from boaf.models.files import strict_json, write_json_atomically
@@ -240,8 +240,7 @@ def _calibration_figures(
 
 def _estimate(calibration: Calibration, raw: np.ndarray, deals: np.ndarray) -> np.ndarray:
     stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve, and the whole deals' own
-    estimate: np.ndarray = np.clip(calibration.apply(raw, stacks, deals), ESTIMATE_FLOOR, 1 - ESTIMATE_FLOOR)
-    return estimate
+    return bounded(calibration.apply(raw, stacks, deals), deals)
 
 
 def _whole_deals(states: Sequence[State]) -> np.ndarray:

@@ -14,6 +14,7 @@ from boaf.game import deal, random_states
 from boaf.models import budget
 from boaf.models.calibration import (
     CALIBRATION_FILE,
+    MIN_MINORITY,
     MIN_ROWS,
     Calibration,
     Curve,
@@ -21,7 +22,7 @@ from boaf.models.calibration import (
     read_calibration,
     write_calibration,
 )
-from boaf.models.classifier import load_classifier
+from boaf.models.classifier import DEAL_CEILING, ESTIMATE_FLOOR, bounded, load_classifier
 from boaf.models.errors import ModelError
 from boaf.models.exact_path import ExactBudget, write_exact_budget
 from boaf.models.hard import (
@@ -79,7 +80,7 @@ def test_a_hard_model_version_loads_keeps_parity_and_answers_exactly_where_it_mu
     budgeted = solve_many(states, max_nodes=model.exact.max_nodes).status
     np.testing.assert_array_equal(answers.exact, [s is not UNKNOWN for s in budgeted])
     learned = answers.p_solvable[~answers.exact]
-    assert np.all((learned >= 1e-3) & (learned <= 1 - 1e-3))  # an estimate never reads as certain
+    assert np.all((learned >= ESTIMATE_FLOOR) & (learned <= DEAL_CEILING))  # an estimate never reads as certain
     assert json.loads((tmp_path / "model_card.json").read_text())["evaluation"]["hard_test"]["reliability"]
 
 
@@ -215,31 +216,44 @@ def test_choose_budget_takes_the_largest_budget_under_both_bars_on_every_set() -
         budget.choose_budget([cost(100, 2 * bar_batch, 0.1 * bar_single)])
 
 
-def test_whole_deals_get_their_own_curve_and_the_others_the_pooled_one_fitted_without_them(tmp_path: Path) -> None:
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1 / (1 + np.exp(-z))
+    return out
+
+
+def test_whole_deals_get_a_logistic_curve_of_their_own_and_the_others_the_pooled_one_fitted_without_them(
+    tmp_path: Path,
+) -> None:
     rng = np.random.default_rng(1)
-    p = rng.random(3000)
-    deals = np.arange(3000) < 1000
-    # The deals are nearly all solvable whatever their score; the other rows follow it.
-    solvable = np.where(deals, rng.random(3000) < 0.999, rng.random(3000) < p)
+    p = rng.random(40_000).clip(1e-6, 1 - 1e-6)
+    deals = np.arange(40_000) < 30_000
+    # The deals are mostly solvable, P = sigmoid(2 logit(p) + 6): 1 in 400 fail at p = 0.5. The others follow p.
+    truth = _sigmoid(2 * np.log(p / (1 - p)) + 6)
+    solvable = np.where(deals, rng.random(40_000) < truth, rng.random(40_000) < p)
+    assert 20 <= np.sum(~solvable[deals]) <= 3000  # under 10% of them
     calibration = fit_calibration(p, solvable, deals=deals)
     assert calibration.deals is not None
-    grid = np.linspace(0, 1, 101)
+    grid = np.linspace(0.02, 0.98, 97)
     on_deals, on_others = (
-        calibration.apply(grid, np.zeros(101), np.ones(101, bool)),
-        calibration.apply(grid, np.zeros(101), np.zeros(101, bool)),
+        calibration.apply(grid, np.zeros(97), np.ones(97, bool)),
+        calibration.apply(grid, np.zeros(97), np.zeros(97, bool)),
     )
-    assert np.all(np.diff(on_deals) >= 0) and np.all(np.diff(on_others) >= 0)
-    assert on_deals.min() > 0.98 and on_others[0] < 0.2 and on_others[-1] > 0.8
+    assert np.all(np.diff(on_deals) > 0) and np.all(np.diff(on_others) >= 0)
+    np.testing.assert_allclose(on_deals, _sigmoid(2 * np.log(grid / (1 - grid)) + 6), atol=0.03)
+    assert on_others[0] < 0.1 and on_others[-1] > 0.9
     assert np.array_equal(calibration.pooled(grid), fit_calibration(p[~deals], solvable[~deals]).pooled(grid))
     # Without the mask every row gets the pooled curve, as a model without a deals curve does.
-    np.testing.assert_array_equal(calibration.apply(grid, np.zeros(101)), on_others)
+    np.testing.assert_array_equal(calibration.apply(grid, np.zeros(97)), on_others)
     write_calibration(tmp_path, calibration)
     again = read_calibration(tmp_path)
     assert again is not None and again.deals == calibration.deals
-    np.testing.assert_array_equal(again.apply(p, np.zeros(3000), deals), calibration.apply(p, np.zeros(3000), deals))
+    flat = np.zeros(40_000)
+    np.testing.assert_array_equal(again.apply(p, flat, deals), calibration.apply(p, flat, deals))
 
 
-def test_too_few_deals_share_the_pooled_curve_and_an_older_file_has_no_deals_curve(tmp_path: Path) -> None:
+def test_too_few_deals_one_class_or_a_falling_fit_share_the_pooled_curve_and_an_older_file_has_none(
+    tmp_path: Path,
+) -> None:
     rng = np.random.default_rng(2)
     p = rng.random(1000)
     solvable = rng.random(1000) < p
@@ -247,10 +261,26 @@ def test_too_few_deals_share_the_pooled_curve_and_an_older_file_has_no_deals_cur
     calibration = fit_calibration(p, solvable, deals=few)
     assert calibration.deals is None
     assert calibration.pooled == fit_calibration(p, solvable).pooled  # fitted on every row, the few deals too
+    many = np.arange(1000) < 600
+    assert fit_calibration(p, np.where(many, True, solvable), deals=many).deals is None  # all solvable
+    falling = np.where(many, p < 0.5, solvable)  # the deals' labels fall as the score rises
+    assert fit_calibration(p, falling, deals=many).deals is None
+    assert fit_calibration(p, np.where(many, p > 0.5, solvable), deals=many).deals is not None
     (tmp_path / CALIBRATION_FILE).write_text('{"all": {"x": [0.0, 1.0], "y": [0.1, 0.9]}}', encoding="utf-8")
     older = read_calibration(tmp_path)
     assert older is not None and older.deals is None
     assert older.apply(np.array([1.0]), np.array([16]), np.array([True])).tolist() == [0.9]
+
+
+def test_a_stack_count_needs_min_minority_of_each_class_for_a_curve_of_its_own() -> None:
+    p = np.linspace(0, 1, 1000)
+    stacks = np.where(np.arange(1000) < 500, 12, 14)
+    for unsolvable, own in ((MIN_MINORITY - 1, False), (MIN_MINORITY, True)):
+        solvable = np.ones(1000, dtype=bool)
+        solvable[np.flatnonzero(stacks == 12)[:unsolvable]] = False  # the lowest scores of 12 stacks
+        solvable[500:700] = False  # 14 stacks have plenty of both
+        assert (12 in fit_calibration(p, solvable, stacks).by_stacks) is own
+        assert 14 in fit_calibration(p, solvable, stacks).by_stacks
 
 
 def test_classify_gives_the_deals_curve_to_open_whole_4x4_deals_only(tmp_path: Path) -> None:
@@ -268,3 +298,26 @@ def test_classify_gives_the_deals_curve_to_open_whole_4x4_deals_only(tmp_path: P
         assert np.all(answers.p_solvable[~answers.exact] == p)
     mixed = classifier.classify([deals[0], fewer[0], deals[1], wide[0]])
     assert not mixed.exact.any() and mixed.p_solvable.tolist() == [0.9, 0.3, 0.9, 0.3]
+
+
+def test_an_estimate_stops_at_0_999_except_a_whole_deals_at_0_9999_and_never_drops_below_0_001(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "v1"
+    shutil.copytree(default_root(), directory)
+    write_exact_budget(directory, ExactBudget(1))
+    write_calibration(directory, Calibration(Curve([0.0, 1.0], [1.0, 1.0])))  # certain of everything
+    classifier = load_classifier(directory)
+    deals = [deal(seed) for seed in range(1, 9)]
+    fewer = random_states(3, 8, stacks=14)
+    wide = random_states(4, 8, rows=4, cols=5, stacks=20)
+    mixed = classifier.classify([deals[0], fewer[0], deals[1], wide[0]])
+    assert not mixed.exact.any() and mixed.p_solvable.tolist() == [DEAL_CEILING, 0.999, DEAL_CEILING, 0.999]
+    write_calibration(directory, Calibration(Curve([0.0, 1.0], [0.0, 0.0])))  # certain of nothing
+    assert load_classifier(directory).classify([deals[0], fewer[0]]).p_solvable.tolist() == [1e-3, 1e-3]
+    assert bounded(np.array([0.0, 0.5, 1.0, 1.0]), np.array([True, True, True, False])).tolist() == [
+        ESTIMATE_FLOOR,
+        0.5,
+        DEAL_CEILING,
+        1 - ESTIMATE_FLOOR,
+    ]
