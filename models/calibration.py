@@ -132,7 +132,7 @@ def write_calibration(directory: Path, calibration: Calibration) -> Path:
 def _logistic(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> Curve | None:
     """P(solvable) = sigmoid(a * logit(p) + b) fitted by weighted logistic regression, as knots at ``LOGIT_KNOTS``;
     None when the rows hold one class only or the fit does not rise with the score (a <= 0)."""
-    from sklearn.linear_model import LogisticRegression  # training work only, as in ``_isotonic``
+    from sklearn.linear_model import LogisticRegression  # training work: not imported at start-up (``_isotonic``)
 
     if len(np.unique(solvable)) < 2:
         return None
