@@ -41,13 +41,14 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 from boaf.features import SCHEMA_VERSION, feature_matrix, feature_names
 from boaf.features.kahn import A2_ZEROS_ABOVE, MAX_DETERMINANT, PAIR_COUNT_BELOW
 from boaf.game import State, deal, parse_grid, random_states
+from boaf.game.arrays import states_to_array
 from boaf.models import plots, registry
 from boaf.models.budget import CANDIDATES, tune_budget, tuning_sets
 from boaf.models.calibration import fit_calibration, write_calibration
-from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, load_classifier
+from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, bounded, load_classifier
 from boaf.models.datasets import DatasetSpec, generate_chunk
 from boaf.models.errors import ModelError
-from boaf.models.exact_path import EXACT_FILE, ExactBudget, write_exact_budget
+from boaf.models.exact_path import EXACT_FILE, ExactBudget, whole_deals, write_exact_budget
 from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.inputs import input_names, model_inputs
 from boaf.models.onnx_export import export_onnx, parity
@@ -264,7 +265,9 @@ def train_hard_model(
     model = fit(HARD_PARAMS, train_set, seed, threads=1)  # one core: the machine is shared
     raw = {name: np.asarray(model.predict_proba(m))[:, 1] for name, m in inputs.items()}
     calibration = fit_calibration(raw["calibrate"], calibrate.solvable, _stacks(calibrate))
-    calibrated = np.clip(calibration.apply(raw["test"], _stacks(test)), 1e-3, 1 - 1e-3)
+    # Bounded as Classify bounds its estimates: the figures are the served model's.
+    test_deals = whole_deals(states_to_array(test.states), 4, 4)  # the hard set is 4x4
+    calibrated = bounded(calibration.apply(raw["test"], _stacks(test)), test_deals)
     onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
     check = parity(model, onnx_path, inputs["test"])
     if not check.passes():
