@@ -152,7 +152,10 @@ def tune_budget_command(
     grid_states: Annotated[
         int, typer.Option("--grid-states", min=100, help="Held-out random states of each grid but 4x4.")
     ] = 1000,
-    singles: Annotated[int, typer.Option("--singles", min=100, help="States per set timed one by one.")] = 1000,
+    singles: Annotated[
+        int | None,
+        typer.Option("--singles", min=100, help="States per set timed one by one, drawn from all of it (default: all)"),
+    ] = None,
     budgets: Annotated[str | None, typer.Option("--budgets", help="Candidates, e.g. 500,1000,2000.")] = None,
     deal_nodes: Annotated[
         int | None,

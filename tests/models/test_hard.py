@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from boaf.models.calibration import (
     write_calibration,
 )
 from boaf.models.classifier import DEAL_CEILING, ESTIMATE_FLOOR, bounded, load_classifier
+from boaf.models.datasets import exact_labels
 from boaf.models.errors import ModelError
 from boaf.models.exact_path import ExactBudget, write_exact_budget
 from boaf.models.hard import (
@@ -214,6 +216,41 @@ def test_choose_budget_takes_the_largest_budget_under_both_bars_on_every_set() -
     assert budget.choose_budget(over) == 100
     with pytest.raises(ModelError, match=r"^no budget of \[100\] meets the latency targets"):
         budget.choose_budget([cost(100, 2 * bar_batch, 0.1 * bar_single)])
+
+
+def test_choose_budget_refuses_a_budget_whose_open_states_cost_past_the_tail_bar() -> None:
+    # Past some budget the p99 lands on states settled below it and stops growing; a state left open still
+    # pays the whole budget. The bar on such a call (TAIL_FACTOR times the p99 target) stops the climb.
+    target = budget.TARGETS["4x4"]
+    bar_open = budget.HEADROOM * target.single_open_ms
+    assert target.single_open_ms == budget.TAIL_FACTOR * target.single_p99_ms
+    costs = [
+        replace(cost(b, 0.05, 1.0), single_open_ms=open_ms)
+        for b, open_ms in [(1500, 0.5 * bar_open), (4000, 0.95 * bar_open), (16000, 2 * bar_open)]
+    ]
+    assert budget.choose_budget(costs) == 4000
+
+
+def test_the_single_states_timed_are_drawn_from_the_whole_set_in_its_order() -> None:
+    states = random_states(5, 300)
+    sample = budget.timed_states(states, 100)
+    index = [states.index(s) for s in sample]
+    assert len(set(index)) == 100 and index == sorted(index) and index[-1] > 200  # not the first 100
+    assert sample == budget.timed_states(states, 100)  # seeded: the same sample again
+    assert budget.timed_states(states, None) == budget.timed_states(states, 300) == states
+
+
+def test_measure_budget_times_the_states_left_open_and_judges_by_them() -> None:
+    classifier = load_classifier()
+    states = random_states(8, 60)
+    labelled = budget.LabelledStates("random", states, np.array(exact_labels(states), dtype=bool))
+    at_1 = budget.measure_budget(classifier, labelled, 1)  # one node: most states are left open
+    at_big = budget.measure_budget(classifier, labelled, 100_000)  # none is left open: the slowest call instead
+    assert at_1.exact_share < 1.0 and at_1.single_open_ms > 0
+    assert at_big.exact_share == 1.0 and at_big.single_open_ms > 0
+    single = np.array([1.0, 9.0, 3.0, 5.0])
+    assert budget._open_ms(single, np.array([True, False, True, False]), None) == 7.0  # the median of 9 and 5
+    assert budget._open_ms(single, np.ones(4, dtype=bool), None) == 9.0
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
