@@ -356,7 +356,8 @@ def tune_budget(
     write_exact_budget(model_dir, budget)
     for grid in grids:
         name = "budget_sweep.png" if grid == DEFAULT_GRID else f"budget_sweep_{grid}.png"
-        plots.budget_sweep_plot([c for c in costs if c.grid == grid], chosen[grid], model_dir / "plots" / name)
+        limits = {k: HEADROOM * v for k, v in measured[grid]["targets"].items() if k.endswith("_ms")}
+        plots.budget_sweep_plot([c for c in costs if c.grid == grid], chosen[grid], model_dir / "plots" / name, limits)
         log(f"chosen budget for {grid}: {chosen[grid]} nodes ({_latency_line(measured[grid])})")
     return entry
 

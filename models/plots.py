@@ -63,23 +63,40 @@ def cutoff_sweep_plot(
     return _save(fig, path)
 
 
-def budget_sweep_plot(costs: Sequence[Any], chosen: int, path: Path) -> Path:
-    """Classify's accuracy and batch ms/state against the exact path's node budget, one line per set.
+def budget_sweep_plot(costs: Sequence[Any], chosen: int, path: Path, limits: dict[str, float] | None = None) -> Path:
+    """What each node budget leaves to the model and what it costs, one line per set.
 
-    ``costs`` are ``boaf.models.budget.BudgetCost`` rows (``max_nodes``, ``name``, ``accuracy``, ``batch_ms``).
+    ``costs`` are ``boaf.models.budget.BudgetCost`` rows. Panels: the share of states left
+    open; single calls' p99 (solid) and the call of a state left open (dashed); CPU ms a state
+    in 1,000-state batches. ``limits`` (``{"single_p99_ms", "single_open_ms", "batch_ms"}``,
+    each optional) draws the bars the budget was chosen against.
     """
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
-    for name in dict.fromkeys(c.name for c in costs):
+    bars = limits or {}
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(6.5, 8.5), sharex=True)
+    for k, name in enumerate(dict.fromkeys(c.name for c in costs)):
         rows = sorted((c for c in costs if c.name == name), key=lambda c: c.max_nodes)
-        budgets = [c.max_nodes for c in rows]
-        top.plot(budgets, [c.accuracy for c in rows], marker="o", label=name)
-        bottom.plot(budgets, [c.batch_ms for c in rows], marker="o", label=name)
-    for ax in (top, bottom):
+        budgets, colour = [c.max_nodes for c in rows], f"C{k}"
+        top.plot(budgets, [100 * (1 - c.exact_share) for c in rows], marker="o", color=colour, label=name)
+        middle.plot(budgets, [c.single_p99_ms for c in rows], marker="o", color=colour, label=f"{name}: p99")
+        opened = [(b, c.single_open_ms) for b, c in zip(budgets, rows, strict=True) if c.single_open_ms > 0]
+        if opened:
+            dashed = {"marker": "s", "linestyle": "--", "color": colour}
+            middle.plot(*zip(*opened, strict=True), **dashed, label=f"{name}: left open")
+        bottom.plot(budgets, [c.batch_ms for c in rows], marker="o", color=colour, label=name)
+    for ax, key in ((middle, "single_p99_ms"), (middle, "single_open_ms"), (bottom, "batch_ms")):
+        if key in bars:
+            line = "-." if key == "single_open_ms" else ":"
+            ax.axhline(bars[key], color="tab:red", linestyle=line, label=f"limit {key.removesuffix('_ms')}")
+    for ax in (top, middle, bottom):
         ax.axvline(chosen, color="tab:green", linestyle=":", label=f"chosen {chosen} nodes")
         ax.set_xscale("log")
-    top.set(ylabel="accuracy", title="Classify: exact path budget sweep")
-    bottom.set(xlabel="node budget per state", ylabel="CPU ms per state (1,000-state batches)")
-    top.legend()
+    left_open = any(c.exact_share < 1 for c in costs)  # a log scale needs a share above zero
+    top.set(ylabel="% left to the model", title="Classify: exact path budget sweep")
+    top.set_yscale("log" if left_open else "linear")
+    middle.set(ylabel="CPU ms, one state a call")
+    bottom.set(xlabel="node budget per state", ylabel="CPU ms a state (1,000-state batches)")
+    top.legend(fontsize="small")
+    middle.legend(fontsize="x-small", ncol=2)
     return _save(fig, path)
 
 
