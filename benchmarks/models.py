@@ -52,6 +52,7 @@ from boaf.features import feature_matrix
 from boaf.game import State, deal, parse_grid, random_states
 from boaf.game.notation import parse_seed_range
 from boaf.models import registry
+from boaf.models.budget import timed_states
 from boaf.models.classifier import CARD_FILE, Classifier, load_classifier
 from boaf.models.datasets import DECISIONS_FIRST_SEED, DatasetSpec, generate_chunk
 from boaf.search import SOLVABLE, solve_deals, solve_many
@@ -121,7 +122,7 @@ def report(classifier: Classifier, labelled: Labelled, singles: int) -> None:
         cpu_ms(classifier.classify, states[i : i + BATCH]) / len(states[i : i + BATCH])
         for i in range(0, len(states), BATCH)
     ]
-    single = np.array([cpu_ms(classifier.classify, [s]) for s in states[:singles]])
+    single = np.array([cpu_ms(classifier.classify, [s]) for s in timed_states(states, singles)])
     answers = classifier.classify(states)
     p, exact = answers.p_solvable, answers.exact
     right = (p >= classifier.threshold) == y
@@ -135,7 +136,7 @@ def report(classifier: Classifier, labelled: Labelled, singles: int) -> None:
         f"(the model alone on the whole set: {alone.mean():.4%})"
     )
     print(
-        f"  CPU ms/state, one core: single (first {len(single):,}) mean {single.mean():.3f}, "
+        f"  CPU ms/state, one core: single ({len(single):,} drawn from the set) mean {single.mean():.3f}, "
         f"p50 {np.percentile(single, 50):.3f}, p99 {np.percentile(single, 99):.3f}; "
         f"{BATCH:,}-state batches ({len(batches)}) mean {np.mean(batches):.3f}, "
         f"p50 {np.percentile(batches, 50):.3f}, p99 {np.percentile(batches, 99):.3f}"
