@@ -178,7 +178,8 @@ def measure_budget(
     batch_ms = (time.thread_time() - started) * 1e3 / max(len(states), 1)
     p = np.concatenate([a.p_solvable for a in answers])
     exact = np.concatenate([a.exact for a in answers])
-    single = _single_ms(trial, timed_states(states, singles))
+    timed = _timed_index(len(states), singles)
+    single = _single_ms(trial, [states[i] for i in timed])
     scored = labelled.scored()
     return BudgetCost(
         max_nodes=max_nodes,
@@ -190,14 +191,14 @@ def measure_budget(
         single_p50_ms=float(np.percentile(single, 50)),
         single_p99_ms=float(np.percentile(single, 99)),
         grid=labelled.grid,
-        single_open_ms=_open_ms(single, exact, singles),
+        single_open_ms=_open_ms(single, exact[timed]),
     )
 
 
-def _open_ms(single: np.ndarray, exact: np.ndarray, singles: int | None) -> float:
-    """The median of ``single`` (ms, over ``timed_states``) among the states ``exact`` leaves open, else its largest."""
-    timed = np.asarray(_timed_index(exact.shape[0], singles))
-    left_open = ~exact[timed]
+def _open_ms(single: np.ndarray, exact: np.ndarray) -> float:
+    """The median of the timed calls ``single`` (ms) of the states left open (``exact`` False, same order), else
+    the largest call."""
+    left_open = ~exact
     return float(np.median(single[left_open])) if left_open.any() else float(single.max(initial=0.0))
 
 

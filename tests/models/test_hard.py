@@ -254,8 +254,8 @@ def test_measure_budget_times_the_states_left_open_and_judges_by_them() -> None:
     assert at_1.exact_share < 1.0 and at_1.single_open_ms > 0
     assert at_big.exact_share == 1.0 and at_big.single_open_ms > 0
     single = np.array([1.0, 9.0, 3.0, 5.0])
-    assert budget._open_ms(single, np.array([True, False, True, False]), None) == 7.0  # the median of 9 and 5
-    assert budget._open_ms(single, np.ones(4, dtype=bool), None) == 9.0
+    assert budget._open_ms(single, np.array([True, False, True, False])) == 7.0  # the median of 9 and 5
+    assert budget._open_ms(single, np.ones(4, dtype=bool)) == 9.0
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
