@@ -2,15 +2,18 @@
 
 ``train_residue_model`` fits LightGBM on the residue sets of ``boaf.models.residue``
 (the feature vector and a 300-node search's progress, ``boaf.search.progress``).
-Each set is split by label into a fitting part (``FIT_SHARE``) and a calibration
-part. Weights: every set carries the same total weight, whatever its size, so
-that the 23,000 open deals (99.8% solvable) do not drown the 700 open decision
-states (92% solvable); within a set every state weighs the same. The candidate
-parameters (``CANDIDATES``) are fitted on the fitting parts and the one with the
-least weighted log loss on the calibration parts is kept; its scores are then
-recalibrated by one isotonic curve fitted on the calibration parts
-(``boaf.models.calibration``). The model card records, per set, the calibration
-part's figures for the model and for the set's base-rate constant.
+Weights: every set carries the same total weight, whatever its size, so that the
+23,000 open deals (99.8% solvable) do not drown the 700 open decision states (92%
+solvable); within a set every state weighs the same. The rows are cross-fitted: each
+set's rows of each label are dealt at random into ``FOLDS`` folds, and every row is
+scored by a model fitted on the other folds. The candidate parameters (``CANDIDATES``)
+are judged by the weighted log loss of those out-of-fold scores, and the best one's are
+recalibrated by one isotonic curve (``boaf.models.calibration``); the model shipped is
+then fitted with those parameters on every row. So every unsolvable state both trains
+the model and places its calibration curve, where a held-out calibration part would
+keep a third of the few hundred that a 4x4 residue holds out of the fit. The model card
+records, per set, the out-of-fold figures for the model and for the set's base-rate
+constant.
 
 ``residue_gate`` decides whether a new version may replace the installed one. On
 held-out residue sets (``GATE_SETS``, seeds no other step uses) generated under
@@ -52,8 +55,8 @@ from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cached
 from boaf.models.retrain_steps import new_version
 from boaf.models.training import make_classifier
 
-FIT_SHARE = 0.7  # of each set (per label) to fit on; the rest calibrates and chooses
-#: Candidate LightGBM parameters; the least weighted log loss on the calibration parts wins.
+FOLDS = 5  # cross-fitting: each row is scored by the model fitted on the other folds
+#: Candidate LightGBM parameters; the least weighted log loss out of fold wins.
 CANDIDATES: tuple[dict[str, Any], ...] = (
     {"n_estimators": 300, "learning_rate": 0.03, "num_leaves": 15, "min_child_samples": 20},
     {"n_estimators": 600, "learning_rate": 0.02, "num_leaves": 7, "min_child_samples": 40},
@@ -84,39 +87,44 @@ Log = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Part:
-    """A set's fitting or calibration part: inputs, labels, per-row weights and which rows are whole 4x4 deals."""
+    """A set's rows, or several sets' stacked: inputs, labels, per-row weights, whole 4x4 deals and folds."""
 
     inputs: np.ndarray
     solvable: np.ndarray
     weight: np.ndarray
     deal: np.ndarray
+    fold: np.ndarray
 
 
-def split(residue: Residue, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices of the fitting and calibration parts: ``FIT_SHARE`` of each label, at random (seeded)."""
+def folds(solvable: np.ndarray, seed: int) -> np.ndarray:
+    """Each row's fold in ``range(FOLDS)``: the rows of each label dealt in turn, in a random (seeded) order.
+
+    So every fold holds each label's rows to within one, and a set with at least ``FOLDS``
+    of its minority has some in every fold.
+    """
     rng = np.random.default_rng(seed)
-    fit_rows, calibrate_rows = [], []
+    out = np.empty(len(solvable), dtype=np.int64)
     for value in (False, True):
-        rows = rng.permutation(np.flatnonzero(residue.solvable == value))
-        cut = round(FIT_SHARE * len(rows))
-        fit_rows.append(rows[:cut])
-        calibrate_rows.append(rows[cut:])
-    return np.sort(np.concatenate(fit_rows)), np.sort(np.concatenate(calibrate_rows))
+        rows = rng.permutation(np.flatnonzero(solvable == value))
+        out[rows] = np.arange(len(rows)) % FOLDS
+    return out
 
 
-def parts(sets: Mapping[str, Residue], seed: int) -> tuple[dict[str, Part], dict[str, Part]]:
-    """Each set's fitting and calibration parts; every set's rows weigh 1 in all, shared equally."""
-    fitting: dict[str, Part] = {}
-    calibrating: dict[str, Part] = {}
+def parts(sets: Mapping[str, Residue], seed: int) -> dict[str, Part]:
+    """Each set's rows with their folds; every set's rows weigh 1 in all, shared equally."""
+    out: dict[str, Part] = {}
     present = {name: residue for name, residue in sets.items() if len(residue.solvable)}
     rows_in_all = sum(len(residue.solvable) for residue in present.values())
     for name, residue in present.items():
-        inputs = model_inputs(residue.residue, 0, PROGRESS_NODES)
         weight = rows_in_all / len(present) / len(residue.solvable)  # mean weight 1 over all sets' rows
-        deal = _whole_deals(residue.residue)
-        for out, rows in zip((fitting, calibrating), split(residue, seed), strict=True):
-            out[name] = Part(inputs[rows], residue.solvable[rows], np.full(len(rows), weight), deal[rows])
-    return fitting, calibrating
+        out[name] = Part(
+            model_inputs(residue.residue, 0, PROGRESS_NODES),
+            residue.solvable,
+            np.full(len(residue.solvable), weight),
+            _whole_deals(residue.residue),
+            folds(residue.solvable, seed),
+        )
+    return out
 
 
 def _stack(part_of: Mapping[str, Part]) -> Part:
@@ -126,7 +134,22 @@ def _stack(part_of: Mapping[str, Part]) -> Part:
         np.concatenate([p.solvable for p in chosen]),
         np.concatenate([p.weight for p in chosen]),
         np.concatenate([p.deal for p in chosen]),
+        np.concatenate([p.fold for p in chosen]),
     )
+
+
+def out_of_fold(params: Mapping[str, Any], rows: Part, seed: int) -> np.ndarray:
+    """Each row's raw score from the model (``params``) fitted on the rows of the other folds."""
+    raw = np.empty(len(rows.solvable), dtype=np.float64)
+    for k in range(FOLDS):
+        held = rows.fold == k
+        if not held.any():
+            continue
+        model = make_classifier(dict(params), seed + k, threads=1).fit(
+            rows.inputs[~held], rows.solvable[~held].astype(np.int8), sample_weight=rows.weight[~held]
+        )
+        raw[held] = np.asarray(model.predict_proba(rows.inputs[held]))[:, 1]
+    return raw
 
 
 def weighted_log_loss(p: np.ndarray, solvable: np.ndarray, weight: np.ndarray) -> float:
@@ -150,24 +173,23 @@ def train_residue_model(
 
     The version keeps the installed exact path and ordering model. Returns its card.
     """
-    fitting, calibrating = parts(sets, seed)
-    fit_all, calibrate_all = _stack(fitting), _stack(calibrating)
-    if len(np.unique(fit_all.solvable)) < 2:
+    per_set = parts(sets, seed)
+    rows = _stack(per_set)
+    if len(np.unique(rows.solvable)) < 2:
         raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
-    best, tried = _choose_params(fit_all, calibrate_all, candidates, seed=seed, log=log)
+    best, raw, tried = _choose_params(rows, candidates, seed=seed, log=log)
+    calibration = fit_calibration(raw, rows.solvable, weight=rows.weight, deals=rows.deal)
     model = make_classifier(best, seed, threads=1).fit(
-        fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight
+        rows.inputs, rows.solvable.astype(np.int8), sample_weight=rows.weight
     )
-    raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
-    calibration = fit_calibration(raw, calibrate_all.solvable, weight=calibrate_all.weight, deals=calibrate_all.deal)
     out.mkdir(parents=True, exist_ok=True)
     names = input_names(0, PROGRESS_NODES)
     onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
-    check = parity(model, onnx_path, calibrate_all.inputs)
+    check = parity(model, onnx_path, rows.inputs)
     if not check.passes():
-        raise RuntimeError(f"ONNX parity failed on the calibration parts: {check}")
+        raise RuntimeError(f"ONNX parity failed on the training rows: {check}")
     write_calibration(out, calibration)
-    figures, curves = _calibration_figures(model, calibration, calibrating, sets)
+    figures, curves = _calibration_figures(calibration, raw, per_set, sets)
     plots.calibration_plot(curves, out / "plots" / "calibration.png")
     gains = np.asarray(model.booster_.feature_importance(importance_type="gain"), dtype=np.float64)
     plots.importance_plot(names, gains, out / "plots" / "importance.png")
@@ -185,6 +207,7 @@ def train_residue_model(
             for name, r in sets.items()
         },
         "weighting": "every set the same total weight; equal weights within a set",
+        "calibration": f"isotonic on {FOLDS}-fold out-of-fold scores; the model fitted on every row",
         "residue_calibration": figures,
         "parity": asdict(check),
         "ordering": installed.card.get("ordering"),
@@ -194,38 +217,44 @@ def train_residue_model(
     write_json_atomically(out / CARD_FILE, strict_json(card))
     for name, row in figures.items():
         log(
-            f"{name}: calibration part {row['rows']:,} states, log loss {row['model']['log_loss']:.4f} "
+            f"{name}: {row['rows']:,} states out of fold, log loss {row['model']['log_loss']:.4f} "
             f"(constant {row['constant']['log_loss']:.4f}), ECE {row['model']['ece']:.4f}"
         )
     return card
 
 
 def _choose_params(
-    fit_all: Part, calibrate_all: Part, candidates: Sequence[Mapping[str, Any]], *, seed: int, log: Log
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The parameters (``COMMON_PARAMS`` and the best of ``candidates``) whose model, fitted on ``fit_all``, has
-    the least weighted log loss on ``calibrate_all`` before calibration; and each candidate's loss."""
+    rows: Part, candidates: Sequence[Mapping[str, Any]], *, seed: int, log: Log
+) -> tuple[dict[str, Any], np.ndarray, list[dict[str, Any]]]:
+    """The parameters (``COMMON_PARAMS`` and the best of ``candidates``) whose out-of-fold scores have the least
+    weighted log loss before calibration; those scores; and each candidate's loss."""
     tried: list[dict[str, Any]] = []
-    losses: list[float] = []
+    best: tuple[float, dict[str, Any], np.ndarray] | None = None
     for params in candidates:
-        model = make_classifier({**COMMON_PARAMS, **params}, seed, threads=1)
-        model.fit(fit_all.inputs, fit_all.solvable.astype(np.int8), sample_weight=fit_all.weight)
-        raw = np.asarray(model.predict_proba(calibrate_all.inputs))[:, 1]
-        loss = weighted_log_loss(raw, calibrate_all.solvable, calibrate_all.weight)
-        tried.append({"params": dict(params), "calibration_log_loss_raw": loss})
-        losses.append(loss)
-        log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} on the calibration parts")
-    return {**COMMON_PARAMS, **candidates[int(np.argmin(losses))]}, tried
+        chosen = {**COMMON_PARAMS, **params}
+        raw = out_of_fold(chosen, rows, seed)
+        loss = weighted_log_loss(raw, rows.solvable, rows.weight)
+        tried.append({"params": dict(params), "out_of_fold_log_loss_raw": loss})
+        log(f"candidate {json.dumps(params)}: weighted log loss {loss:.4f} out of fold")
+        if best is None or loss < best[0]:
+            best = (loss, chosen, raw)
+    if best is None:
+        raise ModelError("no candidate parameters to train with")
+    return best[1], best[2], tried
 
 
 def _calibration_figures(
-    model: Any, calibration: Calibration, calibrating: Mapping[str, Part], sets: Mapping[str, Residue]
+    calibration: Calibration, raw: np.ndarray, per_set: Mapping[str, Part], sets: Mapping[str, Residue]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """Each set's calibration part scored (the model against the constant of its set's rate), and its curve."""
+    """Each set's rows scored out of fold and calibrated (the model against the constant of its set's rate), and
+    its curve; ``raw`` holds the out-of-fold scores of ``per_set``'s rows, stacked in its order."""
     figures: dict[str, dict[str, Any]] = {}
     curves = {}
-    for name, part in calibrating.items():
-        p = _estimate(calibration, np.asarray(model.predict_proba(part.inputs))[:, 1], part.deal)
+    start = 0
+    for name, part in per_set.items():
+        end = start + len(part.solvable)
+        p = _estimate(calibration, raw[start:end], part.deal)
+        start = end
         rate = float(sets[name].solvable.mean())
         figures[name] = {
             "rows": len(part.solvable),

@@ -21,16 +21,18 @@ from boaf.models.metrics import scores
 from boaf.models.registry import default_root, installed_version
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
 from boaf.models.residue_model import (
-    FIT_SHARE,
+    FOLDS,
     GATE_MIN_MINORITY,
     GATE_MIN_STATES,
     GATE_SETS,
     GateRow,
+    Part,
+    folds,
     gate_budget_owner,
+    out_of_fold,
     parts,
     residue_gate,
     retrain_residue,
-    split,
     train_residue_model,
     whole_set_log_loss,
 )
@@ -89,17 +91,34 @@ def test_a_cached_set_is_reused_only_under_the_same_key(cache: Path) -> None:
     assert cache_key(other, TRAINING[0]) != data["key"]
 
 
-def test_the_split_keeps_each_labels_share_and_every_set_weighs_the_same(cache: Path) -> None:
+def test_the_folds_share_each_label_evenly_and_every_set_weighs_the_same(cache: Path) -> None:
     sets = sets_in(cache, TRAINING)
     for residue in sets.values():
-        fit_rows, calibrate_rows = split(residue, 0)
-        assert sorted(np.concatenate([fit_rows, calibrate_rows]).tolist()) == list(range(len(residue.solvable)))
+        fold = folds(residue.solvable, 0)
+        assert set(fold.tolist()) <= set(range(FOLDS))
         for value in (False, True):
-            count = int(np.sum(residue.solvable == value))
-            assert int(np.sum(residue.solvable[fit_rows] == value)) == round(FIT_SHARE * count)
-    fitting, calibrating = parts(sets, 0)
-    totals = {name: fitting[name].weight.sum() + calibrating[name].weight.sum() for name in sets}
+            counts = np.bincount(fold[residue.solvable == value], minlength=FOLDS)
+            assert counts.max() - counts.min() <= 1 and counts.sum() == int(np.sum(residue.solvable == value))
+        assert np.array_equal(fold, folds(residue.solvable, 0))
+        assert not np.array_equal(fold, folds(residue.solvable, 1))
+    per_set = parts(sets, 0)
+    totals = {name: part.weight.sum() for name, part in per_set.items()}
     assert max(totals.values()) == pytest.approx(min(totals.values()))
+
+
+def test_out_of_fold_scores_come_from_models_that_never_saw_their_rows() -> None:
+    """A row's out-of-fold score ignores its own label: flipping the labels of fold 0 leaves fold 0's scores."""
+    rng = np.random.default_rng(3)
+    inputs = rng.normal(size=(400, 3))
+    solvable = inputs[:, 0] + 0.3 * rng.normal(size=400) > 0
+    fold = folds(solvable, 0)
+    rows = Part(inputs, solvable, np.ones(400), np.zeros(400, dtype=bool), fold)
+    flipped = Part(inputs, np.where(fold == 0, ~solvable, solvable), np.ones(400), rows.deal, fold)
+    params = {**CANDIDATES[0], "min_child_samples": 5}
+    raw, raw_flipped = out_of_fold(params, rows, 0), out_of_fold(params, flipped, 0)
+    assert np.array_equal(raw[fold == 0], raw_flipped[fold == 0])
+    assert not np.array_equal(raw[fold != 0], raw_flipped[fold != 0])
+    assert scores(raw, solvable).auc > 0.9
 
 
 def test_a_tiny_model_trains_loads_and_describes_its_residue(cache: Path, tmp_path: Path) -> None:
