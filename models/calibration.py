@@ -9,9 +9,13 @@ all solvable (99.97% of three million far deals' residue), the other residue sta
 90-97%, and one curve over both gives every open deal the others' rate. With so few
 unsolvable deals (about 20 in 65,000 open ones) a step function through them is noise,
 so the deals' curve is logistic in the raw score's logit (Platt scaling: two
-parameters). The function is stored beside the model as ``calibration.json``
-(``{"stacks": {"12": {"x": [...], "y": [...]}, ...}, "all": {...}, "deals": {...}}``;
-``deals`` only when fitted, the logistic curve as knots too) and applied by linear
+parameters). A grid may get a curve of its own too (``grids``, by ``"RxC"``): the
+residue model's rows come from 4x4, 5x5, 6x6 and 4x13 residues whose scores mean
+different things, and a curve pooled over all of them is off on each grid. The
+function is stored beside the model as ``calibration.json`` (``{"stacks": {"12":
+{"x": [...], "y": [...]}, ...}, "all": {...}, "grids": {"5x5": {...}}, "deals":
+{...}}``; ``grids`` and ``deals`` only when fitted, the logistic curve as knots too;
+readers that know no ``grids`` use the pooled curve) and applied by linear
 interpolation between its knots.
 """
 
@@ -45,19 +49,27 @@ class Curve:
 
 @dataclass(frozen=True)
 class Calibration:
-    """One ``Curve`` per stack count, ``deals`` for whole 4x4 deals (when fitted), and ``pooled`` for the others."""
+    """One ``Curve`` per stack count or per grid, ``deals`` for whole 4x4 deals (when fitted), and ``pooled``
+    for the others. A grid's curve takes the place of the pooled and stack-count curves on its states."""
 
     pooled: Curve
     by_stacks: dict[int, Curve] = field(default_factory=dict)
     deals: Curve | None = None
+    by_grid: dict[str, Curve] = field(default_factory=dict)
 
-    def apply(self, p: np.ndarray, stacks: np.ndarray, deals: np.ndarray | None = None) -> np.ndarray:
-        """Calibrated P(solvable) of raw scores ``p`` of states with ``stacks`` stacks; ``deals`` marks the
-        whole 4x4 deals among them (``boaf.models.exact_path.whole_deals``; None: none)."""
-        out = self.pooled(p)
-        for k, curve in self.by_stacks.items():
-            rows = stacks == k
-            out[rows] = curve(p[rows])
+    def apply(
+        self, p: np.ndarray, stacks: np.ndarray, deals: np.ndarray | None = None, grid: str | None = None
+    ) -> np.ndarray:
+        """Calibrated P(solvable) of raw scores ``p`` of states with ``stacks`` stacks, all on ``grid``
+        (``"RxC"``, ``boaf.models.exact_path.grid_key``; None: unknown); ``deals`` marks the whole 4x4 deals
+        among them (``boaf.models.exact_path.whole_deals``; None: none)."""
+        if grid in self.by_grid:
+            out = self.by_grid[grid](p)
+        else:
+            out = self.pooled(p)
+            for k, curve in self.by_stacks.items():
+                rows = stacks == k
+                out[rows] = curve(p[rows])
         if self.deals is not None and deals is not None and deals.any():
             out[deals] = self.deals(p[deals])
         return out
@@ -70,21 +82,35 @@ def fit_calibration(
     *,
     weight: np.ndarray | None = None,
     deals: np.ndarray | None = None,
+    grids: np.ndarray | None = None,
 ) -> Calibration:
     """Isotonic curves of held-out raw scores ``p`` against labels, per stack count with ``MIN_ROWS`` rows.
 
     Without ``stacks`` there is one pooled curve. ``weight`` weighs the rows (default: equally). ``deals``
     marks the whole 4x4 deals: with ``MIN_ROWS`` of them, of both classes, they get a logistic curve of their
-    own (``_logistic``) when it rises with the score, and the pooled curve is fitted on the other rows.
+    own (``_logistic``) when it rises with the score, and the other curves are fitted on the other rows.
+    ``grids`` names each row's grid (``"RxC"``): a grid whose rows (deals apart) are enough for a curve of
+    their own (``_own_curve``) gets an isotonic one.
     """
     w = np.ones(len(p)) if weight is None else np.asarray(weight, dtype=np.float64)
     if deals is not None and np.sum(deals) >= MIN_ROWS and np.sum(~deals) > 0:
         own = _logistic(p[deals], solvable[deals], w[deals])
         if own is not None:
             rest = fit_calibration(
-                p[~deals], solvable[~deals], None if stacks is None else stacks[~deals], weight=w[~deals]
+                p[~deals],
+                solvable[~deals],
+                None if stacks is None else stacks[~deals],
+                weight=w[~deals],
+                grids=None if grids is None else grids[~deals],
             )
             return replace(rest, deals=own)
+    by_grid = {}
+    if grids is not None:
+        by_grid = {
+            str(g): _isotonic(p[grids == g], solvable[grids == g], w[grids == g])
+            for g in np.unique(grids)
+            if _own_curve(solvable[grids == g])
+        }
     by_stacks = {}
     if stacks is not None:
         by_stacks = {
@@ -92,7 +118,7 @@ def fit_calibration(
             for k in np.unique(stacks)
             if _own_curve(solvable[stacks == k])
         }
-    return Calibration(_isotonic(p, solvable, w), by_stacks)
+    return Calibration(_isotonic(p, solvable, w), by_stacks, by_grid=by_grid)
 
 
 def _own_curve(solvable: np.ndarray) -> bool:
@@ -113,6 +139,7 @@ def read_calibration(directory: Path) -> Calibration | None:
             Curve(**data["all"]),
             {int(k): Curve(**curve) for k, curve in data.get("stacks", {}).items()},
             None if deals is None else Curve(**deals),
+            {str(g): Curve(**curve) for g, curve in data.get("grids", {}).items()},
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{path}: not a calibration (JSON with 'all' and 'stacks' curves): {exc}") from exc
@@ -124,6 +151,8 @@ def write_calibration(directory: Path, calibration: Calibration) -> Path:
         "all": vars(calibration.pooled),
         "stacks": {str(k): vars(curve) for k, curve in sorted(calibration.by_stacks.items())},
     }
+    if calibration.by_grid:
+        data["grids"] = {g: vars(curve) for g, curve in sorted(calibration.by_grid.items())}
     if calibration.deals is not None:
         data["deals"] = vars(calibration.deals)
     return write_text_atomically(directory / CALIBRATION_FILE, json.dumps(data) + "\n")

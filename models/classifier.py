@@ -33,6 +33,7 @@ from boaf.models.exact_path import (
     Predictions,
     exact_search,
     ffud_like_deals,
+    grid_key,
     read_exact_budget,
     search_again,
     whole_deals,
@@ -175,7 +176,7 @@ class Classifier:
                 # An estimate never reads as certain: p of exactly 1 or 0 is for exact answers.
                 stacks = np.count_nonzero(cells[still_open] >= 0, axis=1)
                 deals = whole_deals(cells[still_open], rows, cols)
-                p = bounded(self.calibration.apply(p, stacks, deals), deals)
+                p = bounded(self.calibration.apply(p, stacks, deals, grid_key(rows, cols)), deals)
             answers.p_solvable[still_open] = p
         return answers
 

@@ -45,7 +45,7 @@ from boaf.models import plots, registry
 from boaf.models.calibration import Calibration, fit_calibration, write_calibration
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, bounded, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact_path import whole_deals
+from boaf.models.exact_path import grid_key, whole_deals
 from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.hard import PROGRESS_NODES, add_to_card, keep_search_settings, onnx_metadata
 from boaf.models.inputs import input_names, model_inputs, states_by_shape
@@ -94,6 +94,7 @@ class Part:
     weight: np.ndarray
     deal: np.ndarray
     fold: np.ndarray
+    grid: np.ndarray  # each row's grid, "RxC"
 
 
 def folds(solvable: np.ndarray, seed: int) -> np.ndarray:
@@ -123,6 +124,7 @@ def parts(sets: Mapping[str, Residue], seed: int) -> dict[str, Part]:
             np.full(len(residue.solvable), weight),
             _whole_deals(residue.residue),
             folds(residue.solvable, seed),
+            np.array([grid_key(s.rows, s.cols) for s in residue.residue]),
         )
     return out
 
@@ -135,6 +137,7 @@ def _stack(part_of: Mapping[str, Part]) -> Part:
         np.concatenate([p.weight for p in chosen]),
         np.concatenate([p.deal for p in chosen]),
         np.concatenate([p.fold for p in chosen]),
+        np.concatenate([p.grid for p in chosen]),
     )
 
 
@@ -178,7 +181,7 @@ def train_residue_model(
     if len(np.unique(rows.solvable)) < 2:
         raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
     best, raw, tried = _choose_params(rows, candidates, seed=seed, log=log)
-    calibration = fit_calibration(raw, rows.solvable, weight=rows.weight, deals=rows.deal)
+    calibration = fit_calibration(raw, rows.solvable, weight=rows.weight, deals=rows.deal, grids=rows.grid)
     model = make_classifier(best, seed, threads=1).fit(
         rows.inputs, rows.solvable.astype(np.int8), sample_weight=rows.weight
     )
@@ -253,7 +256,7 @@ def _calibration_figures(
     start = 0
     for name, part in per_set.items():
         end = start + len(part.solvable)
-        p = _estimate(calibration, raw[start:end], part.deal)
+        p = _estimate(calibration, raw[start:end], part.deal, part.grid)
         start = end
         rate = float(sets[name].solvable.mean())
         figures[name] = {
@@ -267,9 +270,14 @@ def _calibration_figures(
     return figures, curves
 
 
-def _estimate(calibration: Calibration, raw: np.ndarray, deals: np.ndarray) -> np.ndarray:
-    stacks = np.zeros(len(raw), dtype=np.int64)  # one pooled curve, and the whole deals' own
-    return bounded(calibration.apply(raw, stacks, deals), deals)
+def _estimate(calibration: Calibration, raw: np.ndarray, deals: np.ndarray, grids: np.ndarray) -> np.ndarray:
+    """Calibrated, bounded estimates of raw scores, grid by grid (the pooled curve, the grids' and the deals')."""
+    stacks = np.zeros(len(raw), dtype=np.int64)  # no stack-count curves
+    out = np.empty(len(raw), dtype=np.float64)
+    for grid in np.unique(grids):
+        rows = grids == grid
+        out[rows] = calibration.apply(raw[rows], stacks[rows], deals[rows], str(grid))
+    return bounded(out, deals)
 
 
 def _whole_deals(states: Sequence[State]) -> np.ndarray:

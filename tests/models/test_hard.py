@@ -325,6 +325,50 @@ def test_a_stack_count_needs_min_minority_of_each_class_for_a_curve_of_its_own()
         assert 14 in fit_calibration(p, solvable, stacks).by_stacks
 
 
+def test_a_grid_with_enough_rows_gets_its_own_curve_which_round_trips(tmp_path: Path) -> None:
+    """Two grids whose scores mean different things: each one's curve follows its own rate, the pooled one neither."""
+    rng = np.random.default_rng(5)
+    p = rng.random(6000)
+    grids = np.where(np.arange(6000) < 3000, "4x4", "6x6")
+    truth = np.where(grids == "4x4", p, p**4)  # on 6x6 the same score means far less
+    solvable = rng.random(6000) < truth
+    few = np.where(np.arange(6000) < MIN_ROWS - 1, "5x5", grids)  # a grid with too few rows shares the pooled curve
+    calibration = fit_calibration(p, solvable, grids=few)
+    assert set(calibration.by_grid) == {"4x4", "6x6"}
+    at = np.linspace(0.05, 0.95, 19)
+    flat = np.zeros(19)
+    for grid in ("4x4", "6x6"):
+        own = calibration.apply(at, flat, None, grid)
+        assert np.all(np.diff(own) >= 0)
+        np.testing.assert_allclose(own, at if grid == "4x4" else at**4, atol=0.12)
+    np.testing.assert_array_equal(calibration.apply(at, flat, None, "5x5"), calibration.pooled(at))
+    np.testing.assert_array_equal(calibration.apply(at, flat), calibration.pooled(at))
+    write_calibration(tmp_path, calibration)
+    again = read_calibration(tmp_path)
+    assert again is not None and again.by_grid == calibration.by_grid
+    # The deals keep their own curve on a grid that has one.
+    deals = np.arange(6000) < 1000
+    mostly = rng.random(6000) < _sigmoid(2 * np.log(p / (1 - p)) + 6)
+    both = fit_calibration(p, np.where(deals, mostly, solvable), deals=deals, grids=grids)
+    assert both.deals is not None and set(both.by_grid) == {"4x4", "6x6"}
+    mask = np.zeros(19, dtype=bool)
+    mask[:3] = True
+    np.testing.assert_array_equal(both.apply(at, flat, mask, "4x4")[:3], both.deals(at[:3]))
+
+
+def test_classify_gives_a_grids_curve_to_the_states_of_that_grid_only(tmp_path: Path) -> None:
+    directory = tmp_path / "v1"
+    shutil.copytree(default_root(), directory)
+    write_exact_budget(directory, ExactBudget(1))  # one node: nearly every state is left to the model
+    pooled, wide = Curve([0.0, 1.0], [0.3, 0.3]), Curve([0.0, 1.0], [0.6, 0.6])
+    write_calibration(directory, Calibration(pooled, by_grid={"4x5": wide}))
+    classifier = load_classifier(directory)
+    answers = classifier.classify(random_states(3, 8, stacks=14) + random_states(4, 8, rows=4, cols=5, stacks=20))
+    assert (~answers.exact[:8]).sum() >= 6 and (~answers.exact[8:]).sum() >= 6
+    assert np.all(answers.p_solvable[:8][~answers.exact[:8]] == 0.3)
+    assert np.all(answers.p_solvable[8:][~answers.exact[8:]] == 0.6)
+
+
 def test_classify_gives_the_deals_curve_to_open_whole_4x4_deals_only(tmp_path: Path) -> None:
     directory = tmp_path / "v1"
     shutil.copytree(default_root(), directory)

@@ -112,8 +112,8 @@ def test_out_of_fold_scores_come_from_models_that_never_saw_their_rows() -> None
     inputs = rng.normal(size=(400, 3))
     solvable = inputs[:, 0] + 0.3 * rng.normal(size=400) > 0
     fold = folds(solvable, 0)
-    rows = Part(inputs, solvable, np.ones(400), np.zeros(400, dtype=bool), fold)
-    flipped = Part(inputs, np.where(fold == 0, ~solvable, solvable), np.ones(400), rows.deal, fold)
+    rows = Part(inputs, solvable, np.ones(400), np.zeros(400, dtype=bool), fold, np.full(400, "4x4"))
+    flipped = Part(inputs, np.where(fold == 0, ~solvable, solvable), np.ones(400), rows.deal, fold, rows.grid)
     params = {**CANDIDATES[0], "min_child_samples": 5}
     raw, raw_flipped = out_of_fold(params, rows, 0), out_of_fold(params, flipped, 0)
     assert np.array_equal(raw[fold == 0], raw_flipped[fold == 0])
