@@ -8,7 +8,8 @@ solvable); within a set every state weighs the same. The rows are cross-fitted: 
 set's rows of each label are dealt at random into ``FOLDS`` folds, and every row is
 scored by a model fitted on the other folds. The candidate parameters (``CANDIDATES``)
 are judged by the weighted log loss of those out-of-fold scores, and the best one's are
-recalibrated by one isotonic curve (``boaf.models.calibration``); the model shipped is
+recalibrated (``boaf.models.calibration``: the whole deals' curve, an isotonic curve for
+each grid with enough rows, and a pooled one for the rest); the model shipped is
 then fitted with those parameters on every row. So every unsolvable state both trains
 the model and places its calibration curve, where a held-out calibration part would
 keep a third of the few hundred that a 4x4 residue holds out of the fit. The model card
