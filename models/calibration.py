@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,21 +105,20 @@ def fit_calibration(
                 grids=None if grids is None else grids[~deals],
             )
             return replace(rest, deals=own)
-    by_grid = {}
-    if grids is not None:
-        by_grid = {
-            str(g): _isotonic(p[grids == g], solvable[grids == g], w[grids == g])
-            for g in np.unique(grids)
-            if _own_curve(solvable[grids == g])
-        }
-    by_stacks = {}
-    if stacks is not None:
-        by_stacks = {
-            int(k): _isotonic(p[stacks == k], solvable[stacks == k], w[stacks == k])
-            for k in np.unique(stacks)
-            if _own_curve(solvable[stacks == k])
-        }
+    by_grid = {str(g): curve for g, curve in _group_curves(p, solvable, w, grids).items()}
+    by_stacks = {int(k): curve for k, curve in _group_curves(p, solvable, w, stacks).items()}
     return Calibration(_isotonic(p, solvable, w), by_stacks, by_grid=by_grid)
+
+
+def _group_curves(p: np.ndarray, solvable: np.ndarray, w: np.ndarray, groups: np.ndarray | None) -> dict[Any, Curve]:
+    """An isotonic curve for each value of ``groups`` whose rows are enough for one (``_own_curve``)."""
+    if groups is None:
+        return {}
+    return {
+        g: _isotonic(p[groups == g], solvable[groups == g], w[groups == g])
+        for g in np.unique(groups)
+        if _own_curve(solvable[groups == g])
+    }
 
 
 def _own_curve(solvable: np.ndarray) -> bool:
