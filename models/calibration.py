@@ -141,7 +141,7 @@ def read_calibration(directory: Path) -> Calibration | None:
             None if deals is None else Curve(**deals),
             {str(g): Curve(**curve) for g, curve in data.get("grids", {}).items()},
         )
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{path}: not a calibration (JSON with 'all' and 'stacks' curves): {exc}") from exc
 
 

@@ -191,9 +191,15 @@ def test_calibration_is_monotone_per_stack_count_and_round_trips(tmp_path: Path)
 
 
 def test_a_malformed_calibration_is_refused_by_name(tmp_path: Path) -> None:
-    (tmp_path / CALIBRATION_FILE).write_text('{"stacks": {}}', encoding="utf-8")
-    with pytest.raises(ModelError, match="not a calibration"):
-        read_calibration(tmp_path)
+    curve = '{"x": [0.0, 1.0], "y": [0.1, 0.9]}'
+    for text in (
+        '{"stacks": {}}',
+        '{"all": ' + curve + ', "grids": ["5x5"]}',
+        '{"all": ' + curve + ', "grids": {"5x5": {"x": [0.0]}}}',
+    ):
+        (tmp_path / CALIBRATION_FILE).write_text(text, encoding="utf-8")
+        with pytest.raises(ModelError, match="not a calibration"):
+            read_calibration(tmp_path)
 
 
 def test_stack_counts_without_a_curve_use_the_pooled_one() -> None:
