@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from boaf.features.compiled_graph import COLUMN, DETERMINANT, SPANNING, graph_features, sorted_stats
+from boaf.features.compiled_graph import COLUMN, DETERMINANT, SPANNING, count_stats, graph_features
 from boaf.features.schema import FEATURE_INDEX, FEATURES
 from boaf.game.bits import popcount
 from boaf.game.cards import SUITS
@@ -47,6 +47,8 @@ __all__ = [
     "Tables",
     "batch_kernel",
     "graph_row",
+    "line_features",
+    "load_stacks",
     "scratch_for",
     "tables_for",
 ]
@@ -94,7 +96,7 @@ class Scratch(NamedTuple):
     """
 
     degrees: np.ndarray  # degree of each node of G
-    sorted_values: np.ndarray  # the insertion sort of ``sorted_stats``
+    value_counts: np.ndarray  # ``count_stats``'s counts, one per value 0 … n-1
     graph: GraphScratch  # boaf.game.graph's work arrays: cut vertices and node connectivity
     bridgeless: np.ndarray  # uint64 bitsets of G without its bridges
     bridge_ends: np.ndarray  # the two end nodes of each bridge
@@ -105,6 +107,7 @@ class Scratch(NamedTuple):
     residues: np.ndarray  # a determinant mod each prime
     rank_counts: np.ndarray  # cards of each rank, A = 1 … K = 13 (0 stays empty)
     suit_counts: np.ndarray  # cards of each suit
+    line_masks: np.ndarray  # per stack: the stacks in its row or column, as a uint64 mask
     line_mates: np.ndarray  # per stack: other stacks in its row or column
     line_moves: np.ndarray  # per stack: legal moves from it now
 
@@ -118,7 +121,7 @@ def scratch_for(max_stacks: int, n_primes: int) -> Scratch:
 
     return Scratch(
         degrees=ints(n),
-        sorted_values=ints(n),
+        value_counts=ints(n),
         graph=graph_scratch(),
         bridgeless=np.empty(n, dtype=np.uint64),
         bridge_ends=ints(2 * n),
@@ -129,6 +132,7 @@ def scratch_for(max_stacks: int, n_primes: int) -> Scratch:
         residues=ints(n_primes),
         rank_counts=ints(14),
         suit_counts=ints(len(SUITS)),
+        line_masks=np.empty(n, dtype=np.uint64),
         line_mates=ints(n),
         line_moves=ints(n),
     )
@@ -219,17 +223,24 @@ def _position_features(adj, cell_of, n, line, scratch, out):
     Stacks are line mates when their cells share a row or column (``line``); a legal move joins line mates that
     are neighbours in G.
     """
+    for i in range(n):
+        scratch.line_masks[i] = _stacks_in(line[cell_of[i]], cell_of, n)
+    line_features(adj, scratch.line_masks, n, scratch, out)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def line_features(adj, mates, n, scratch, out):
+    """``_position_features`` from each stack's line mates given as masks (``mates[i]``, bit j for stack j)."""
     line_mates, line_moves = scratch.line_mates, scratch.line_moves
     moves_twice = 0  # each legal pair is found from both of its stacks
     for i in range(n):
-        mates = _stacks_in(line[cell_of[i]], cell_of, n)
-        line_mates[i] = popcount(mates)
-        line_moves[i] = popcount(mates & adj[i])
+        line_mates[i] = popcount(mates[i])
+        line_moves[i] = popcount(mates[i] & adj[i])
         moves_twice += line_moves[i]
-    smallest, largest, median, mean = sorted_stats(line_mates, n, scratch.sorted_values)
+    smallest, largest, median, mean = count_stats(line_mates, n, scratch.value_counts)
     out[COLUMN.rc_count_min], out[COLUMN.rc_count_max] = smallest, largest
     out[COLUMN.rc_count_median], out[COLUMN.rc_count_mean] = median, mean
-    smallest, largest, median, mean = sorted_stats(line_moves, n, scratch.sorted_values)
+    smallest, largest, median, mean = count_stats(line_moves, n, scratch.value_counts)
     out[COLUMN.rc_compat_min], out[COLUMN.rc_compat_max] = smallest, largest
     out[COLUMN.rc_compat_median], out[COLUMN.rc_compat_mean] = median, mean
     mobility = moves_twice // 2
@@ -240,6 +251,20 @@ def _position_features(adj, cell_of, n, line, scratch, out):
 
 
 # ---------------------------------------------------------------- batches
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def load_stacks(cells, compat, cards, cell_of, adj):
+    """A state's stacks in row-major order: each one's top card and cell, and G's bitsets; returns how many."""
+    n = np.int64(0)
+    for c in range(cells.shape[0]):
+        if cells[c] >= 0:
+            cards[n] = cells[c]
+            cell_of[n] = c
+            n += 1
+    for i in range(n):
+        adj[i] = _stacks_in(compat[cards[i]], cards, n)
+    return n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -260,14 +285,7 @@ def batch_kernel(cells, tables, scratch, out, *, digits, cancel):
     for s in range(n_states):
         if cancel[0] != 0:
             return s
-        n = np.int64(0)
-        for c in range(n_cells):
-            if cells[s, c] >= 0:
-                cards[n] = cells[s, c]
-                cell_of[n] = c
-                n += 1
-        for i in range(n):
-            adj[i] = _stacks_in(tables.compat[cards[i]], cards, n)
+        n = load_stacks(cells[s], tables.compat, cards, cell_of, adj)
         graph_features(adj, n, tables, scratch, out[s], digits[s])
         _card_features(cards, n, scratch, out[s])
         _position_features(adj, cell_of, n, tables.line, scratch, out[s])

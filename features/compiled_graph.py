@@ -39,19 +39,35 @@ SPANNING, DETERMINANT = 0, 1  # rows of the digits output
 
 
 @numba.njit(cache=True, nogil=True)
-def sorted_stats(values, n, buf):
-    """min, max, median, mean of values[:n] (n >= 1), sorting into ``buf``."""
+def count_stats(values, n, counts):
+    """min, max, median, mean of values[:n] (n >= 1), each a whole number in 0 … n-1 (a degree, a count of
+    other stacks), counting them into ``counts`` (at least n entries): O(n), where a sort is O(n²).
+
+    The median is the middle value, or the mean of the two middle ones for an even n, as a float.
+    """
+    counts[:n] = 0
     total = 0
     for i in range(n):
-        x = values[i]
-        total += x
-        j = i
-        while j > 0 and buf[j - 1] > x:
-            buf[j] = buf[j - 1]
-            j -= 1
-        buf[j] = x
-    median = float(buf[n // 2]) if n % 2 == 1 else (buf[n // 2 - 1] + buf[n // 2]) / 2.0
-    return buf[0], buf[n - 1], median, total / n
+        counts[values[i]] += 1
+        total += values[i]
+    smallest = 0
+    while counts[smallest] == 0:
+        smallest += 1
+    largest = n - 1
+    while counts[largest] == 0:
+        largest -= 1
+    low_rank, high_rank = (n - 1) // 2, n // 2  # positions of the middle value(s) in sorted order
+    low = high = smallest
+    seen = 0
+    for v in range(smallest, largest + 1):
+        if seen <= low_rank < seen + counts[v]:
+            low = v
+        if seen <= high_rank < seen + counts[v]:
+            high = v
+            break
+        seen += counts[v]
+    median = float(high) if n % 2 == 1 else (low + high) / 2.0
+    return np.int64(smallest), np.int64(largest), median, total / n
 
 
 # ---------------------------------------------------------------- exact integers
@@ -141,7 +157,7 @@ def _degree_features(adj, n, scratch, out):
     out[COLUMN.n_stacks] = n
     out[COLUMN.flockability] = edges
     out[COLUMN.avg_flockability] = edges / n
-    smallest, largest, median, mean = sorted_stats(degrees, n, scratch.sorted_values)
+    smallest, largest, median, mean = count_stats(degrees, n, scratch.value_counts)
     out[COLUMN.degree_min], out[COLUMN.degree_max] = smallest, largest
     out[COLUMN.degree_median], out[COLUMN.degree_mean] = median, mean
     out[COLUMN.odd_birds] = odd if n > 1 else 0
@@ -188,8 +204,8 @@ def _eccentricity(adj, v, nodes):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _connectivity_features(adj, n, nodes, cut, scratch, out):
-    """components, is_connected, node_connectivity, diameter; returns True when G is connected."""
+def component_features(adj, nodes, out):
+    """components and is_connected of G on ``nodes``; returns the number of components."""
     components = 0
     left = nodes
     while left != U0:
@@ -197,6 +213,13 @@ def _connectivity_features(adj, n, nodes, cut, scratch, out):
         left &= ~reach(bit(lowest_bit(left)), left, adj)
     out[COLUMN.components] = components
     out[COLUMN.is_connected] = 1 if components == 1 else 0
+    return components
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _connectivity_features(adj, n, nodes, cut, scratch, out):
+    """components, is_connected, node_connectivity, diameter; returns True when G is connected."""
+    components = component_features(adj, nodes, out)
     if n <= 1 or components > 1:
         out[COLUMN.node_connectivity] = 0
     elif cut != U0:
