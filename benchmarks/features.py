@@ -2,7 +2,9 @@
 
 Prints states/s for ``features.state_features`` (one state at a time) and for
 ``features.feature_matrix`` (the batch path, from ``State`` objects and from an
-int8 array) on the same random states, their ratio, and the wall time of
+int8 array) on the same random states, their ratio; the child features
+(``boaf.features.children``, what the residue model reads of the states one move down)
+against their plain definition, on 4x4 and 4x13; and the wall time of
 ``boaf features export`` on a file of random states on a local Dask cluster.
 
     python benchmarks/features.py                      # 20,000 states, 1,000,000 exported on 2 workers
@@ -24,6 +26,8 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 import numpy as np  # noqa: E402
 
 from boaf.features import feature_matrix, state_features  # noqa: E402
+from boaf.features.children import CHILD_BASE, child_matrix  # noqa: E402
+from boaf.features.schema import FEATURE_INDEX  # noqa: E402
 from boaf.game import random_states  # noqa: E402
 from boaf.game.arrays import states_to_array  # noqa: E402
 from boaf.game.cards import DECK_SIZE, card_text  # noqa: E402
@@ -34,8 +38,11 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=20_000, help="random 4x4 states to time both paths on")
     parser.add_argument("--export-states", type=int, default=1_000_000, help="states to export (0: skip)")
     parser.add_argument("--workers", type=int, default=2, help="local Dask workers for the export")
+    parser.add_argument("--child-states", type=int, default=2_000, help="random states of each grid for the children")
     args = parser.parse_args()
     time_paths(args.states)
+    if args.child_states:
+        time_children(args.child_states)
     if args.export_states:
         time_export(args.export_states, args.workers)
 
@@ -52,6 +59,36 @@ def time_paths(count: int) -> None:
     print(f"  reference (igraph, one state at a time): {reference:12,.0f} states/s")
     print(f"  batch path from State objects:           {from_states:12,.0f} states/s  ({from_states / reference:.1f}x)")
     print(f"  batch path from an int8 array:           {from_array:12,.0f} states/s  ({from_array / reference:.1f}x)")
+
+
+def time_children(count: int) -> None:
+    """The child features' kernel against their plain definition (each child made by ``State.apply``, then one
+    ``feature_matrix`` call a state), on the same random states of 4x4 and of 4x13 (k uniform in 1..n)."""
+    columns = [FEATURE_INDEX[name] for name in CHILD_BASE]
+
+    def plain(batch: list) -> None:
+        for state in batch:
+            children = [state.apply(move) for move in state.legal_moves()]
+            if children:
+                matrix = feature_matrix(children)[:, columns]
+                matrix.min(axis=0), matrix.max(axis=0), matrix.mean(axis=0)
+
+    for rows, cols in ((4, 4), (4, 13)):
+        states = random_states(rows * 100 + cols, count, rows=rows, cols=cols)
+        cells = states_to_array(states)
+        children = sum(len(list(s.legal_moves())) for s in states)
+        child_matrix(cells[:2], rows, cols)  # load the cached kernel before timing
+        kernel = _rate(lambda: child_matrix(cells, rows, cols), count)  # noqa: B023
+        sample = states[: max(count // 10, 1)]
+        reference = _rate(lambda: plain(sample), len(sample))  # noqa: B023
+        print(
+            f"child features, {count:,} random {rows}x{cols} states ({children / count:.1f} children a state), one core"
+        )
+        print(f"  plain (State.apply, feature_matrix):     {reference:12,.0f} states/s")
+        print(
+            f"  kernel:                                  {kernel:12,.0f} states/s  ({kernel / reference:.1f}x; "
+            f"{1e3 / kernel:.3f} ms a state)"
+        )
 
 
 def time_export(count: int, workers: int) -> None:
