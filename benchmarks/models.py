@@ -202,6 +202,7 @@ def main() -> None:
         f"nodes per state; learned model with "
         f"{f'a {classifier.probe_nodes}-node probe' if classifier.probe_nodes else 'no probe'}"
         f"{f', reading a {classifier.progress_nodes}-node search progress' if classifier.progress_nodes else ''}"
+        f"{' and the states one move down' if classifier.child_features else ''}"
     )
     if args.cost:
         cost_report(classifier, directory, args)

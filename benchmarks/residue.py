@@ -300,7 +300,9 @@ def logistic_p(classifier: Classifier, train: Residue, test: Residue) -> np.ndar
     if len(np.unique(train.solvable)) < 2 or not test.residue:
         return np.full(len(test.solvable), np.nan)
     inputs = {
-        name: model_inputs(part.residue, classifier.probe_nodes, classifier.progress_nodes)
+        name: model_inputs(
+            part.residue, classifier.probe_nodes, classifier.progress_nodes, children=classifier.child_features
+        )
         for name, part in (("train", train), ("test", test))
     }
     model = make_pipeline(FunctionTransformer(np.arcsinh), StandardScaler(), LogisticRegression(max_iter=5000))

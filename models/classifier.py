@@ -82,6 +82,7 @@ class Classifier:
     exact: ExactBudget = NO_EXACT_PATH  # the exact path's node budget, from the model directory
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
     progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.search.progress); 0: none
+    child_features: bool = False  # whether the model reads the states one move down (boaf.features.children)
     # Runs around each stage of a chunk ("exact path", "features", "second search" when a deal looks like an FFUD,
     # "inference"): the service's tracing spans.
     trace: Trace = field(default=untraced, repr=False, compare=False)
@@ -154,6 +155,7 @@ class Classifier:
                         cols,
                         self.probe_nodes,
                         progress_nodes=self.progress_nodes,
+                        children=self.child_features,
                         cancel=cancel,
                     )
             except Stopped as exc:
@@ -184,7 +186,9 @@ class Classifier:
         """The learned model's P(solvable) for each state (float64, in input order), without the exact path."""
         if not states:
             return np.empty(0, dtype=np.float64)
-        return self.predict_matrix(model_inputs(states, self.probe_nodes, self.progress_nodes))
+        return self.predict_matrix(
+            model_inputs(states, self.probe_nodes, self.progress_nodes, children=self.child_features)
+        )
 
     def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
         """P(solvable) for rows of a model input matrix (``boaf.models.inputs``)."""
@@ -225,9 +229,16 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         )
     probe_nodes = _count(session.metadata, "probe_nodes", onnx_path)
     progress_nodes = _count(session.metadata, "progress_nodes", onnx_path)
-    expected = len(input_names(probe_nodes, progress_nodes))
+    child_features = _count(session.metadata, "child_features", onnx_path)
+    if child_features > 1:
+        raise ModelError(f"{onnx_path}: child_features metadata {child_features} is neither 0 nor 1")
+    expected = len(input_names(probe_nodes, progress_nodes, children=bool(child_features)))
     if session.n_features != expected:
-        raise ModelError(f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} gives {expected}")
+        raise ModelError(
+            f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} with its metadata "
+            f"(probe_nodes {probe_nodes}, progress_nodes {progress_nodes}, child_features {child_features}) "
+            f"gives {expected}"
+        )
     return Classifier(
         version=session.metadata.get("model_version", "unknown"),
         probe_nodes=probe_nodes,
@@ -239,6 +250,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         exact=read_exact_budget(directory),
         calibration=read_calibration(directory),
         progress_nodes=progress_nodes,
+        child_features=bool(child_features),
     )
 
 

@@ -381,14 +381,16 @@ def keep_search_settings(out: Path, installed: Classifier) -> None:
         shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
 
 
-def onnx_metadata(version: str) -> dict[str, str]:
-    """The ONNX metadata of a model reading the features and a ``PROGRESS_NODES`` search's progress (no probe)."""
+def onnx_metadata(version: str, *, children: bool = False) -> dict[str, str]:
+    """The ONNX metadata of a model reading the features and a ``PROGRESS_NODES`` search's progress (no probe),
+    and, when ``children``, the child features (``boaf.features.children``)."""
     return {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
         "probe_nodes": "0",
         "progress_nodes": str(PROGRESS_NODES),
-        "inputs": ",".join(input_names(0, PROGRESS_NODES)),
+        "child_features": "1" if children else "0",
+        "inputs": ",".join(input_names(0, PROGRESS_NODES, children=children)),
         "threshold": "0.5",
     }
 

@@ -9,7 +9,8 @@ service probes exactly as training did. A budget of 0 turns the probe off, which
 gives the papers' pure-feature classifier.
 
 A model trained on the hard remainder may also take the columns of a budgeted
-search's progress (``boaf.search.progress``, ``progress_nodes`` states per search, 0: none).
+search's progress (``boaf.search.progress``, ``progress_nodes`` states per search, 0: none),
+and the summed-up features of the states one move down (``boaf.features.children``).
 
 Every column is rounded to float32, the precision the ONNX model compares in.
 """
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from boaf.features import feature_matrix, feature_names
+from boaf.features.children import child_feature_names, child_matrix
 from boaf.game.arrays import states_to_array
 from boaf.game.state import State
 from boaf.search import PROGRESS_COLUMNS, search_progress
@@ -29,21 +31,24 @@ PROBE_COLUMNS = ("probe_outcome", "probe_nodes")
 DEFAULT_PROBE_NODES = 256
 
 
-def input_names(probe_nodes: int, progress_nodes: int = 0) -> list[str]:
-    """Column names of the model input for a probe budget and a progress budget (0: none)."""
+def input_names(probe_nodes: int, progress_nodes: int = 0, *, children: bool = False) -> list[str]:
+    """Column names of the model input for a probe budget, a progress budget (0: none) and the child features."""
     return (
         feature_names()
         + (list(PROBE_COLUMNS) if probe_nodes else [])
         + (list(PROGRESS_COLUMNS) if progress_nodes else [])
+        + (child_feature_names() if children else [])
     )
 
 
-def model_inputs(states: Sequence[State], probe_nodes: int, progress_nodes: int = 0) -> np.ndarray:
+def model_inputs(
+    states: Sequence[State], probe_nodes: int, progress_nodes: int = 0, *, children: bool = False
+) -> np.ndarray:
     """The model input matrix of ``states`` (float64 holding float32-rounded values), in input order."""
-    out = np.empty((len(states), len(input_names(probe_nodes, progress_nodes))), dtype=np.float64)
+    out = np.empty((len(states), len(input_names(probe_nodes, progress_nodes, children=children))), dtype=np.float64)
     for (rows, cols), index in states_by_shape(states).items():
         cells = states_to_array([states[i] for i in index])
-        out[index] = cell_inputs(cells, rows, cols, probe_nodes, progress_nodes=progress_nodes)
+        out[index] = cell_inputs(cells, rows, cols, probe_nodes, progress_nodes=progress_nodes, children=children)
     return out
 
 
@@ -54,12 +59,13 @@ def cell_inputs(
     probe_nodes: int,
     *,
     progress_nodes: int = 0,
+    children: bool = False,
     cancel: np.ndarray | None = None,
 ) -> np.ndarray:
     """``model_inputs`` of a batch on one grid given as ``boaf.game.arrays`` cells (``int8``, ``(n, rows*cols)``).
 
-    Each extra block (probe, progress) is one compiled call for the whole batch. ``cancel``
-    (an int64[1] flag) stops the features and the progress search between states:
+    Each extra block (probe, progress, children) is one compiled call for the whole batch. ``cancel``
+    (an int64[1] flag) stops the features, the progress search and the child features between states:
     they raise ``FeaturesStopped`` or ``ProgressStopped`` (both ``boaf.game.errors.Stopped``).
     """
     matrix = feature_matrix(cells, rows, cols, cancel=cancel)
@@ -71,6 +77,8 @@ def cell_inputs(
         matrix = np.column_stack([matrix, outcome, nodes])
     if progress_nodes:
         matrix = np.column_stack([matrix, search_progress(cells, rows, cols, progress_nodes, cancel=cancel)])
+    if children:
+        matrix = np.column_stack([matrix, child_matrix(cells, rows, cols, cancel=cancel)])
     return as_model_input(matrix)
 
 

@@ -1,7 +1,8 @@
 """The learned model trained where it answers: on residue sets, calibrated on held-out residue, gated on residue.
 
 ``train_residue_model`` fits LightGBM on the residue sets of ``boaf.models.residue``
-(the feature vector and a 300-node search's progress, ``boaf.search.progress``).
+(the feature vector, a 300-node search's progress, ``boaf.search.progress``, and the summed-up features of
+the states one move down, ``boaf.features.children``).
 Weights: every set carries the same total weight, whatever its size, so that the
 23,000 open deals (99.8% solvable) do not drown the 700 open decision states (92%
 solvable); within a set every state weighs the same. The rows are cross-fitted: each
@@ -56,6 +57,10 @@ from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cached
 from boaf.models.retrain_steps import new_version
 from boaf.models.training import make_classifier
 
+#: The model reads the summed-up features of the states one move down (``boaf.features.children``): what
+#: each legal move would leave separates the residue better than the state's own features do (docs/model.md
+#: compares the trainer with and without them on every held-out residue).
+CHILD_FEATURES = True
 FOLDS = 5  # cross-fitting: each row is scored by the model fitted on the other folds
 #: Candidate LightGBM parameters; the least weighted log loss out of fold wins.
 CANDIDATES: tuple[dict[str, Any], ...] = (
@@ -124,7 +129,7 @@ def parts(sets: Mapping[str, Residue], seed: int) -> dict[str, Part]:
     for name, residue in present.items():
         weight = rows_in_all / len(present) / len(residue.solvable)  # mean weight 1 over all sets' rows
         out[name] = Part(
-            model_inputs(residue.residue, 0, PROGRESS_NODES),
+            model_inputs(residue.residue, 0, PROGRESS_NODES, children=CHILD_FEATURES),
             residue.solvable,
             np.full(len(residue.solvable), weight),
             _whole_deals(residue.residue),
@@ -191,8 +196,8 @@ def train_residue_model(
         rows.inputs, rows.solvable.astype(np.int8), sample_weight=rows.weight
     )
     out.mkdir(parents=True, exist_ok=True)
-    names = input_names(0, PROGRESS_NODES)
-    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version))
+    names = input_names(0, PROGRESS_NODES, children=CHILD_FEATURES)
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version, children=CHILD_FEATURES))
     check = parity(model, onnx_path, rows.inputs)
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the training rows: {check}")
@@ -207,6 +212,7 @@ def train_residue_model(
         "feature_schema": SCHEMA_VERSION,
         "probe_nodes": 0,
         "progress_nodes": PROGRESS_NODES,
+        "child_features": CHILD_FEATURES,
         "inputs": names,
         "params": best,
         "candidates": tried,

@@ -49,6 +49,7 @@ import numba
 import numpy as np
 
 from boaf import features, puzzles, search
+from boaf.features.children import child_matrix
 from boaf.game.arrays import state_to_array
 from boaf.game.deals import deal
 from boaf.game.state import State
@@ -146,6 +147,7 @@ def _run_search_late() -> None:
 def _run_features() -> None:
 
     features.feature_matrix([deal(1), deal(2, rows=4, cols=13)])
+    child_matrix(state_to_array(deal(1))[None, :], 4, 4)  # the models that read the states one move down
 
 
 def _run_progress() -> None:
@@ -174,7 +176,12 @@ UNITS: tuple[Unit, ...] = (
     Unit("game", ("boaf.game.bits:shuffled_cells",), _run_game, at_start=True, small=True),
     Unit("search", SEARCH_ENTRIES, _run_search, at_start=True, signature=_config_type(search.DEFAULT_ALGORITHM)),
     Unit("search_late", SEARCH_LATE_ENTRIES, _run_search_late, at_start=True),
-    Unit("features", ("boaf.features.compiled:batch_kernel",), _run_features, at_start=True),
+    Unit(
+        "features",
+        ("boaf.features.compiled:batch_kernel", "boaf.features.children:children_kernel"),
+        _run_features,
+        at_start=True,
+    ),
     Unit("progress", ("boaf.search.kernel.progress:progress_batch",), _run_progress, at_start=True),
     Unit(
         "best_n",

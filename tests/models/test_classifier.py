@@ -12,19 +12,27 @@ from boaf.features import SCHEMA_VERSION, feature_names
 from boaf.game import random_states
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.inputs import model_inputs
+from boaf.models.inputs import input_names, model_inputs
 from boaf.models.onnx_export import Parity, export_onnx, parity
 from boaf.models.training import PAPER_PARAMS, Labelled, fit
 
 
 def _model_dir(
-    tmp_path: Path, schema: str = SCHEMA_VERSION, rows: int = 3000, probe_nodes: int = 64
+    tmp_path: Path,
+    schema: str = SCHEMA_VERSION,
+    rows: int = 3000,
+    probe_nodes: int = 64,
+    *,
+    children: bool = False,
+    child_meta: str | None = None,
 ) -> tuple[Path, object, np.ndarray]:
     # Labels here are a made-up function of the inputs: the point is the export, not the accuracy.
-    matrix = model_inputs(random_states(11, rows), probe_nodes)
+    matrix = model_inputs(random_states(11, rows), probe_nodes, children=children)
     label = (matrix[:, feature_names().index("is_connected")] > 0).astype(np.int8)
     model = fit(PAPER_PARAMS, Labelled(matrix, label, np.zeros(rows, dtype=np.int8)))
     meta = {"model_version": "test-1", "feature_schema": schema, "probe_nodes": str(probe_nodes), "threshold": "0.5"}
+    if child_meta is not None:
+        meta["child_features"] = child_meta
     export_onnx(model, tmp_path / CLASSIFIER_FILE, meta)
     (tmp_path / CARD_FILE).write_text(json.dumps({"model_version": "test-1"}), encoding="utf-8")
     return tmp_path, model, matrix
@@ -56,6 +64,31 @@ def test_loaded_classifier_predicts_states(tmp_path: Path) -> None:
     p = classifier.predict(random_states(3, 50))
     assert p.shape == (50,) and np.all((p >= 0) & (p <= 1))
     assert classifier.predict([]).shape == (0,)
+
+
+def test_a_model_reading_the_states_one_move_down_computes_them_itself(tmp_path: Path) -> None:
+    model_dir, model, _ = _model_dir(tmp_path, rows=500, children=True, child_meta="1")
+    classifier = load_classifier(model_dir)
+    assert classifier.child_features and classifier.session.n_features == len(input_names(64, children=True))
+    batch = [*random_states(3, 30), *random_states(4, 10, rows=4, cols=13)]
+    expected = np.asarray(model.predict_proba(model_inputs(batch, 64, children=True)))[:, 1]  # type: ignore[attr-defined]
+    np.testing.assert_allclose(classifier.predict(batch), expected, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("children", "meta", "match"),
+    [
+        (False, "1", r"takes 45 inputs; .* child_features 1\) gives 142"),  # claims them, lacks them
+        (True, None, r"takes 142 inputs; .* child_features 0\) gives 45"),  # reads them, does not say so
+        (True, "2", r"child_features metadata 2 is neither 0 nor 1"),
+    ],
+)
+def test_the_loader_holds_the_child_features_flag_to_the_models_width(
+    tmp_path: Path, children: bool, meta: str | None, match: str
+) -> None:
+    model_dir, _, _ = _model_dir(tmp_path, rows=300, children=children, child_meta=meta)
+    with pytest.raises(ModelError, match=match):
+        load_classifier(model_dir)
 
 
 def test_loader_refuses_a_model_of_another_feature_schema(tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ def test_a_tiny_model_trains_loads_and_describes_its_residue(cache: Path, tmp_pa
     )
     model = load_classifier(tmp_path)
     assert model.version == "tiny" and model.exact == installed.exact and model.progress_nodes == 300
+    assert model.child_features and card["child_features"] and card["inputs"][-1] == "children"
     assert model.calibration is not None and not model.calibration.by_stacks
     assert set(card["residue_calibration"]) == {s.name for s in TRAINING}
     assert card["parity"]["label_agreement"] == 1.0
