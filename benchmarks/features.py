@@ -26,8 +26,7 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 import numpy as np  # noqa: E402
 
 from boaf.features import feature_matrix, state_features  # noqa: E402
-from boaf.features.children import CHILD_BASE, child_matrix  # noqa: E402
-from boaf.features.schema import FEATURE_INDEX  # noqa: E402
+from boaf.features.children import child_matrix, plain_child_features  # noqa: E402
 from boaf.game import random_states  # noqa: E402
 from boaf.game.arrays import states_to_array  # noqa: E402
 from boaf.game.cards import DECK_SIZE, card_text  # noqa: E402
@@ -64,14 +63,10 @@ def time_paths(count: int) -> None:
 def time_children(count: int) -> None:
     """The child features' kernel against their plain definition (each child made by ``State.apply``, then one
     ``feature_matrix`` call a state), on the same random states of 4x4 and of 4x13 (k uniform in 1..n)."""
-    columns = [FEATURE_INDEX[name] for name in CHILD_BASE]
 
     def plain(batch: list) -> None:
         for state in batch:
-            children = [state.apply(move) for move in state.legal_moves()]
-            if children:
-                matrix = feature_matrix(children)[:, columns]
-                matrix.min(axis=0), matrix.max(axis=0), matrix.mean(axis=0)
+            plain_child_features(state)
 
     for rows, cols in ((4, 4), (4, 13)):
         states = random_states(rows * 100 + cols, count, rows=rows, cols=cols)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from boaf.features.batch import FeaturesStopped
+from boaf.features.batch import FeaturesStopped, feature_matrix
 from boaf.features.compiled import (
     N_FEATURES,
     _card_features,
@@ -40,6 +40,7 @@ from boaf.features.compiled_graph import _degree_features, component_features
 from boaf.features.schema import FEATURE_INDEX
 from boaf.game.bits import lowest_bit
 from boaf.game.graph import U0, U1, bit
+from boaf.game.state import State
 
 #: The features summed up over the children, in schema order.
 CHILD_BASE: tuple[str, ...] = (
@@ -100,6 +101,16 @@ def child_matrix(cells: np.ndarray, rows: int, cols: int, *, cancel: np.ndarray 
     if done < cells.shape[0]:
         raise FeaturesStopped(f"stopped after the child features of {done} of {cells.shape[0]} states (cancelled)")
     return out
+
+
+def plain_child_features(state: State) -> np.ndarray:
+    """The definition ``child_matrix`` is held to, one state at a time: every legal move made with
+    ``State.apply``, each child's features from ``feature_matrix``, their minimum, maximum and mean, and how many."""
+    children = [state.apply(move) for move in state.legal_moves()]
+    if not children:
+        return np.zeros(len(CHILD_STATS) * len(CHILD_BASE) + 1)
+    columns = feature_matrix(children)[:, _BASE_COLUMNS]
+    return np.concatenate([columns.min(axis=0), columns.max(axis=0), columns.mean(axis=0), [len(children)]])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

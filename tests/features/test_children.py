@@ -7,22 +7,10 @@ import pytest
 from hypothesis import given, settings
 from strategies import states
 
-from boaf.features import feature_matrix
 from boaf.features.batch import FeaturesStopped
-from boaf.features.children import CHILD_BASE, CHILD_STATS, child_feature_names, child_matrix
-from boaf.features.schema import FEATURE_INDEX
+from boaf.features.children import child_feature_names, child_matrix, plain_child_features
 from boaf.game import State, deal, parse_grid, random_states
 from boaf.game.arrays import states_to_array
-
-
-def plain_children(state: State) -> np.ndarray:
-    """The definition: every legal move made with ``State.apply``, each child's features from ``feature_matrix``
-    (itself held to the plain reference), and their minimum, maximum and mean, then how many."""
-    children = [state.apply(move) for move in state.legal_moves()]
-    if not children:
-        return np.zeros(len(CHILD_STATS) * len(CHILD_BASE) + 1)
-    columns = feature_matrix(children)[:, [FEATURE_INDEX[name] for name in CHILD_BASE]]
-    return np.concatenate([columns.min(axis=0), columns.max(axis=0), columns.mean(axis=0), [len(children)]])
 
 
 def assert_matches_plain(batch_states: list[State]) -> None:
@@ -30,7 +18,7 @@ def assert_matches_plain(batch_states: list[State]) -> None:
     got = child_matrix(states_to_array(batch_states), rows, cols)
     assert got.shape == (len(batch_states), len(child_feature_names()))
     for state, row in zip(batch_states, got, strict=True):
-        np.testing.assert_allclose(row, plain_children(state), rtol=0, atol=1e-9, err_msg=str(state))
+        np.testing.assert_allclose(row, plain_child_features(state), rtol=0, atol=1e-9, err_msg=str(state))
 
 
 @pytest.mark.parametrize(
