@@ -3,7 +3,8 @@
 ``solve(state, algorithm="ordered", max_nodes=None, time_limit=None,
 max_memory_mb=None, threads=1)`` answers one state; ``solve_many`` and
 ``solve_deals`` answer many in one compiled call; every answer's status is a
-``Status``. ``search_progress`` runs a small budgeted search on a batch and
+``Status``, and a batch's ``BatchResult.learned`` holds what each search learned on
+its way (``LEARNED_COLUMNS``). ``search_progress`` runs a small budgeted search on a batch and
 returns what it learned (``PROGRESS_COLUMNS``: model inputs, never answers). The
 compiled kernel lives in ``boaf.search.kernel`` (its tables and clock, which other
 compiled code shares, are public as ``compat_table``, ``line_table`` and
@@ -30,6 +31,7 @@ Terms (docs/glossary.md holds them all):
 
 from boaf.search.algorithms import ALGORITHM_NAMES, ALGORITHMS, DEFAULT_ALGORITHM, Algorithm, algorithm_named
 from boaf.search.errors import InvalidBudget, InvalidOrderingModel, SearchError, SolutionCheckFailed, UnknownAlgorithm
+from boaf.search.kernel import LEARNED_COLUMNS
 from boaf.search.ordering import SUBSET_H, OrderingModel, default_ordering, read_ordering
 from boaf.search.progress import PROGRESS_COLUMNS, ProgressStopped, search_progress
 from boaf.search.solver import (
@@ -62,6 +64,7 @@ __all__ = [
     "ALGORITHM_NAMES",
     "DEFAULT_ALGORITHM",
     "EXHAUSTED",
+    "LEARNED_COLUMNS",
     "MEMORY",
     "ODD_BIRD",
     "PROGRESS_COLUMNS",

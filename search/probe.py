@@ -33,7 +33,7 @@ def probe(
     algo, model = algorithm_named(algorithm), default_ordering()
     # Plain ints and floats: the argument types of search.solve_many's calls, so one compiled copy.
     budget = kernel.Budget(int(max_nodes), 0.0, np.zeros(1, dtype=np.int64), 0)
-    status, nodes, _, _, _ = kernel.BATCHES[algo.kernel](
+    status, nodes, *_ = kernel.BATCHES[algo.kernel](
         array, grid_tables(rows, cols), kernel_config(algo, model), budget, time_limit=0.0
     )
     outcome = np.array([_OUTCOME[int(s)] for s in status.tolist()], dtype=np.float64)

@@ -88,7 +88,9 @@ class BatchResult:
     ``status`` holds each state's ``Status``; ``reasons`` the reason texts
     (``None`` unless unsolvable, or ``memory`` for a search stopped by its memory
     budget); ``nodes`` and ``elapsed_ms`` (milliseconds) are arrays, as are
-    ``paths`` and ``path_lengths`` (see ``solution_moves``).
+    ``paths`` and ``path_lengths`` (see ``solution_moves``). ``learned``
+    (``int64[n, len(LEARNED_COLUMNS)]``) is what each search learned on its way
+    (``boaf.search.kernel.LEARNED_COLUMNS``; all 0 for Best-n DFS).
     """
 
     status: tuple[Status, ...]
@@ -97,6 +99,7 @@ class BatchResult:
     reasons: list[str | None]
     paths: np.ndarray
     path_lengths: np.ndarray
+    learned: np.ndarray
 
     def status_names(self) -> list[str]:
         """The status of each state as plain text (``str``, not ``Status``), as Parquet columns hold it."""
@@ -303,7 +306,7 @@ def _run_batch(
     # Plain ints and floats only: a numpy scalar (uint64, int32, float32) or an omitted default would be
     # another argument type, which numba compiles a second copy of the whole kernel for.
     budget = kernel.Budget(int(max_nodes or 0), 0.0, cancel, int(max_bytes))
-    status, nodes, elapsed, paths, lengths = kernel.BATCHES[algo.kernel](
+    status, nodes, elapsed, paths, lengths, learned = kernel.BATCHES[algo.kernel](
         array, grid_tables(rows, cols), kernel_config(algo, model, cohort), budget, time_limit=float(time_limit or 0.0)
     )
     codes = status.tolist()
@@ -311,7 +314,7 @@ def _run_batch(
     why: list[str | None] = [None] * len(codes)
     if reasons:
         why = [cells_reason(array[i]) if s == kernel.UNSOLVABLE else _unknown_reason(s) for i, s in enumerate(codes)]
-    return BatchResult(answers, nodes, elapsed, why, paths, lengths)
+    return BatchResult(answers, nodes, elapsed, why, paths, lengths, learned)
 
 
 def _unknown_reason(status: int) -> str | None:

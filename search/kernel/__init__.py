@@ -82,6 +82,7 @@ from boaf.search.kernel.bundles import (
     grown_scratch,
     new_scratch,
 )
+from boaf.search.kernel.dfs import LEARNED_COLUMNS
 from boaf.search.kernel.gather import GATHER_AGAIN, GATHER_DEEP, PRUNE_GATHER, gather_refutes
 from boaf.search.kernel.keys import NARROW_CELLS, narrow_max_stacks, root_labels
 from boaf.search.kernel.memo import grown_memo, narrow_grow, new_memo
@@ -114,6 +115,7 @@ __all__ = [
     "GATHER_AGAIN",
     "GATHER_DEEP",
     "ISLANDS",
+    "LEARNED_COLUMNS",
     "NARROW_CELLS",
     "NO_SHARE",
     "OPEN_AFTER",

@@ -12,7 +12,7 @@ from numba import njit
 from boaf.game.graph import U0
 from boaf.search.kernel.best_n import best_n
 from boaf.search.kernel.bundles import NO_SHARE, Budget, Config, Tables
-from boaf.search.kernel.dfs import dfs
+from boaf.search.kernel.dfs import LEARNED_COLUMNS, dfs
 from boaf.search.kernel.memo import NARROW_ROWS
 from boaf.search.kernel.status import now_s
 
@@ -47,6 +47,7 @@ class BatchResult(NamedTuple):
     elapsed_ms: np.ndarray  # float64[n]
     paths: np.ndarray  # int8[n, ncells, 2]
     lengths: np.ndarray  # int64[n]
+    learned: np.ndarray  # int64[n, len(LEARNED_COLUMNS)]: what each search learned (``dfs.LEARNED_COLUMNS``)
 
 
 @njit(cache=True, nogil=True)
@@ -58,6 +59,7 @@ def _batch_result(n, ncells):
         np.zeros(n, dtype=np.float64),
         np.zeros((n, ncells, 2), dtype=np.int8),
         np.zeros(n, dtype=np.int64),
+        np.zeros((n, len(LEARNED_COLUMNS)), dtype=np.int64),
     )
 
 
@@ -85,9 +87,10 @@ def search_states(states, tables, config, budget, memo, stamp, paths, share, *, 
 
     The search's one compiled entry, for one state (``solve_one``) and a batch
     (``solve_batch``). State ``i`` searches with stamp ``stamp + i``, its moves
-    in ``paths[i]``; when ``rows`` (``int64[n, 4]``) has a row ``i``, it gets the
+    in ``paths[i]``; when ``rows`` (``int64[n, ROW_WIDTH]``) has a row ``i``, it gets the
     state's status, nodes, path length and nanoseconds, and a one-word memo is
-    cleared after it (``_next_memo``: a batch's states are unrelated). One search
+    cleared after it (``_next_memo``: a batch's states are unrelated); columns
+    ``LEARNED_AT`` on of the row get what its search learned (``LEARNED_COLUMNS``). One search
     passes no rows: its figures are returned, and its memo is returned as it is
     (threads share it). Each state's deadline is ``time_limit`` seconds after its
     start (``<= 0``: ``budget.deadline``); ``budget.max_bytes`` applies to each.
@@ -97,15 +100,18 @@ def search_states(states, tables, config, budget, memo, stamp, paths, share, *, 
     for i in range(states.shape[0]):
         start = now_s() if timed else 0.0
         each = _state_budget(budget, start, time_limit)
-        status, nodes, length, memo = dfs(states[i], tables, config, each, memo, stamp + i, paths[i], share)
+        status, nodes, length, memo, learned = dfs(states[i], tables, config, each, memo, stamp + i, paths[i], share)
         if i < rows.shape[0]:
             rows[i, 0], rows[i, 1], rows[i, 2] = status, nodes, length
             rows[i, 3] = round((now_s() - start) * 1e9)
+            rows[i, LEARNED_AT:] = learned
             memo = _next_memo(memo)
     return status, nodes, length, memo
 
 
-_NO_ROWS = np.empty((0, 4), dtype=np.int64)  # one search: its figures are returned, not written
+LEARNED_AT = 4  # a row of ``search_states``: status, nodes, path length, nanoseconds, then ``LEARNED_COLUMNS``
+ROW_WIDTH = LEARNED_AT + len(LEARNED_COLUMNS)
+_NO_ROWS = np.empty((0, ROW_WIDTH), dtype=np.int64)  # one search: its figures are returned, not written
 
 
 def solve_batch(
@@ -118,16 +124,18 @@ def solve_batch(
     ``OUT_OF_MEMORY``. One memo serves every state (fresh stamps, or cleared).
     """
     n = states.shape[0]
-    paths, rows = np.zeros((n, states.shape[1], 2), dtype=np.int8), np.zeros((n, 4), dtype=np.int64)
+    paths, rows = np.zeros((n, states.shape[1], 2), dtype=np.int8), np.zeros((n, ROW_WIDTH), dtype=np.int64)
     flat = Budget(budget.max_nodes, 0.0, budget.cancel, budget.max_bytes)
     memo = np.zeros((1, 0), dtype=np.uint64)  # each search fits it to its width
     search_states(states, tables, config, flat, memo, 1, paths, NO_SHARE, time_limit=time_limit, rows=rows)
-    return BatchResult(rows[:, 0].astype(np.int8), rows[:, 1].copy(), rows[:, 3] / 1e6, paths, rows[:, 2].copy())
+    status, nodes, elapsed_ms = rows[:, 0].astype(np.int8), rows[:, 1].copy(), rows[:, 3] / 1e6
+    return BatchResult(status, nodes, elapsed_ms, paths, rows[:, 2].copy(), rows[:, LEARNED_AT:].copy())
 
 
 @njit(cache=True, nogil=True)
 def best_n_batch(states, tables, config, budget, *, time_limit):
-    """``solve_batch`` with Best-n DFS (``best_n``): the same parameters and result."""
+    """``solve_batch`` with Best-n DFS (``best_n``): the same parameters and result (``learned`` all 0: Best-n
+    DFS does not report it)."""
     out = _batch_result(states.shape[0], states.shape[1])
     memo = np.zeros((1, 0), dtype=np.uint64)
     for i in range(states.shape[0]):

@@ -78,7 +78,7 @@ class Stack(NamedTuple):
     child_key: np.ndarray  # uint64[depths, width]: one-word keys of the children
     isles: Islands | None  # Island Merge: the island each depth works on (None: not Island Merge)
     plan: MemoPlan  # how the search keys and stores its states
-    at: np.ndarray  # int64[5]: ``_search``'s place (DEPTH, NODES, MEMO_COUNT, FRESH, FROZEN), kept between its calls
+    at: np.ndarray  # int64[8]: ``_search``'s place (DEPTH ... FROZEN) and what it learned (DEEPEST ... HITS)
     keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
     later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
 
@@ -108,7 +108,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
         np.empty((depths, width) if narrow else (1, 1), dtype=np.uint64),
         isles,
         plan,
-        np.array([0, 1, 0, 1, 0], dtype=np.int64),
+        np.array([0, 1, 0, 1, 0, 0, 0, 0], dtype=np.int64),
         np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
         np.zeros(depths, dtype=np.int64),
     )
@@ -116,7 +116,8 @@ def new_stack(depths, width, ncells, plan, words, isles):
 
 @njit(cache=True, nogil=True, inline="always")
 def dfs(root, tables, config, budget, memo, stamp, path, share):
-    """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo)``.
+    """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo,
+    learned)``, ``learned`` a row of ``LEARNED_COLUMNS`` (``_learned``).
 
     Inlined into the one compiled entry, ``boaf.search.kernel.batch.search_states``
     (called from Python it would compile a copy of the whole search of its own).
@@ -155,9 +156,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     memo = _fit_memo(memo, 1 if narrow else words + 1, budget.max_bytes)
     board = board_of(root)
     if board.n_stacks <= 1:
-        return SOLVABLE, 0, 0, memo
+        return SOLVABLE, 0, 0, memo, np.zeros(len(LEARNED_COLUMNS), dtype=np.int64)
     if root_prunable(root, tables, config.options):
-        return UNSOLVABLE, 0, 0, memo
+        return UNSOLVABLE, 0, 0, memo, np.zeros(len(LEARNED_COLUMNS), dtype=np.int64)
     labels = share.labels
     if narrow and labels.shape[0] == 0:
         labels = np.empty(52, dtype=np.int64)
@@ -190,19 +191,46 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         elif code == OPEN:
             opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
             if opens and open_block_stuck(root, tables.compat, tables.line):
-                return UNSOLVABLE, at[NODES], 0, memo
+                return UNSOLVABLE, at[NODES], 0, memo, _learned(stack, False)
             if config.options & PRUNE_GATHER != 0 and gather_refutes(
                 root, tables.compat, tables.line, budget, at[NODES], config.options & GATHER_DEEP != 0
             ):
-                return UNSOLVABLE, at[NODES], 0, memo
+                return UNSOLVABLE, at[NODES], 0, memo, _learned(stack, False)
         else:
             if resumed:
                 share.fill[stamp] = at[MEMO_COUNT]
-            return code, at[NODES], length, memo
+            return code, at[NODES], length, memo, _learned(stack, code == UNSOLVABLE)
+
+
+LEARNED_COLUMNS = ("deepest", "memo", "memo_hits", "dead_ends", "root_moves", "root_closed")
+"""What a search learned by the time it ended, one row a search (``_learned``): the most moves it made down
+one line of play (its fewest stacks are the root's less this), the dead states it stored in the memo,
+the children it found there (known dead), the expanded states that had no child, the root's children,
+and how many of them it closed (each proved dead, by search or by the memo). A search that ended before
+its first node (one stack, a pruned root) learned nothing: all 0. They describe the search, never
+answer it: Classify's model reads them for the states the exact path leaves open (``boaf.models.inputs``)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _learned(stack, exhausted):
+    """The ``LEARNED_COLUMNS`` row of a search that ended with ``stack`` as it stands.
+
+    ``exhausted``: the search ended at its root with every child tried (it proved the root
+    unsolvable), so it closed them all. Otherwise the root's child under way is ``nxt[0] - 1``
+    (the search is below it, or has just played it), and every child before it was closed: the
+    search moves on from a child only once it is dead.
+    """
+    at = stack.at
+    closed = stack.children[0] if exhausted else max(stack.nxt[0] - 1, 0)
+    out = np.empty(len(LEARNED_COLUMNS), dtype=np.int64)
+    out[0], out[1], out[2], out[3] = at[DEEPEST], at[MEMO_COUNT], at[HITS], at[DEAD_ENDS]
+    out[4], out[5] = stack.children[0], closed
+    return out
 
 
 DEPTH, NODES, MEMO_COUNT, FRESH, FROZEN = 0, 1, 2, 3, 4  # ``_search``'s place, in ``at``; FROZEN: the memo is
 # looked up but no longer stored to (``dfs``: its growth would pass the deadline)
+DEEPEST, DEAD_ENDS, HITS = 5, 6, 7  # and what it learned on its way (``LEARNED_COLUMNS``)
 # ``PRUNE_BLOCKS`` checks the nodes of depth 0-3 (deeper it costs more than it saves), each block's search
 # seeing at most this many positions, at nodes of BLOCKS_STACKS stacks or more (near a deal's root, not all
 # over a small state's search).
@@ -225,12 +253,15 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
         if fresh:
             fresh = False
             _expand(cells, board, tables, config, stack, depth, scratch, memo)
+            if stack.children[depth] == 0:
+                at[DEAD_ENDS] += 1
         if stack.nxt[depth] < stack.children[depth]:
             board, verdict = _next_child(cells, board, config, stack, depth, memo, scratch)
             if verdict == SOLVED:
                 at[NODES], at[MEMO_COUNT] = nodes, memo_count
                 return SOLVABLE, _write_path(stack, depth, path)
             if verdict == KNOWN:
+                at[HITS] += 1
                 continue
             if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
                 at[NODES], at[MEMO_COUNT] = nodes, memo_count
@@ -239,6 +270,8 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             depth += 1
             nodes += 1
             fresh = True
+            if depth > at[DEEPEST]:
+                at[DEEPEST] = depth
             if nodes == BIG_SEARCH or _opens(nodes, config.options, budget.max_nodes):
                 at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 1
                 return (BIG if nodes == BIG_SEARCH else OPEN), 0
