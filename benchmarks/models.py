@@ -188,6 +188,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--cache", type=Path, default=Path("out/residue"), help="where generated sets are kept")
     parser.add_argument("--regenerate", action="store_true", help="rebuild the cached sets (and censuses)")
+    parser.add_argument(
+        "--player",
+        type=Path,
+        default=None,
+        help="plausible play follows this version's hints (default: the model's; the same exact path)",
+    )
     parser.add_argument("--cost", action="store_true", help="the older accuracy and cost figures on four sets")
     parser.add_argument("--random", type=int, default=10_000, help="--cost: held-out random states")
     parser.add_argument("--decision-deals", type=int, default=100, help="--cost: deals of held-out decision states")
@@ -202,13 +208,17 @@ def main() -> None:
         f"nodes per state; learned model with "
         f"{f'a {classifier.probe_nodes}-node probe' if classifier.probe_nodes else 'no probe'}"
         f"{f', reading a {classifier.progress_nodes}-node search progress' if classifier.progress_nodes else ''}"
+        f"{', what the exact path searched' if classifier.exact_columns else ''}"
         f"{' and the states one move down' if classifier.child_features else ''}"
     )
     if args.cost:
         cost_report(classifier, directory, args)
         return
     names = [n.strip() for n in args.sets.split(",") if n.strip()] or None
-    rows, whole = residue.run(classifier, args.cache, args.small, names, args.regenerate)
+    player = None if args.player is None else load_classifier(registry.resolve(args.player))
+    if player is not None:
+        print(f"plausible play follows the hints of model {player.version}")
+    rows, whole = residue.run(classifier, args.cache, args.small, names, args.regenerate, player)
     for line in residue.table_lines(rows, whole):
         print(line)
     if args.json is not None:

@@ -25,6 +25,9 @@ model's 31,101/31,105/31,106/31,113 (training, shared with the baselines here) a
 7. ``plausible play``: positions a player reaches from random deals (from
    1,700,000,000; train: 1,800,000,000) by playing the move the Hint logic rates
    best (Classify on each move's result), or with probability ``NOISE`` a random one.
+   The player follows the benchmarked model's hints, or those of another version
+   with the same exact path (``player``, ``--player``): only the hints between open
+   states differ, and playing the games again costs an hour of a core or more.
 
 Sets 1, 2 and 4-7 are generated a batch at a time (each batch seeded by (seed,
 batch)) until the residue holds ``min_states`` states and ``min_minority`` of its
@@ -57,7 +60,6 @@ from boaf.game import State, deal, format_grid
 from boaf.jobs.census import CensusChunk, census, census_chunk
 from boaf.jobs.runner import Cluster
 from boaf.models.classifier import Classifier
-from boaf.models.inputs import model_inputs
 from boaf.models.metrics import Scores, scores
 from boaf.models.residue import LABEL_MAX_NODES, NOISE, Residue, ResidueSpec, generate, open_deal_seeds
 
@@ -202,9 +204,22 @@ def deals_residue(
 
 
 def collect(
-    classifier: Classifier, spec: HeldOut, split: str, cache: Path, small: bool, progress: Progress, regenerate: bool
+    classifier: Classifier,
+    spec: HeldOut,
+    split: str,
+    cache: Path,
+    small: bool,
+    progress: Progress,
+    regenerate: bool,
+    player: Classifier | None = None,
 ) -> Residue:
-    """The ``split`` ("test" or "train") residue of ``spec``, from the cache (unless ``regenerate``) or generated."""
+    """The ``split`` ("test" or "train") residue of ``spec``, from the cache (unless ``regenerate``) or generated.
+
+    Plausible play follows ``player``'s hints (None: ``classifier``'s), which must have the same exact path.
+    """
+    player = classifier if player is None else player
+    if player.exact != classifier.exact:
+        raise ValueError(f"the player {player.version} has another exact path than {classifier.version}")
     seed = spec.test_seed
     if split == "train":
         seed, spec = spec.train_seed, replace(spec, max_batches=spec.train_batches or spec.max_batches)
@@ -217,7 +232,7 @@ def collect(
         "algorithm": classifier.exact.algorithm,
         "solver_version": search.SOLVER_VERSION,
         "noise": NOISE,
-        "model_version": classifier.version if spec.kind == "plausible" else None,
+        "model_version": player.version if spec.kind == "plausible" else None,
     }
     path = cache / f"{spec.name.replace(' ', '-')}-{split}-{'small' if small else 'full'}.json"
     if path.is_file() and not regenerate:
@@ -232,7 +247,7 @@ def collect(
     if spec.kind == "deals":
         residue = deals_residue(classifier, spec, seed, cache, small, regenerate, step)
     else:
-        residue = generate(classifier, residue_spec(spec, seed), step)
+        residue = generate(player, residue_spec(spec, seed), step)
     progress.update(task, total=residue.batches, completed=residue.batches)
     path.write_text(json.dumps({"key": key, **residue.to_json()}), encoding="utf-8")
     return residue
@@ -299,12 +314,7 @@ def logistic_p(classifier: Classifier, train: Residue, test: Residue) -> np.ndar
     """A logistic regression on the model's inputs (arcsinh, standardised) fitted on ``train``; NaN if it cannot be."""
     if len(np.unique(train.solvable)) < 2 or not test.residue:
         return np.full(len(test.solvable), np.nan)
-    inputs = {
-        name: model_inputs(
-            part.residue, classifier.probe_nodes, classifier.progress_nodes, children=classifier.child_features
-        )
-        for name, part in (("train", train), ("test", test))
-    }
+    inputs = {name: classifier.inputs(part.residue) for name, part in (("train", train), ("test", test))}
     model = make_pipeline(FunctionTransformer(np.arcsinh), StandardScaler(), LogisticRegression(max_iter=5000))
     model.fit(inputs["train"], train.solvable)
     return np.asarray(model.predict_proba(inputs["test"])[:, 1])
@@ -316,8 +326,12 @@ def run(
     small: bool = False,
     names: list[str] | None = None,
     regenerate: bool = False,
+    player: Classifier | None = None,
 ) -> tuple[list[Row], dict[str, dict[str, Any]]]:
-    """Every set's rows, and each set's whole-set figures (states, exact share, dropped, targets met, notes)."""
+    """Every set's rows, and each set's whole-set figures (states, exact share, dropped, targets met, notes).
+
+    ``player`` is the version whose hints plausible play follows (None: ``classifier``; see ``collect``).
+    """
     cache.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     whole: dict[str, dict[str, Any]] = {}
@@ -327,7 +341,8 @@ def run(
             if names and spec.name not in names:
                 continue
             test, train = (
-                collect(classifier, spec, split, cache, small, progress, regenerate) for split in ("test", "train")
+                collect(classifier, spec, split, cache, small, progress, regenerate, player)
+                for split in ("test", "train")
             )
             rows += evaluate(classifier, spec.name, test, train)
             whole[spec.name] = whole_set(spec, test, train)

@@ -83,6 +83,7 @@ class Classifier:
     calibration: Calibration | None = None  # per-stack recalibration of the learned slice, when the model has one
     progress_nodes: int = 0  # the budget of the search whose progress the model reads (boaf.search.progress); 0: none
     child_features: bool = False  # whether the model reads the states one move down (boaf.features.children)
+    exact_columns: bool = False  # whether it reads what the exact path's search learned (inputs.EXACT_COLUMNS)
     # Runs around each stage of a chunk ("exact path", "features", "second search" when a deal looks like an FFUD,
     # "inference"): the service's tracing spans.
     trace: Trace = field(default=untraced, repr=False, compare=False)
@@ -156,6 +157,7 @@ class Classifier:
                         self.probe_nodes,
                         progress_nodes=self.progress_nodes,
                         children=self.child_features,
+                        learned=answers.learned[still_open] if self.exact_columns else None,
                         cancel=cancel,
                     )
             except Stopped as exc:
@@ -186,9 +188,12 @@ class Classifier:
         """The learned model's P(solvable) for each state (float64, in input order), without the exact path."""
         if not states:
             return np.empty(0, dtype=np.float64)
-        return self.predict_matrix(
-            model_inputs(states, self.probe_nodes, self.progress_nodes, children=self.child_features)
-        )
+        return self.predict_matrix(self.inputs(states))
+
+    def inputs(self, states: Sequence[State]) -> np.ndarray:
+        """The model input matrix of ``states``, every column as Classify computes it (its exact search included)."""
+        exact = self.exact if self.exact_columns else None
+        return model_inputs(states, self.probe_nodes, self.progress_nodes, children=self.child_features, exact=exact)
 
     def predict_matrix(self, matrix: np.ndarray) -> np.ndarray:
         """P(solvable) for rows of a model input matrix (``boaf.models.inputs``)."""
@@ -230,14 +235,16 @@ def load_classifier(directory: Path | None = None) -> Classifier:
     probe_nodes = _count(session.metadata, "probe_nodes", onnx_path)
     progress_nodes = _count(session.metadata, "progress_nodes", onnx_path)
     child_features = _count(session.metadata, "child_features", onnx_path)
-    if child_features > 1:
-        raise ModelError(f"{onnx_path}: child_features metadata {child_features} is neither 0 nor 1")
-    expected = len(input_names(probe_nodes, progress_nodes, children=bool(child_features)))
+    exact_columns = _count(session.metadata, "exact_columns", onnx_path)
+    for name, flag in (("child_features", child_features), ("exact_columns", exact_columns)):
+        if flag > 1:
+            raise ModelError(f"{onnx_path}: {name} metadata {flag} is neither 0 nor 1")
+    expected = len(input_names(probe_nodes, progress_nodes, children=bool(child_features), exact=bool(exact_columns)))
     if session.n_features != expected:
         raise ModelError(
             f"{onnx_path} takes {session.n_features} inputs; schema {SCHEMA_VERSION} with its metadata "
-            f"(probe_nodes {probe_nodes}, progress_nodes {progress_nodes}, child_features {child_features}) "
-            f"gives {expected}"
+            f"(probe_nodes {probe_nodes}, progress_nodes {progress_nodes}, child_features {child_features}, "
+            f"exact_columns {exact_columns}) gives {expected}"
         )
     return Classifier(
         version=session.metadata.get("model_version", "unknown"),
@@ -251,6 +258,7 @@ def load_classifier(directory: Path | None = None) -> Classifier:
         calibration=read_calibration(directory),
         progress_nodes=progress_nodes,
         child_features=bool(child_features),
+        exact_columns=bool(exact_columns),
     )
 
 

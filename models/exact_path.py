@@ -37,7 +37,16 @@ from boaf.features import compute_features, looks_like_ffud
 from boaf.game.errors import Stopped
 from boaf.models.errors import ModelError
 from boaf.models.files import write_text_atomically
-from boaf.search import DEFAULT_ALGORITHM, SOLVABLE, UNKNOWN, UNSOLVABLE, Algorithm, algorithm_named, solve_many
+from boaf.search import (
+    DEFAULT_ALGORITHM,
+    LEARNED_COLUMNS,
+    SOLVABLE,
+    UNKNOWN,
+    UNSOLVABLE,
+    Algorithm,
+    algorithm_named,
+    solve_many,
+)
 
 EXACT_FILE = "exact_path.json"
 DEAL_GRID = (4, 4)  # the grid whose whole deals may get a second search
@@ -102,24 +111,33 @@ class Predictions:
     """Classify's answer for each state, in input order.
 
     ``p_solvable`` (float64) is 1.0 or 0.0 where ``exact`` (bool) is set;
-    ``nodes`` (uint64) is what the exact path's search expanded for the state.
+    ``nodes`` (uint64) is what the exact path's search expanded for the state;
+    ``learned`` (int64, a row of ``boaf.search.LEARNED_COLUMNS`` each) what its first search learned.
     """
 
     p_solvable: np.ndarray
     exact: np.ndarray
     nodes: np.ndarray
+    learned: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> Predictions:
-        """``n`` not-yet-filled answers: p 0, not exact, 0 nodes."""
-        return cls(np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
+        """``n`` not-yet-filled answers: p 0, not exact, 0 nodes, nothing learned."""
+        return cls(np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64), _nothing_learned(n))
+
+    @classmethod
+    def open(cls, n: int) -> Predictions:
+        """``n`` states no search settled: p 0.5, not exact, 0 nodes, nothing learned."""
+        return cls(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64), _nothing_learned(n))
 
     def put(self, index: np.ndarray, part: Predictions) -> None:
         """Write ``part``'s answers at rows ``index``."""
         self.p_solvable[index], self.exact[index], self.nodes[index] = part.p_solvable, part.exact, part.nodes
+        self.learned[index] = part.learned
 
     def add(self, index: np.ndarray, later: Predictions) -> None:
-        """Take a later search's answers for the open rows ``index``: what it settled, and its nodes on top."""
+        """Take a later search's answers for the open rows ``index``: what it settled, and its nodes on top
+        (``learned`` stays the first search's, which is what the model reads)."""
         settled = index[later.exact]
         self.p_solvable[settled], self.exact[settled] = later.p_solvable[later.exact], True
         self.nodes[index] += later.nodes
@@ -149,7 +167,7 @@ def exact_search(
     """
     n, max_nodes = int(cells.shape[0]), budget.nodes_for(rows, cols)
     if max_nodes == 0 or n == 0:
-        return Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
+        return Predictions.open(n)
     answers = _search(cells, rows, cols, max_nodes, budget.algorithm, cancel)
     if second and budget.deal_nodes_for(rows, cols):
         still_open = np.flatnonzero(~answers.exact)
@@ -179,8 +197,7 @@ def search_again(
     (``Algorithm.deep_gathering``). States not searched again, and all of them once ``cancel``
     is set, come back open: p 0.5, 0 nodes.
     """
-    n = int(cells.shape[0])
-    answers = Predictions(np.full(n, 0.5), np.zeros(n, dtype=bool), np.zeros(n, dtype=np.uint64))
+    answers = Predictions.open(int(cells.shape[0]))
     nodes = budget.deal_nodes_for(rows, cols)
     looks = ffud_like_deals(cells, rows, cols, features) if nodes else np.zeros(0, dtype=np.intp)
     if looks.size and not _stopped(cancel):
@@ -210,7 +227,11 @@ def _search(
     n = int(cells.shape[0])
     batch = solve_many(cells, algorithm, rows=rows, cols=cols, max_nodes=max_nodes, cancel=cancel, reasons=False)
     p = np.fromiter((_P_OF[status] for status in batch.status), dtype=np.float64, count=n)
-    return Predictions(p, p != 0.5, np.asarray(batch.nodes, dtype=np.uint64))
+    return Predictions(p, p != 0.5, np.asarray(batch.nodes, dtype=np.uint64), batch.learned)
+
+
+def _nothing_learned(n: int) -> np.ndarray:
+    return np.zeros((n, len(LEARNED_COLUMNS)), dtype=np.int64)
 
 
 def _stopped(cancel: np.ndarray | None) -> bool:

@@ -381,16 +381,20 @@ def keep_search_settings(out: Path, installed: Classifier) -> None:
         shutil.copyfile(installed.ordering_path, out / ORDERING_FILE)
 
 
-def onnx_metadata(version: str, *, children: bool = False) -> dict[str, str]:
-    """The ONNX metadata of a model reading the features and a ``PROGRESS_NODES`` search's progress (no probe),
-    and, when ``children``, the child features (``boaf.features.children``)."""
+def onnx_metadata(
+    version: str, *, children: bool = False, exact: bool = False, progress_nodes: int = PROGRESS_NODES
+) -> dict[str, str]:
+    """The ONNX metadata of a model reading the features and a ``progress_nodes`` search's progress (no probe;
+    0: none), and, when ``children``, the child features (``boaf.features.children``), when ``exact``, what the
+    exact path's search learned (``boaf.models.inputs.EXACT_COLUMNS``)."""
     return {
         "model_version": version,
         "feature_schema": SCHEMA_VERSION,
         "probe_nodes": "0",
-        "progress_nodes": str(PROGRESS_NODES),
+        "progress_nodes": str(progress_nodes),
         "child_features": "1" if children else "0",
-        "inputs": ",".join(input_names(0, PROGRESS_NODES, children=children)),
+        "exact_columns": "1" if exact else "0",
+        "inputs": ",".join(input_names(0, progress_nodes, children=children, exact=exact)),
         "threshold": "0.5",
     }
 

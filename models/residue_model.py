@@ -47,7 +47,7 @@ from boaf.models import plots, registry
 from boaf.models.calibration import Calibration, fit_calibration, write_calibration
 from boaf.models.classifier import CARD_FILE, CLASSIFIER_FILE, Classifier, bounded, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact_path import grid_key, whole_deals
+from boaf.models.exact_path import ExactBudget, grid_key, whole_deals
 from boaf.models.files import strict_json, write_json_atomically
 from boaf.models.hard import PROGRESS_NODES, add_to_card, keep_search_settings, onnx_metadata
 from boaf.models.inputs import input_names, model_inputs, states_by_shape
@@ -61,6 +61,9 @@ from boaf.models.training import make_classifier
 #: each legal move would leave separates the residue better than the state's own features do (docs/model.md
 #: compares the trainer with and without them on every held-out residue).
 CHILD_FEATURES = True
+#: It also reads what the exact path's own search learned before its budget ran out (``inputs.EXACT_COLUMNS``):
+#: the search Classify has run already, so they cost nothing, and docs/model.md shows what they add.
+EXACT_INPUTS = True
 FOLDS = 5  # cross-fitting: each row is scored by the model fitted on the other folds
 #: Candidate LightGBM parameters; the least weighted log loss out of fold wins.
 CANDIDATES: tuple[dict[str, Any], ...] = (
@@ -70,13 +73,19 @@ CANDIDATES: tuple[dict[str, Any], ...] = (
 )
 #: Shared by every candidate: row and column subsampling, and some L2, against over-fitting small residues.
 COMMON_PARAMS: dict[str, Any] = {"colsample_bytree": 0.8, "subsample": 0.8, "subsample_freq": 1, "reg_lambda": 1.0}
+#: A gate set's residue judged against its constant must hold this many states and of its minority class: below
+#: that the comparison is noise (24 plausible-play positions, all solvable, would pass or fail on one state).
+GATE_MIN_STATES = 100
+GATE_MIN_MINORITY = 10
 #: Held-out residue sets for the retraining gate: the training distributions, other seeds, fewer states.
 #: The deals are three million: since the exact path's second search, 300,000 left one FFUD open, and the
 #: whole-set comparison on them weighed only how close to 1 each version puts solvable deals. Where it is
 #: cheap (random 4x4, decisions, 5x5, 6x6: 1-4 minutes of one core each) a set holds 200 of its minority, not
 #: 50: with 50, the 95% bootstrap interval of the 5x5 set's difference in whole-set log loss between two
 #: versions ran from -3% to +9%, and a version the gate refused there at +2.5% was 4.9% better on the
-#: benchmark's 5x5 set.
+#: benchmark's 5x5 set. Plausible play is played until its residue can be judged (``GATE_MIN_STATES``,
+#: ``GATE_MIN_MINORITY``; about 500 games of 50, 8 minutes of a core): its first 20 batches left 6 positions
+#: open, and a version was refused on those 6 alone while it was better on every other set.
 GATE_SETS = (
     ResidueSpec("random 4x4", "random", 31_501, batch=2000, max_batches=1500, min_minority=200),
     ResidueSpec("decisions", "decisions", 3_800_000, batch=20, max_batches=600, min_minority=200),
@@ -86,12 +95,16 @@ GATE_SETS = (
     ResidueSpec("random 5x5", "random", 31_505, 5, 5, 9, batch=1000, min_minority=200),
     ResidueSpec("random 6x6", "random", 31_506, 6, 6, 12, batch=500, min_minority=200),
     ResidueSpec("random 4x13", "random", 31_513, 4, 13, 18, batch=200),
-    ResidueSpec("plausible play", "plausible", 1_900_000_000, batch=50, max_batches=20),
+    ResidueSpec(
+        "plausible play",
+        "plausible",
+        1_900_000_000,
+        batch=50,
+        max_batches=1000,
+        min_states=GATE_MIN_STATES,
+        min_minority=GATE_MIN_MINORITY,
+    ),
 )
-#: A gate set's residue judged against its constant must hold this many states and of its minority class: below
-#: that the comparison is noise (24 plausible-play positions, all solvable, would pass or fail on one state).
-GATE_MIN_STATES = 100
-GATE_MIN_MINORITY = 10
 Log = Callable[[str], None]
 
 
@@ -121,15 +134,18 @@ def folds(solvable: np.ndarray, seed: int) -> np.ndarray:
     return out
 
 
-def parts(sets: Mapping[str, Residue], seed: int) -> dict[str, Part]:
-    """Each set's rows with their folds; every set's rows weigh 1 in all, shared equally."""
+def parts(sets: Mapping[str, Residue], seed: int, exact: ExactBudget) -> dict[str, Part]:
+    """Each set's rows with their folds; every set's rows weigh 1 in all, shared equally. ``exact`` is the exact
+    path the model will serve behind, whose search's columns it reads (``EXACT_INPUTS``)."""
     out: dict[str, Part] = {}
     present = {name: residue for name, residue in sets.items() if len(residue.solvable)}
     rows_in_all = sum(len(residue.solvable) for residue in present.values())
     for name, residue in present.items():
         weight = rows_in_all / len(present) / len(residue.solvable)  # mean weight 1 over all sets' rows
         out[name] = Part(
-            model_inputs(residue.residue, 0, PROGRESS_NODES, children=CHILD_FEATURES),
+            model_inputs(
+                residue.residue, 0, PROGRESS_NODES, children=CHILD_FEATURES, exact=exact if EXACT_INPUTS else None
+            ),
             residue.solvable,
             np.full(len(residue.solvable), weight),
             _whole_deals(residue.residue),
@@ -186,7 +202,7 @@ def train_residue_model(
 
     The version keeps the installed exact path and ordering model. Returns its card.
     """
-    per_set = parts(sets, seed)
+    per_set = parts(sets, seed, installed.exact)
     rows = _stack(per_set)
     if len(np.unique(rows.solvable)) < 2:
         raise ModelError("the residue sets hold one class only: a model needs both; generate larger sets")
@@ -196,8 +212,9 @@ def train_residue_model(
         rows.inputs, rows.solvable.astype(np.int8), sample_weight=rows.weight
     )
     out.mkdir(parents=True, exist_ok=True)
-    names = input_names(0, PROGRESS_NODES, children=CHILD_FEATURES)
-    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, onnx_metadata(version, children=CHILD_FEATURES))
+    names = input_names(0, PROGRESS_NODES, children=CHILD_FEATURES, exact=EXACT_INPUTS)
+    metadata = onnx_metadata(version, children=CHILD_FEATURES, exact=EXACT_INPUTS)
+    onnx_path = export_onnx(model, out / CLASSIFIER_FILE, metadata)
     check = parity(model, onnx_path, rows.inputs)
     if not check.passes():
         raise RuntimeError(f"ONNX parity failed on the training rows: {check}")
@@ -213,6 +230,7 @@ def train_residue_model(
         "probe_nodes": 0,
         "progress_nodes": PROGRESS_NODES,
         "child_features": CHILD_FEATURES,
+        "exact_columns": EXACT_INPUTS,
         "inputs": names,
         "params": best,
         "candidates": tried,

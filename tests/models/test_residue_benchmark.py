@@ -6,8 +6,9 @@ depends on timing.
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,16 @@ def test_the_deals_calls_add_up_to_the_census(small_run: tuple[list[residue.Row]
     assert 0 <= calls["ffud_open_called_unsolvable"] <= calls["ffud_open"]
     assert calls["solvable"] == whole["deals"]["states"] - notes["unsolvable"]
     assert 0 <= calls["solvable_called_unsolvable"] <= calls["solvable"]
+
+
+def test_plausible_play_may_follow_another_versions_hints(cache: Path) -> None:
+    """``--player``: the games follow that version's hints, and the cached set is keyed by it; a player with
+    another exact path is refused (its residue would not be the benchmarked model's)."""
+    model = load_classifier()
+    player = replace(model, version="another-version")
+    residue.run(model, cache, small=True, names=["plausible play"], player=player)
+    keys = [json.loads(p.read_text(encoding="utf-8"))["key"] for p in cache.glob("plausible-play-*-small.json")]
+    assert sorted(k["model_version"] for k in keys) == ["another-version", "another-version"]
+    elsewhere = replace(model, exact=replace(model.exact, max_nodes=model.exact.max_nodes + 1))
+    with pytest.raises(ValueError, match="another exact path"):
+        residue.run(model, cache, small=True, names=["plausible play"], player=elsewhere)

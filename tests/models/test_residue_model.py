@@ -16,7 +16,7 @@ from cli_runner import boaf
 
 from boaf.models.classifier import CARD_FILE, load_classifier
 from boaf.models.errors import ModelError
-from boaf.models.exact_path import grid_key
+from boaf.models.exact_path import ExactBudget, grid_key
 from boaf.models.metrics import scores
 from boaf.models.registry import default_root, installed_version
 from boaf.models.residue import TRAINING_SETS, Residue, ResidueSpec, cache_key, cached, generate
@@ -101,7 +101,7 @@ def test_the_folds_share_each_label_evenly_and_every_set_weighs_the_same(cache: 
             assert counts.max() - counts.min() <= 1 and counts.sum() == int(np.sum(residue.solvable == value))
         assert np.array_equal(fold, folds(residue.solvable, 0))
         assert not np.array_equal(fold, folds(residue.solvable, 1))
-    per_set = parts(sets, 0)
+    per_set = parts(sets, 0, ExactBudget(100))
     totals = {name: part.weight.sum() for name, part in per_set.items()}
     assert max(totals.values()) == pytest.approx(min(totals.values()))
 
