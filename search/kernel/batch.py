@@ -104,7 +104,8 @@ def search_states(states, tables, config, budget, memo, stamp, paths, share, *, 
         if i < rows.shape[0]:
             rows[i, 0], rows[i, 1], rows[i, 2] = status, nodes, length
             rows[i, 3] = round((now_s() - start) * 1e9)
-            rows[i, LEARNED_AT:] = learned
+            for j in range(learned.shape[0]):  # (element by element: a slice assignment adds to the compile)
+                rows[i, LEARNED_AT + j] = learned[j]
             memo = _next_memo(memo)
     return status, nodes, length, memo
 

@@ -117,7 +117,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
 @njit(cache=True, nogil=True, inline="always")
 def dfs(root, tables, config, budget, memo, stamp, path, share):
     """Constrained, Compatible or Ordered DFS from ``root`` (``int8[ncells]``); ``(status, nodes, length, memo,
-    learned)``, ``learned`` a row of ``LEARNED_COLUMNS`` (``_learned``).
+    learned)``, ``learned`` a row of ``LEARNED_COLUMNS`` (``_learn``).
 
     Inlined into the one compiled entry, ``boaf.search.kernel.batch.search_states``
     (called from Python it would compile a copy of the whole search of its own).
@@ -155,10 +155,11 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     words = key_words(ncells) + (1 if islands else 0)  # Island Merge keys carry the island under way
     memo = _fit_memo(memo, 1 if narrow else words + 1, budget.max_bytes)
     board = board_of(root)
+    learned = np.zeros(len(LEARNED_COLUMNS), dtype=np.int64)  # (all 0 for a search that ends before its first node)
     if board.n_stacks <= 1:
-        return SOLVABLE, 0, 0, memo, np.zeros(len(LEARNED_COLUMNS), dtype=np.int64)
+        return SOLVABLE, 0, 0, memo, learned
     if root_prunable(root, tables, config.options):
-        return UNSOLVABLE, 0, 0, memo, np.zeros(len(LEARNED_COLUMNS), dtype=np.int64)
+        return UNSOLVABLE, 0, 0, memo, learned
     labels = share.labels
     if narrow and labels.shape[0] == 0:
         labels = np.empty(52, dtype=np.int64)
@@ -181,6 +182,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
     per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
+    exhausted = False  # the search proved the root unsolvable with every child closed
     while True:
         code, length = _search(cells, tables, config, budget, stack, scratch, memo, path)
         if code == GROW:
@@ -190,20 +192,25 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             scratch = grown_scratch(scratch)
         elif code == OPEN:
             opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
-            if opens and open_block_stuck(root, tables.compat, tables.line):
-                return UNSOLVABLE, at[NODES], 0, memo, _learned(stack, False)
-            if config.options & PRUNE_GATHER != 0 and gather_refutes(
-                root, tables.compat, tables.line, budget, at[NODES], config.options & GATHER_DEEP != 0
+            if (opens and open_block_stuck(root, tables.compat, tables.line)) or (
+                config.options & PRUNE_GATHER != 0
+                and gather_refutes(
+                    root, tables.compat, tables.line, budget, at[NODES], config.options & GATHER_DEEP != 0
+                )
             ):
-                return UNSOLVABLE, at[NODES], 0, memo, _learned(stack, False)
+                code = UNSOLVABLE  # refuted at the root, its children not all closed
+                break
         else:
             if resumed:
                 share.fill[stamp] = at[MEMO_COUNT]
-            return code, at[NODES], length, memo, _learned(stack, code == UNSOLVABLE)
+            exhausted = code == UNSOLVABLE
+            break
+    _learn(learned, stack, exhausted)
+    return code, at[NODES], length, memo, learned
 
 
 LEARNED_COLUMNS = ("deepest", "memo", "memo_hits", "dead_ends", "root_moves", "root_closed")
-"""What a search learned by the time it ended, one row a search (``_learned``): the most moves it made down
+"""What a search learned by the time it ended, one row a search (``_learn``): the most moves it made down
 one line of play (its fewest stacks are the root's less this), the dead states it stored in the memo,
 the children it found there (known dead), the expanded states that had no child, the root's children,
 and how many of them it closed (each proved dead, by search or by the memo). A search that ended before
@@ -212,8 +219,8 @@ answer it: Classify's model reads them for the states the exact path leaves open
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _learned(stack, exhausted):
-    """The ``LEARNED_COLUMNS`` row of a search that ended with ``stack`` as it stands.
+def _learn(out, stack, exhausted):
+    """Write into ``out`` the ``LEARNED_COLUMNS`` row of a search that ended with ``stack`` as it stands.
 
     ``exhausted``: the search ended at its root with every child tried (it proved the root
     unsolvable), so it closed them all. Otherwise the root's child under way is ``nxt[0] - 1``
@@ -221,11 +228,9 @@ def _learned(stack, exhausted):
     search moves on from a child only once it is dead.
     """
     at = stack.at
-    closed = stack.children[0] if exhausted else max(stack.nxt[0] - 1, 0)
-    out = np.empty(len(LEARNED_COLUMNS), dtype=np.int64)
     out[0], out[1], out[2], out[3] = at[DEEPEST], at[MEMO_COUNT], at[HITS], at[DEAD_ENDS]
-    out[4], out[5] = stack.children[0], closed
-    return out
+    out[4] = stack.children[0]
+    out[5] = stack.children[0] if exhausted else max(stack.nxt[0] - 1, 0)
 
 
 DEPTH, NODES, MEMO_COUNT, FRESH, FROZEN = 0, 1, 2, 3, 4  # ``_search``'s place, in ``at``; FROZEN: the memo is
