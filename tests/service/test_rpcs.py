@@ -6,12 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from google.protobuf.json_format import MessageToDict
 from servers import TEST_LIMITS, grid_state
 
 from boaf import features
 from boaf.game import State, deal, play, random_states
 from boaf.game.notation import format_grid
 from boaf.models.classifier import load_classifier
+from boaf.models.residue_model import GATE_SETS
 from boaf.service.core.dataplane import DataPlane
 from boaf.service.core.limits import reported
 from boaf.service.grpc.server import BoafServer
@@ -137,6 +139,16 @@ def test_server_info_reports_versions_schema_model_and_limits(stub: boaf_pb2_grp
         assert getattr(info.limits, name) == value, name
     assert set(info.algorithms) == {pb.ORDERED, pb.COMPATIBLE, pb.CONSTRAINED, pb.BEST_N, pb.ISLAND_MERGE}
     assert info.default_algorithm == pb.ORDERED
+
+
+def test_server_info_sends_the_residue_figures_of_every_gate_set(stub: boaf_pb2_grpc.BoafStub) -> None:
+    card = MessageToDict(stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).model_card)
+    assert [row["set"] for row in card["gate"]] == [spec.name for spec in GATE_SETS]
+    for row in card["gate"]:  # the residue's size, and the model beside the base-rate constant on it
+        assert row["residue"] > 0 and row["minority"] > 0, row["set"]
+        assert 0 < row["model"]["log_loss"] < row["constant_scores"]["log_loss"], row["set"]
+        assert 0 <= row["model"]["ece"] <= 1 and row["passes"], row["set"]
+    assert set(card["residue_calibration"]) == {spec.name for spec in GATE_SETS}
 
 
 def test_server_info_lists_every_limit_with_the_served_value(server: BoafServer, stub: boaf_pb2_grpc.BoafStub) -> None:
