@@ -19,8 +19,9 @@ compiled by running a little real work through the public API of its package:
   retry hint. No compile ever runs inside a request.
 
 When a unit is not in the cache, ``prepare`` compiles the cold units in parallel
-child processes (``python -m boaf.service.core.warmup UNIT``; each fills the shared cache),
-and loads each unit in this process from the cache as soon as its child ends
+child processes (``python -m boaf.service.core.warmup UNIT...``; each fills the shared cache),
+one a core: the first unit alone, the others shared in order (``_groups``), and loads each
+unit in this process from the cache as soon as its child says it is done
 (the puzzle RPCs need not wait for Island Merge's compile). The children report
 each kernel they compiled and its time, which this process logs, once per kernel; it also logs
 how many units are done (``compiling kernels: 2 of 4 units done, 14 s``) as each ends and at least
@@ -303,23 +304,37 @@ class Kernels:
         log.debug("kernels loaded", extra={"unit": unit.name, "seconds": round(time.perf_counter() - started, 3)})
 
     def _compile_in_children(self, units: Sequence[Unit], parallel: int, started: float) -> None:
-        # One child a unit, ``parallel`` at a time, in UNITS order (the biggest, search, first). Each unit is
-        # loaded here as soon as its child ends: a quick unit's calls need not wait for a slow one's compile.
-        def compile_one(unit: Unit) -> None:
-            if not self._stopped.is_set():
-                _compile_in_child(unit.name, self._child_compiled, self._children)
-                self._load_unless_stopped(unit)
+        # The children of ``_groups``, side by side. Each unit is loaded here as soon as its child says it is
+        # compiled: a quick unit's calls need not wait for a slow one's compile, nor for the rest of its child.
+        named = {unit.name: unit for unit in units}
 
+        def compile_group(group: Sequence[Unit]) -> None:
+            if self._stopped.is_set():
+                return
+            names = [unit.name for unit in group]
+            _compile_in_child(
+                names, self._child_compiled, self._children, lambda name: self._load_unless_stopped(named[name])
+            )
+            for unit in group:  # what a failed child did not compile is compiled here
+                if not self.is_ready(unit.name):
+                    self._load_unless_stopped(unit)
+
+        groups = _groups(units, parallel)
         self.progress = CompileProgress(0, len(units))
+        said, said_at = 0, time.perf_counter()
         try:
-            with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(units)))) as pool:
-                pending = {pool.submit(compile_one, unit) for unit in units}
+            with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+                pending = {pool.submit(compile_group, group) for group in groups}
                 while pending:  # a line as each unit ends, and at least every PROGRESS_EVERY_S: no long silence
-                    done, pending = wait(pending, timeout=PROGRESS_EVERY_S, return_when=FIRST_COMPLETED)
+                    done, pending = wait(pending, timeout=min(PROGRESS_EVERY_S, 0.25), return_when=FIRST_COMPLETED)
                     for future in done:
                         future.result()
-                    self.progress = CompileProgress(len(units) - len(pending), len(units))
-                    _log_progress(self.progress, time.perf_counter() - started)
+                    ready = sum(self.is_ready(unit.name) for unit in units)
+                    now = time.perf_counter()
+                    if ready != said or now - said_at >= PROGRESS_EVERY_S or not pending:
+                        self.progress = CompileProgress(ready, len(units))
+                        _log_progress(self.progress, now - started)
+                        said, said_at = ready, now
         finally:
             self.progress = None
 
@@ -340,6 +355,20 @@ def _log_progress(progress: CompileProgress, seconds: float) -> None:
         f"compiling kernels: {progress.done} of {progress.total} units done, {seconds:.0f} s",
         extra={"units_done": progress.done, "units": progress.total, "seconds": round(seconds, 1)},
     )
+
+
+def _groups(units: Sequence[Unit], parallel: int) -> list[list[Unit]]:
+    """The units' child processes, in order: one a unit when there are enough cores for them all; otherwise
+    the first (the longest, ``search``) alone and the others dealt in order among the other ``parallel - 1``.
+
+    Each child costs an interpreter and numba's import (about 1.5 s of a core), and on 2 cores the units
+    beside the search, one child each, made the longer line of the first start.
+    """
+    if parallel <= 1 or len(units) <= parallel:
+        return [[unit] for unit in units]
+    rest = list(units[1:])
+    size = -(-len(rest) // (parallel - 1))
+    return [[units[0]]] + [rest[i : i + size] for i in range(0, len(rest), size)]
 
 
 def _default_parallel() -> int:
@@ -363,14 +392,19 @@ atexit.register(_terminate, _children)  # a child must not go on compiling for a
 
 
 def _compile_in_child(
-    name: str, on_compiled: Callable[[Compiled], None], running: set[subprocess.Popen[str]] | None = None
+    names: Sequence[str],
+    on_compiled: Callable[[Compiled], None],
+    running: set[subprocess.Popen[str]] | None = None,
+    on_unit: Callable[[str], None] | None = None,
 ) -> bool:
-    """Run ``python -m boaf.service.core.warmup NAME``, hearing each kernel as it compiles; False when it failed.
+    """Run ``python -m boaf.service.core.warmup NAME...``, hearing each kernel as it compiles and each unit
+    (``on_unit``) once all of its kernels are in the cache; False when it failed.
 
     A child that fails (no cache directory it can write, say) costs nothing but
     its time: the parent then compiles what is missing itself, and logs it.
     """
-    command = [sys.executable, "-m", "boaf.service.core.warmup", name]
+    name = " ".join(names)
+    command = [sys.executable, "-m", "boaf.service.core.warmup", *names]
     with tempfile.TemporaryFile("w+") as stderr:  # a file, not a pipe: a chatty child cannot block on it
         with _children_lock:
             try:
@@ -387,7 +421,11 @@ def _compile_in_child(
                 for line in child.stdout:
                     if line.startswith("{"):
                         report = json.loads(line)
-                        on_compiled(Compiled(report["kernel"], float(report["seconds"])))
+                        if "unit" in report:
+                            if on_unit is not None:
+                                on_unit(report["unit"])
+                        else:
+                            on_compiled(Compiled(report["kernel"], float(report["seconds"])))
         finally:
             with _children_lock:
                 _children.discard(child)
@@ -403,13 +441,15 @@ def _compile_in_child(
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m boaf.service.core.warmup UNIT...``: compile the units into numba's cache, one JSON line a kernel."""
+    """``python -m boaf.service.core.warmup UNIT...``: compile the units into numba's cache, one JSON line a kernel
+    and one a unit once it is done."""
     recorder = CompileRecorder(
         lambda c: print(json.dumps({"kernel": c.kernel, "seconds": round(c.seconds, 3)}), flush=True)
     )
     with recorder.recording():
         for name in argv:
             unit_named(name).run()
+            print(json.dumps({"unit": name}), flush=True)
     return 0
 
 

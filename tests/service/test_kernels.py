@@ -15,6 +15,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -275,15 +276,16 @@ def test_a_child_process_compiles_into_the_cache_and_the_next_finds_it_there(
 ) -> None:
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     first: list[str] = []
-    assert kernels._compile_in_child("game", lambda c: first.append(c.kernel))
-    assert first == ["boaf.game.bits.shuffled_cells"]
+    done: list[str] = []
+    assert kernels._compile_in_child(["game"], lambda c: first.append(c.kernel), on_unit=done.append)
+    assert first == ["boaf.game.bits.shuffled_cells"] and done == ["game"]
     second: list[str] = []
-    assert kernels._compile_in_child("game", lambda c: second.append(c.kernel))
-    assert second == []
+    assert kernels._compile_in_child(["game", "game"], lambda c: second.append(c.kernel), on_unit=done.append)
+    assert second == [] and done == ["game"] * 3  # one child, two units: each said once it is done
 
 
 def test_a_failed_child_is_logged_and_costs_nothing_but_its_time(caplog: pytest.LogCaptureFixture) -> None:
-    assert not kernels._compile_in_child("no-such-unit", lambda c: None)
+    assert not kernels._compile_in_child(["no-such-unit"], lambda c: None)
     assert "a kernel compile process failed" in caplog.text
 
 
@@ -376,8 +378,8 @@ def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.Monke
     quick_ready = threading.Event()
     prepared = kernels.Kernels()
 
-    def compile_in_child(name: str, on_compiled: object, running: object = None) -> bool:
-        if name == "slow":
+    def compile_in_child(names: list[str], on_compiled: object, running: object = None, on_unit: object = None) -> bool:
+        if "slow" in names:
             assert slow_may_end.wait(60)
         return True
 
@@ -400,13 +402,57 @@ def test_a_unit_is_ready_as_soon_as_its_own_child_ends(monkeypatch: pytest.Monke
     assert prepared.ready == {"slow", "quick"}
 
 
+def test_the_units_share_a_child_a_core_the_first_alone() -> None:
+    units = [kernels.Unit(name, ("boaf.game.bits:shuffled_cells",), lambda: None, True) for name in "abcde"]
+
+    def names(groups: list[list[kernels.Unit]]) -> list[list[str]]:
+        return [[unit.name for unit in group] for group in groups]
+
+    assert names(kernels._groups(units, 2)) == [["a"], ["b", "c", "d", "e"]]
+    assert names(kernels._groups(units, 3)) == [["a"], ["b", "c"], ["d", "e"]]
+    assert names(kernels._groups(units, 4)) == [["a"], ["b", "c"], ["d", "e"]]
+    assert names(kernels._groups(units, 5)) == names(kernels._groups(units, 1)) == [[n] for n in "abcde"]
+
+
+def test_a_unit_in_a_shared_child_is_ready_once_the_child_says_it_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three units on 2 cores: the first alone, the other two in one child. The second is ready as soon as
+    that child reports it, while the third still compiles."""
+    third_may_end = threading.Event()
+    prepared = kernels.Kernels()
+
+    def compile_in_child(
+        names: list[str], on_compiled: object, running: object, on_unit: Callable[[str], None]
+    ) -> bool:
+        for name in names:
+            if name == "third":
+                assert third_may_end.wait(60)
+            on_unit(name)
+        return True
+
+    units = [
+        kernels.Unit(name, ("boaf.game.bits:shuffled_cells",), lambda: None, False)
+        for name in ("first", "second", "third")
+    ]
+    monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
+    monkeypatch.setattr(kernels, "_compile_in_child", compile_in_child)
+    loader = threading.Thread(target=prepared.prepare, args=(units,), kwargs={"parallel": 2})
+    loader.start()
+    try:
+        assert wait_for(lambda: prepared.is_ready("second"), timeout=30), "the second unit waited for its child's end"
+        assert not prepared.is_ready("third")
+    finally:
+        third_may_end.set()
+        loader.join(60)
+    assert prepared.ready == {"first", "second", "third"}
+
+
 def test_the_compiling_notice_comes_before_any_kernel_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
     """A small unit compiles in this process: the notice must come before its "compiled kernel" line."""
     said: list[str] = []
     small = kernels.Unit("small", ("boaf.game.bits:shuffled_cells",), lambda: said.append("small"), True, small=True)
     cold = kernels.Unit("cold", ("boaf.game.bits:shuffled_cells",), lambda: said.append("cold"), at_start=True)
     monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
-    monkeypatch.setattr(kernels, "_compile_in_child", lambda name, on_compiled, running=None: True)
+    monkeypatch.setattr(kernels, "_compile_in_child", lambda names, on_compiled, running=None, on_unit=None: True)
     kernels.Kernels().prepare([small, cold], on_stage=said.append)
     assert said == [COMPILING, "small", "cold"]
 
@@ -416,8 +462,8 @@ def test_the_log_counts_the_units_done_with_no_long_silence(
 ) -> None:
     ended = threading.Event()
 
-    def compile_in_child(name: str, on_compiled: object, running: object = None) -> bool:
-        return name == "quick" or ended.wait(0.5)  # the slow one: some PROGRESS_EVERY_S long
+    def compile_in_child(names: list[str], on_compiled: object, running: object = None, on_unit: object = None) -> bool:
+        return names == ["quick"] or ended.wait(0.5)  # the slow one: some PROGRESS_EVERY_S long
 
     units = [kernels.Unit(name, ("boaf.game.bits:shuffled_cells",), lambda: None, True) for name in ("quick", "slow")]
     monkeypatch.setattr(kernels, "is_cached", lambda unit: False)
