@@ -17,7 +17,18 @@ from numba import njit
 from boaf.game.bits import lean_njit
 from boaf.game.graph import U0, bit
 from boaf.search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
-from boaf.search.kernel.gather import GATHER_AGAIN, GATHER_DEEP, PRUNE_GATHER, _small_budget, gather_refutes
+from boaf.search.kernel.gather import (
+    GATHER_AGAIN,
+    GATHER_DEEP,
+    GATHER_NODES,
+    NODE_GATHER_DEPTH,
+    NODE_GATHER_FIRST,
+    NODE_GATHER_GROWTH,
+    PRUNE_GATHER,
+    _small_budget,
+    gather_refutes,
+    gather_refutes_node,
+)
 from boaf.search.kernel.generate import generate, ordered, play, unplay
 from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
 from boaf.search.kernel.keys import (
@@ -81,6 +92,8 @@ class Stack(NamedTuple):
     at: np.ndarray  # int64[8]: ``_search``'s place (DEPTH ... FROZEN) and what it learned (DEEPEST ... HITS)
     keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
     later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
+    since: np.ndarray  # int64[depths, 2]: ``GATHER_NODES``: the nodes when depth d's node was entered, and the size
+    # its subtree must reach before the node is gathered (``_gather_node``)
 
 
 @njit(cache=True, nogil=True)
@@ -111,6 +124,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
         np.array([0, 1, 0, 1, 0, 0, 0, 0], dtype=np.int64),
         np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
         np.zeros(depths, dtype=np.int64),
+        np.full((depths, 2), NODE_GATHER_FIRST, dtype=np.int64),
     )
 
 
@@ -179,6 +193,9 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     scratch = new_scratch(np.int64(CUT_CACHE), width)
     if not narrow and not islands:
         options = config.options | ORDER_LATER
+        if options & PRUNE_GATHER != 0 and not _small_budget(budget.max_nodes):
+            options |= GATHER_NODES
+            stack.since[0, 0] = 0
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
     per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
@@ -190,6 +207,8 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             at[FROZEN] = 1 if per_row < 0 else 0  # no time to grow: search on, the memo as it is (``grown_in_time``)
         elif code == BIG:
             scratch = grown_scratch(scratch)
+        elif code == OPEN and at[FRESH] == 0:
+            _gather_node(cells, tables, budget, stack)  # a node's subtree grew big (``GATHER_NODES``)
         elif code == OPEN:
             opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
             if (opens and open_block_stuck(root, tables.compat, tables.line)) or (
@@ -275,6 +294,9 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             depth += 1
             nodes += 1
             fresh = True
+            if config.options & GATHER_NODES != 0:
+                stack.since[depth, 0] = nodes
+                stack.since[depth, 1] = NODE_GATHER_FIRST
             if depth > at[DEEPEST]:
                 at[DEEPEST] = depth
             if nodes == BIG_SEARCH or _opens(nodes, config.options, budget.max_nodes):
@@ -294,6 +316,9 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
                     return stored, 0
             depth -= 1
             board = _back(cells, board, stack, depth)
+            if _gathers(config.options, stack, depth, nodes):
+                at[DEPTH], at[NODES], at[MEMO_COUNT], at[FRESH] = depth, nodes, memo_count, 0
+                return OPEN, 0
 
 
 @lean_njit(inline="always")
@@ -309,6 +334,38 @@ def _opens(nodes, options, max_nodes):
     if nodes == OPEN_AFTER:
         return options & (PRUNE_OPEN | PRUNE_GATHER) != 0
     return nodes == GATHER_AGAIN and options & PRUNE_GATHER != 0
+
+
+@lean_njit(inline="always")
+def _gathers(options, stack, depth, nodes):
+    """True when the node at ``depth``, just returned to with children left, is to be gathered (``GATHER_NODES``):
+    its subtree has reached the size ``stack.since`` holds for it (``_gather_node``)."""
+    return (
+        options & GATHER_NODES != 0
+        and depth <= NODE_GATHER_DEPTH
+        and nodes - stack.since[depth, 0] >= stack.since[depth, 1]
+        and stack.nxt[depth] < stack.children[depth]
+    )
+
+
+@njit(cache=True, nogil=True)
+def _gather_node(cells, tables, budget, stack):
+    """Gather the node at ``stack.at[DEPTH]``, the state ``cells``, whose subtree has grown big; close it when no
+    block holds all its cards (``gather.gather_refutes_node``).
+
+    *Exact*: such a state has no win (``gather``'s proof holds for any state),
+    so closing the node, which then is stored in the memo as dead, changes no
+    answer; a node whose gathering gives up is searched on as before. Its next
+    gathering waits until its subtree is ``NODE_GATHER_GROWTH`` times as big,
+    so the work a node's gatherings take is at most 4/3 of its last one's, which
+    is ``NODE_WORK_PER_NODE`` units for each node of its subtree.
+    """
+    at = stack.at
+    depth = at[DEPTH]
+    subtree = at[NODES] - stack.since[depth, 0]
+    stack.since[depth, 1] = subtree * NODE_GATHER_GROWTH
+    if gather_refutes_node(cells, tables.compat, tables.line, budget, subtree):
+        stack.nxt[depth] = stack.children[depth]
 
 
 KNOWN, NEW, SOLVED = 0, 1, 2  # what ``_next_child`` found

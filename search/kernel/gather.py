@@ -76,6 +76,15 @@ GATHER_WORK_PER_NODE = 128  # units of work for each node the search has expande
 DEEP_WORK_PER_NODE = 1024  # and under GATHER_DEEP at GATHER_AGAIN (Classify's second search of FFUD-like deals)
 GATHER_BLOCKS = 4_096  # the most blocks one root's gathering may hold (the FFUD deals of 0-100,000: 2,067 at most)
 FIRST_BLOCKS = 1_024  # and at OPEN_AFTER nodes (an unsolvable deal's root holds a few hundred, a solvable one more)
+GATHER_NODES = 16_384  # set by ``dfs`` itself on wide grids: a node whose subtree grows big is gathered too
+NODE_GATHER_DEPTH = 1  # the deepest nodes gathered (the root is at 0)
+NODE_GATHER_FIRST = 4_096  # a node's subtree is gathered when it reaches this many nodes (and none in its budget less)
+NODE_GATHER_GROWTH = 2  # and again each time it has grown this many times larger
+NODE_WORK_PER_NODE = 512  # units of work for each node of the subtree
+NODE_WORK_PER_BLOCK = 256  # and one block allowed for each this many units
+NODE_MAX_BLOCKS = 1 << 20  # the most blocks of one node's gathering (40 MiB)
+NODE_MEMORY_SHARE = 8  # and their arrays at most this share of the search's memory cap
+BLOCK_BYTES = 40  # a block's bytes in ``_refutes``' arrays (three words and two slots of the dedup table)
 GATHER_CHECK = 65_536  # units of work between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
 INSERT_COST = 6  # and a new block as this many more again: the filter's reach over G
@@ -99,6 +108,36 @@ def gather_refutes(root, compat, line, budget, after, deep):
     small = _small_budget(budget.max_nodes)
     per_node = DEEP_WORK_PER_NODE if deep and after >= GATHER_AGAIN else GATHER_WORK_PER_NODE
     work = per_node * (budget.max_nodes // 2 if small else after)
+    return _refutes(root, compat, line, budget, work, GATHER_BLOCKS if after >= GATHER_AGAIN else FIRST_BLOCKS)
+
+
+@njit(cache=True, nogil=True)
+def gather_refutes_node(cells, compat, line, budget, subtree):
+    """True when no block holds every card of the state ``cells`` (``int8[ncells]``), a node of a search on a
+    wide grid (``GATHER_NODES``) whose subtree has grown to ``subtree`` nodes: that node is unsolvable.
+
+    The same rule as ``gather_refutes``, on any node rather than the root: a
+    state whose cards no block holds has no win, wherever the search met it.
+    The work is ``NODE_WORK_PER_NODE`` units for each node of the subtree, the
+    blocks at most one for each ``NODE_WORK_PER_BLOCK`` units, at most
+    ``NODE_MAX_BLOCKS``, and their arrays at most ``1/NODE_MEMORY_SHARE`` of the
+    search's memory cap (``BLOCK_BYTES`` a block); at least ``GATHER_BLOCKS``
+    (160 KiB, as the root's gathering) if the cap leaves room; rounded down to a
+    power of 2. Room for fewer blocks than cards gathers nothing.
+    """
+    work = NODE_WORK_PER_NODE * subtree
+    cap = max(GATHER_BLOCKS, min(work // NODE_WORK_PER_BLOCK, NODE_MAX_BLOCKS))
+    if budget.max_bytes > 0:
+        cap = min(cap, budget.max_bytes // (NODE_MEMORY_SHARE * BLOCK_BYTES))
+    most = 1  # a power of 2, as the dedup table's probing needs
+    while most * 2 <= cap:
+        most *= 2
+    return _refutes(cells, compat, line, budget, work, most)
+
+
+@njit(cache=True, nogil=True)
+def _refutes(root, compat, line, budget, work, most):
+    """True when no block holds every card of ``root``, found within ``work`` units and ``most`` blocks."""
     ncells = root.shape[0]
     cell = np.empty(ncells, dtype=np.int64)
     n = np.int64(0)
@@ -116,7 +155,8 @@ def gather_refutes(root, compat, line, budget, after, deep):
                 adj[i] |= bit(j)
             if line[cell[i]] & bit(cell[j]) != U0:
                 aligned[i] |= bit(j)
-    most = GATHER_BLOCKS if after >= GATHER_AGAIN else FIRST_BLOCKS
+    if most < n:  # (a block a card at least: a memory cap too small for them gathers nothing)
+        return False
     blocks = (
         np.empty(most, dtype=np.uint64),
         np.empty(most, dtype=np.uint64),

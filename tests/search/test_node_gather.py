@@ -1,0 +1,106 @@
+"""Gathering at a node (``GATHER_NODES``): on wide grids, a node near the root whose subtree grows big is gathered,
+and closed as dead when no block holds all its cards.
+
+The rule is ``gather_refutes``' own, on any state, so it is checked the same
+way: against the plain reference search on small states of several grids. Then
+the search with it against the same search without gathering on the slow
+4x13 tuning states it was made for (the same answers, a ninth of the nodes or
+less), and its bounds: a memory cap too small for its blocks makes it claim
+nothing, a passed deadline or a raised cancel flag stop it claiming nothing,
+and the same state gets the same answer and nodes every time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchmarks.grids import TUNING_SEED, random_grid_states, state_set
+from boaf import search
+from boaf.game import State, parse_move
+from boaf.game.arrays import state_to_array
+from boaf.search import kernel
+from boaf.search.kernel.gather import (
+    BLOCK_BYTES,
+    GATHER_BLOCKS,
+    NODE_MEMORY_SHARE,
+    NODE_WORK_PER_NODE,
+    gather_refutes_node,
+)
+from boaf.search.reference import is_connected, reference_solve
+
+ORDERED = search.algorithm_named("ordered")
+WITHOUT = ORDERED.without(kernel.PRUNE_GATHER, "ordered-no-gather")
+SLOW_UNSOLVABLE = (77, 340, 88)  # 4x13 tuning states: 410,180-729,145 nodes without gathering
+SLOW_SOLVABLE = 48  # and one with a win, 551,049 nodes without gathering
+PLENTY = 200_000  # a subtree's nodes: 10^8 units of work, more than any state here needs
+
+
+def node_refutes(state: State, subtree: int = PLENTY, *, max_bytes: int = 0, cancel: int = 0) -> bool:
+    budget = kernel.Budget(0, 0.0, np.array([cancel], dtype=np.int64), max_bytes)
+    tables = (kernel.compat_table(), kernel.line_table(state.rows, state.cols))
+    return bool(gather_refutes_node(state_to_array(state), *tables, budget, np.int64(subtree)))
+
+
+def slow_states(indices: tuple[int, ...]) -> list[State]:
+    states = state_set("random", TUNING_SEED, max(indices) + 1, (4, 13))
+    return [states[i] for i in indices]
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(3, 3), (4, 4), (2, 6), (3, 5), (2, 9), (4, 5)])
+def test_a_node_is_refuted_exactly_when_it_is_unsolvable(rows: int, cols: int) -> None:
+    refuted = solvable = 0
+    for state in random_grid_states(61, 300, rows, cols, cards=(4, min(10, rows * cols))):
+        if not is_connected(state.top_cards()):
+            continue  # (a disconnected G: the search's own test)
+        answer = reference_solve(state).solvable
+        assert node_refutes(state) is (not answer), state.cells
+        refuted += not answer
+        solvable += answer
+    assert refuted >= 10 and solvable >= 10, (refuted, solvable)
+
+
+def test_the_slow_wide_states_get_the_same_answers_in_a_tenth_of_the_nodes() -> None:
+    for index, state in zip(SLOW_UNSOLVABLE, slow_states(SLOW_UNSOLVABLE), strict=True):
+        fast, plain = search.solve(state), search.solve(state, WITHOUT)
+        assert fast.status is plain.status is search.UNSOLVABLE, index
+        assert fast.nodes * 9 <= plain.nodes, (index, fast.nodes, plain.nodes)
+        assert node_refutes(state), index
+
+
+def test_a_won_state_with_dead_children_is_won_sooner_with_a_replayed_solution() -> None:
+    (state,) = slow_states((SLOW_SOLVABLE,))
+    fast, plain = search.solve(state), search.solve(state, WITHOUT)
+    assert fast.status is plain.status is search.SOLVABLE
+    assert fast.nodes * 2 <= plain.nodes, (fast.nodes, plain.nodes)
+    replayed = state
+    for move in fast.moves:  # (``solve`` replays it too before answering)
+        replayed = replayed.apply(parse_move(replayed, move))
+    assert replayed.n_stacks == 1
+
+
+def test_the_same_state_gets_the_same_answer_nodes_and_moves_every_time() -> None:
+    (state,) = slow_states((SLOW_SOLVABLE,))
+    runs = [search.solve(state) for _ in range(3)]
+    assert len({(r.status, r.nodes, tuple(r.moves)) for r in runs}) == 1
+
+
+def test_a_memory_cap_too_small_for_the_blocks_claims_nothing_and_the_search_stays_exact() -> None:
+    (state,) = slow_states((SLOW_UNSOLVABLE[0],))
+    assert node_refutes(state)
+    too_small = NODE_MEMORY_SHARE * BLOCK_BYTES * (state.n_stacks - 1)  # room for fewer blocks than cards
+    assert not node_refutes(state, max_bytes=too_small)
+    enough = NODE_MEMORY_SHARE * BLOCK_BYTES * GATHER_BLOCKS  # the root's gathering's blocks, no more
+    assert node_refutes(state, max_bytes=enough)
+    for megabytes in (0.05, 0.5, 4.0):
+        answer = search.solve(state, max_memory_mb=megabytes)
+        assert answer.status in (search.UNSOLVABLE, search.UNKNOWN), megabytes
+        if answer.status is search.UNKNOWN:
+            assert answer.reason == search.MEMORY, megabytes
+
+
+def test_a_raised_cancel_flag_or_too_little_work_claims_nothing() -> None:
+    (state,) = slow_states((SLOW_UNSOLVABLE[0],))
+    assert not node_refutes(state, cancel=1)
+    assert not node_refutes(state, subtree=1)  # NODE_WORK_PER_NODE units: far too few
+    assert NODE_WORK_PER_NODE * PLENTY >= 10**8
