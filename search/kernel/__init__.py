@@ -15,7 +15,8 @@ importing only the ones above it in this list:
 - ``islands``: Island Merge.
 - ``open_blocks``: open blocks (``PRUNE_OPEN``), searched on a search's root once it is ``OPEN_AFTER`` nodes deep.
 - ``gather``: gathering (``PRUNE_GATHER``), the sets of cards that can be played into one stack, built on a
-  search's root at ``OPEN_AFTER`` and ``GATHER_AGAIN`` nodes: no set of all the cards, no win.
+  search's root at ``OPEN_AFTER`` and ``GATHER_AGAIN`` nodes, and on wide grids at nodes near the root whose
+  subtree grows big (``GATHER_NODES``): no set of all the cards, no win.
 - ``dfs`` and ``best_n``: the two searches.
 - ``progress``: the progress search, a small DFS made of the parts above whose figures are model inputs
   (``boaf.search.progress`` is its public face).

@@ -57,6 +57,22 @@ never what it claims: the proofs above hold for any work. It
 reads the cancel flag and the clock every ``GATHER_CHECK`` units; its arrays
 (~160 KB at most) are fixed by the cap, outside the memo's memory cap, like
 open blocks'.
+
+At nodes (``GATHER_NODES``, set by ``dfs`` on grids of more than 16 cells for
+a search without a node budget under ``OPEN_MIN_BUDGET``). On sparse wide
+grids an unsolvable 4x13 state of 18-21 cards can take the search
+400,000-1,700,000 nodes, nearly every one a distinct dead state in its memo,
+where gathering, which joins blocks of cards built apart, refutes it with
+3,000-26,000 blocks in 3-35 ms; a solvable state's dead children cost it the
+same. So a node at depth at most
+``NODE_GATHER_DEPTH`` whose subtree reaches ``NODE_GATHER_FIRST`` nodes, and
+then each ``NODE_GATHER_GROWTH`` times as many, is gathered
+(``gather_refutes_node``) with ``NODE_WORK_PER_NODE`` units for each node of
+its subtree, and closed as dead when no block holds its cards. A node's
+gatherings cost at most twice its last, and its last about half a node's time
+for each node of its subtree: a search that no gathering helps pays that for
+each gathered depth on its path. Its blocks are capped by the work, by
+``NODE_MAX_BLOCKS`` and by ``1/NODE_MEMORY_SHARE`` of the search's memory cap.
 """
 
 from __future__ import annotations
