@@ -208,7 +208,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         elif code == BIG:
             scratch = grown_scratch(scratch)
         elif code == OPEN and at[FRESH] == 0:
-            _gather_node(cells, tables, budget, stack)  # a node's subtree grew big (``GATHER_NODES``)
+            _gather_node(cells, tables, budget, at, stack.since, stack.nxt, stack.children)  # (``GATHER_NODES``)
         elif code == OPEN:
             opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
             if (opens and open_block_stuck(root, tables.compat, tables.line)) or (
@@ -349,23 +349,23 @@ def _gathers(options, stack, depth, nodes):
 
 
 @njit(cache=True, nogil=True)
-def _gather_node(cells, tables, budget, stack):
-    """Gather the node at ``stack.at[DEPTH]``, the state ``cells``, whose subtree has grown big; close it when no
-    block holds all its cards (``gather.gather_refutes_node``).
+def _gather_node(cells, tables, budget, at, since, nxt, children):
+    """Gather the node at ``at[DEPTH]``, the state ``cells``, whose subtree has grown big; close it when no block
+    holds all its cards (``gather.gather_refutes_node``). ``at``, ``since``, ``nxt`` and ``children`` are the
+    ``Stack``'s (passed apart, not the ``Stack``: Island Merge's has another type, and would compile a copy).
 
     *Exact*: such a state has no win (``gather``'s proof holds for any state),
     so closing the node, which then is stored in the memo as dead, changes no
     answer; a node whose gathering gives up is searched on as before. Its next
-    gathering waits until its subtree is ``NODE_GATHER_GROWTH`` times as big,
-    so the work a node's gatherings take is at most 4/3 of its last one's, which
-    is ``NODE_WORK_PER_NODE`` units for each node of its subtree.
+    gathering waits until its subtree is ``NODE_GATHER_GROWTH`` (2) times as
+    big, so the work a node's gatherings take is at most twice its last one's,
+    which is ``NODE_WORK_PER_NODE`` units for each node of its subtree.
     """
-    at = stack.at
     depth = at[DEPTH]
-    subtree = at[NODES] - stack.since[depth, 0]
-    stack.since[depth, 1] = subtree * NODE_GATHER_GROWTH
+    subtree = at[NODES] - since[depth, 0]
+    since[depth, 1] = subtree * NODE_GATHER_GROWTH
     if gather_refutes_node(cells, tables.compat, tables.line, budget, subtree):
-        stack.nxt[depth] = stack.children[depth]
+        nxt[depth] = children[depth]
 
 
 KNOWN, NEW, SOLVED = 0, 1, 2  # what ``_next_child`` found
