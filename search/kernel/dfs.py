@@ -24,6 +24,7 @@ from boaf.search.kernel.gather import (
     NODE_GATHER_DEPTH,
     NODE_GATHER_FIRST,
     NODE_GATHER_GROWTH,
+    NODE_MEMORY_SHARE,
     PRUNE_GATHER,
     _small_budget,
     gather_refutes,
@@ -178,7 +179,10 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     if narrow and labels.shape[0] == 0:
         labels = np.empty(52, dtype=np.int64)
         root_labels(root, labels)
-    max_rows = budget.max_bytes // memo.strides[0] if budget.max_bytes > 0 else 0
+    # A search that gathers at nodes leaves 1/NODE_MEMORY_SHARE of its memory cap to those gatherings' blocks.
+    gathers = not narrow and not islands and config.options & PRUNE_GATHER != 0 and not _small_budget(budget.max_nodes)
+    memo_bytes = budget.max_bytes - (budget.max_bytes // NODE_MEMORY_SHARE if gathers else 0)
+    max_rows = memo_bytes // memo.strides[0] if budget.max_bytes > 0 else 0
     plan = MemoPlan(narrow, islands, narrow_max_stacks(ncells), labels, share.fill, max_rows, stamp)
     cells = root.copy()
     width = children_width(ncells, tables.rows, tables.cols)
@@ -193,7 +197,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
     scratch = new_scratch(np.int64(CUT_CACHE), width)
     if not narrow and not islands:
         options = config.options | ORDER_LATER
-        if options & PRUNE_GATHER != 0 and not _small_budget(budget.max_nodes):
+        if gathers:
             options |= GATHER_NODES
             stack.since[0, 0] = 0
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
@@ -294,7 +298,7 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
             depth += 1
             nodes += 1
             fresh = True
-            if config.options & GATHER_NODES != 0:
+            if config.options & GATHER_NODES != 0 and depth <= NODE_GATHER_DEPTH:
                 stack.since[depth, 0] = nodes
                 stack.since[depth, 1] = NODE_GATHER_FIRST
             if depth > at[DEEPEST]:

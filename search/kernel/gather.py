@@ -72,7 +72,8 @@ its subtree, and closed as dead when no block holds its cards. A node's
 gatherings cost at most twice its last, and its last about half a node's time
 for each node of its subtree: a search that no gathering helps pays that for
 each gathered depth on its path. Its blocks are capped by the work, by
-``NODE_MAX_BLOCKS`` and by ``1/NODE_MEMORY_SHARE`` of the search's memory cap.
+``NODE_MAX_BLOCKS`` and by ``1/NODE_MEMORY_SHARE`` of the search's memory cap,
+which ``dfs`` takes off its memo's rows: memo and blocks stay within the cap.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ NODE_GATHER_GROWTH = 2  # and again each time it has grown this many times large
 NODE_WORK_PER_NODE = 512  # units of work for each node of the subtree
 NODE_WORK_PER_BLOCK = 256  # and one block allowed for each this many units
 NODE_MAX_BLOCKS = 1 << 20  # the most blocks of one node's gathering (40 MiB)
-NODE_MEMORY_SHARE = 8  # and their arrays at most this share of the search's memory cap
+NODE_MEMORY_SHARE = 8  # and their arrays at most this share of the search's memory cap, which its memo leaves them
 BLOCK_BYTES = 40  # a block's bytes in ``_refutes``' arrays (three words and two slots of the dedup table)
 GATHER_CHECK = 65_536  # units of work between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table

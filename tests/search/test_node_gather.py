@@ -7,7 +7,8 @@ the search with it against the same search without gathering on the slow
 4x13 tuning states it was made for (the same answers, a ninth of the nodes or
 less), and its bounds: a memory cap too small for its blocks makes it claim
 nothing, a passed deadline or a raised cancel flag stop it claiming nothing,
-and the same state gets the same answer and nodes every time.
+the same state gets the same answer and nodes every time, and the memo leaves the
+gatherings their share of the memory cap.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from boaf.search.kernel.gather import (
     NODE_WORK_PER_NODE,
     gather_refutes_node,
 )
+from boaf.search.ordering import default_ordering
 from boaf.search.reference import is_connected, reference_solve
+from boaf.search.tables import grid_tables, kernel_config
 
 ORDERED = search.algorithm_named("ordered")
 WITHOUT = ORDERED.without(kernel.PRUNE_GATHER, "ordered-no-gather")
@@ -104,3 +107,25 @@ def test_a_raised_cancel_flag_or_too_little_work_claims_nothing() -> None:
     assert not node_refutes(state, cancel=1)
     assert not node_refutes(state, subtree=1)  # NODE_WORK_PER_NODE units: far too few
     assert NODE_WORK_PER_NODE * PLENTY >= 10**8
+
+
+def test_the_memo_leaves_the_node_gatherings_their_share_of_the_memory_cap() -> None:
+    (state,) = slow_states((606,))  # unknown at 1 s before gathering at nodes: its memo outgrows a small cap
+    config = kernel_config(ORDERED, default_ordering())
+    for cap in (400_000, 2_000_000):
+        root = state_to_array(state)
+        memo = kernel.new_memo(root.shape[0], max_bytes=cap)
+        limits = kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), cap)
+        status, _, _, memo = kernel.solve_one(
+            root,
+            grid_tables(4, 13),
+            config,
+            limits,
+            memo=memo,
+            stamp=1,
+            path=np.zeros((root.shape[0], 2), dtype=np.int8),
+            share=kernel.NO_SHARE,
+        )
+        assert status in (kernel.OUT_OF_MEMORY, kernel.UNSOLVABLE), cap
+        # the table and, while it grows, its half-size predecessor fit in the cap less the gatherings' share
+        assert 1.5 * memo.nbytes <= cap - cap // NODE_MEMORY_SHARE, (cap, memo.nbytes)
