@@ -26,9 +26,10 @@ from boaf.search.kernel.gather import (
     NODE_GATHER_GROWTH,
     NODE_MEMORY_SHARE,
     PRUNE_GATHER,
+    REFUTED,
     _small_budget,
+    gather_node,
     gather_refutes,
-    gather_refutes_node,
 )
 from boaf.search.kernel.generate import generate, ordered, play, unplay
 from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
@@ -211,8 +212,13 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
             at[FROZEN] = 1 if per_row < 0 else 0  # no time to grow: search on, the memo as it is (``grown_in_time``)
         elif code == BIG:
             scratch = grown_scratch(scratch)
-        elif code == OPEN and at[FRESH] == 0:
-            _gather_node(cells, tables, budget, at, stack.since, stack.nxt, stack.children)  # (``GATHER_NODES``)
+        elif code == OPEN and at[FRESH] == 0:  # (``GATHER_NODES``)
+            won = _gather_node(cells, tables, budget, at, stack.since, stack.nxt, stack.children, path)
+            if won > 0:  # the node's win is in ``path[depth:]``: the moves down to it go before
+                if at[DEPTH] > 0:
+                    _write_path(stack, at[DEPTH] - 1, path)
+                code, length = SOLVABLE, at[DEPTH] + won
+                break
         elif code == OPEN:
             opens = at[NODES] == OPEN_AFTER and config.options & PRUNE_OPEN != 0 and not _small_budget(budget.max_nodes)
             if (opens and open_block_stuck(root, tables.compat, tables.line)) or (
@@ -353,23 +359,30 @@ def _gathers(options, stack, depth, nodes):
 
 
 @njit(cache=True, nogil=True)
-def _gather_node(cells, tables, budget, at, since, nxt, children):
-    """Gather the node at ``at[DEPTH]``, the state ``cells``, whose subtree has grown big; close it when no block
-    holds all its cards (``gather.gather_refutes_node``). ``at``, ``since``, ``nxt`` and ``children`` are the
-    ``Stack``'s (passed apart, not the ``Stack``: Island Merge's has another type, and would compile a copy).
+def _gather_node(cells, tables, budget, at, since, nxt, children, path):
+    """Gather the node at ``at[DEPTH]``, the state ``cells``, whose subtree has grown big
+    (``gather.gather_node``): close it when no block holds all its cards; when one does, write the moves of its
+    win into ``path`` from row ``at[DEPTH]`` on and return how many (else 0). ``at``, ``since``, ``nxt`` and
+    ``children`` are the ``Stack``'s (passed apart, not the ``Stack``: Island Merge's has another type, and
+    would compile a copy).
 
-    *Exact*: such a state has no win (``gather``'s proof holds for any state),
-    so closing the node, which then is stored in the memo as dead, changes no
-    answer; a node whose gathering gives up is searched on as before. Its next
-    gathering waits until its subtree is ``NODE_GATHER_GROWTH`` (2) times as
-    big, so the work a node's gatherings take is at most twice its last one's,
-    which is ``NODE_WORK_PER_NODE`` units for each node of its subtree.
+    *Exact*: a state that no block holds has no win (``gather``'s proof holds
+    for any state), so closing the node, which then is stored in the memo as
+    dead, changes no answer; a block of all its cards is a win from it, whose
+    moves follow the moves down to it (``dfs`` writes those, and ``solve``
+    replays the whole line before it answers). A node whose gathering gives up
+    is searched on as before. Its next gathering waits until its subtree is
+    ``NODE_GATHER_GROWTH`` (2) times as big, so the work a node's gatherings
+    take is at most twice its last one's, which is ``NODE_WORK_PER_NODE``
+    units for each node of its subtree.
     """
     depth = at[DEPTH]
     subtree = at[NODES] - since[depth, 0]
     since[depth, 1] = subtree * NODE_GATHER_GROWTH
-    if gather_refutes_node(cells, tables.compat, tables.line, budget, subtree):
+    found = gather_node(cells, tables.compat, tables.line, budget, subtree, path[depth:])
+    if found == REFUTED:
         nxt[depth] = children[depth]
+    return max(found, 0)
 
 
 KNOWN, NEW, SOLVED = 0, 1, 2  # what ``_next_child`` found

@@ -67,8 +67,13 @@ where gathering, which joins blocks of cards built apart, refutes it with
 same. So a node at depth at most
 ``NODE_GATHER_DEPTH`` whose subtree reaches ``NODE_GATHER_FIRST`` nodes, and
 then each ``NODE_GATHER_GROWTH`` times as many, is gathered
-(``gather_refutes_node``) with ``NODE_WORK_PER_NODE`` units for each node of
-its subtree, and closed as dead when no block holds its cards. A node's
+(``gather_node``) with ``NODE_WORK_PER_NODE`` units for each node of
+its subtree, and closed as dead when no block holds its cards. When a block
+holds them all, the node is won: the blocks say how (``_derive``), and the
+search ends with the moves down to the node and then the block's. On sparse
+wide grids the slow solvable states are of this kind: a node of 15-19 cards
+whose search keeps entering dead children, where the blocks of all its cards
+are found with 10^4-10^6 units (0.05-5 ms). A node's
 gatherings cost at most twice its last, and its last about half a node's time
 for each node of its subtree: a search that no gathering helps pays that for
 each gathered depth on its path. Its blocks are capped by the work, by
@@ -81,7 +86,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from boaf.game.bits import lean_njit, lowest_bit
+from boaf.game.bits import lean_njit, lowest_bit, popcount
 from boaf.game.graph import U0, U1, bit, is_connected
 from boaf.search.kernel.open_blocks import OPEN_MIN_BUDGET
 from boaf.search.kernel.status import spent
@@ -94,7 +99,7 @@ DEEP_WORK_PER_NODE = 1024  # and under GATHER_DEEP at GATHER_AGAIN (Classify's s
 GATHER_BLOCKS = 4_096  # the most blocks one root's gathering may hold (the FFUD deals of 0-100,000: 2,067 at most)
 FIRST_BLOCKS = 1_024  # and at OPEN_AFTER nodes (an unsolvable deal's root holds a few hundred, a solvable one more)
 GATHER_NODES = 16_384  # set by ``dfs`` itself on wide grids: a node whose subtree grows big is gathered too
-NODE_GATHER_DEPTH = 1  # the deepest nodes gathered (the root is at 0)
+NODE_GATHER_DEPTH = 2  # the deepest nodes gathered (the root is at 0)
 NODE_GATHER_FIRST = 4_096  # a node's subtree is gathered when it reaches this many nodes (and none in its budget less)
 NODE_GATHER_GROWTH = 2  # and again each time it has grown this many times larger
 NODE_WORK_PER_NODE = 512  # units of work for each node of the subtree
@@ -128,19 +133,26 @@ def gather_refutes(root, compat, line, budget, after, deep):
     return _refutes(root, compat, line, budget, work, GATHER_BLOCKS if after >= GATHER_AGAIN else FIRST_BLOCKS)
 
 
+REFUTED, GAVE_UP = -1, 0  # what ``gather_node`` found besides a win (its number of moves)
+
+
 @njit(cache=True, nogil=True)
-def gather_refutes_node(cells, compat, line, budget, subtree):
-    """True when no block holds every card of the state ``cells`` (``int8[ncells]``), a node of a search on a
-    wide grid (``GATHER_NODES``) whose subtree has grown to ``subtree`` nodes: that node is unsolvable.
+def gather_node(cells, compat, line, budget, subtree, moves):
+    """Gather the state ``cells`` (``int8[ncells]``), a node of a search on a wide grid (``GATHER_NODES``) whose
+    subtree has grown to ``subtree`` nodes: ``REFUTED`` when no block holds all its cards (it is unsolvable),
+    ``k > 0`` when one does (a win: its ``k`` moves are written into ``moves[:k]`` as ``(source, target)``
+    cells, ``_derive``), ``GAVE_UP`` when the work, the blocks, the cancel flag or the deadline run out first.
 
     The same rule as ``gather_refutes``, on any node rather than the root: a
-    state whose cards no block holds has no win, wherever the search met it.
-    The work is ``NODE_WORK_PER_NODE`` units for each node of the subtree, the
-    blocks at most one for each ``NODE_WORK_PER_BLOCK`` units, at most
-    ``NODE_MAX_BLOCKS``, and their arrays at most ``1/NODE_MEMORY_SHARE`` of the
-    search's memory cap (``BLOCK_BYTES`` a block); at least ``GATHER_BLOCKS``
-    (160 KiB, as the root's gathering) if the cap leaves room; rounded down to a
-    power of 2. Room for fewer blocks than cards gathers nothing.
+    state whose cards no block holds has no win, wherever the search met it, and
+    a block that holds them all is a win, played by its derivation. The work is
+    ``NODE_WORK_PER_NODE`` units for each node of the subtree, the blocks at
+    most one for each ``NODE_WORK_PER_BLOCK`` units, at most
+    ``NODE_MAX_BLOCKS``, and their arrays at most ``1/NODE_MEMORY_SHARE`` of
+    the search's memory cap (``BLOCK_BYTES`` a block); at least
+    ``GATHER_BLOCKS`` (160 KiB, as the root's gathering) if the cap leaves
+    room; rounded down to a power of 2. Room for fewer blocks than cards
+    gathers nothing.
     """
     work = NODE_WORK_PER_NODE * subtree
     cap = max(GATHER_BLOCKS, min(work // NODE_WORK_PER_BLOCK, NODE_MAX_BLOCKS))
@@ -149,12 +161,26 @@ def gather_refutes_node(cells, compat, line, budget, subtree):
     most = 1  # a power of 2, as the dedup table's probing needs
     while most * 2 <= cap:
         most *= 2
-    return _refutes(cells, compat, line, budget, work, most)
+    found, n, cell, adj, aligned, blocks = _gathered(cells, compat, line, budget, work, most)
+    if found == 0:
+        return REFUTED
+    if found < 0:
+        return GAVE_UP
+    return _derive(n, cell, adj, aligned, blocks, moves)
 
 
 @njit(cache=True, nogil=True)
 def _refutes(root, compat, line, budget, work, most):
     """True when no block holds every card of ``root``, found within ``work`` units and ``most`` blocks."""
+    return _gathered(root, compat, line, budget, work, most)[0] == 0
+
+
+@njit(cache=True, nogil=True)
+def _gathered(root, compat, line, budget, work, most):
+    """Build the blocks of ``root``'s cards within ``work`` units and ``most`` blocks: ``(found, n, cell, adj,
+    aligned, blocks)``, ``found`` as ``_gather``'s (-1 too when there are fewer than two cards, no work or no
+    room), card ``i`` of the ``n`` in cell ``cell[i]``, ``adj`` and ``aligned`` G and the cells in line as masks of
+    cards, and ``blocks`` ``_gather``'s arrays."""
     ncells = root.shape[0]
     cell = np.empty(ncells, dtype=np.int64)
     n = np.int64(0)
@@ -162,8 +188,6 @@ def _refutes(root, compat, line, budget, work, most):
         if root[c] >= 0:
             cell[n] = c
             n += 1
-    if n <= 1 or work <= 0:
-        return False
     adj = np.zeros(n, dtype=np.uint64)
     aligned = np.zeros(n, dtype=np.uint64)
     for i in range(n):
@@ -172,18 +196,120 @@ def _refutes(root, compat, line, budget, work, most):
                 adj[i] |= bit(j)
             if line[cell[i]] & bit(cell[j]) != U0:
                 aligned[i] |= bit(j)
-    if most < n:  # (a block a card at least: a memory cap too small for them gathers nothing)
-        return False
+    room = n > 1 and work > 0 and most >= n  # (a block a card at least: a cap too small for them gathers nothing)
+    size = most if room else 1
     blocks = (
-        np.empty(most, dtype=np.uint64),
-        np.empty(most, dtype=np.uint64),
-        np.empty(most, dtype=np.uint64),
-        np.full(2 * most, -1, dtype=np.int64),  # the dedup table: at most half full
+        np.empty(size, dtype=np.uint64),
+        np.empty(size, dtype=np.uint64),
+        np.empty(size, dtype=np.uint64),
+        np.full(2 * size, -1, dtype=np.int64),  # the dedup table: at most half full
         np.zeros((n + 1, n + 1), dtype=np.int64),
         np.zeros(n + 1, dtype=np.uint64),
         np.zeros(2, dtype=np.int64),
     )
-    return _gather(n, (adj, aligned, work, most), blocks, budget) == 0
+    if not room:
+        return -1, n, cell, adj, aligned, blocks
+    return _gather(n, (adj, aligned, work, most), blocks, budget), n, cell, adj, aligned, blocks
+
+
+@njit(cache=True, nogil=True)
+def _derive(n, cell, adj, aligned, blocks, moves):
+    """The moves of a win from ``_gather``'s blocks once it has found a block of all ``n`` cards; returns how many
+    (``n - 1``), written into ``moves`` as ``(source, target)`` cells.
+
+    *Why it finds one.* A block of ``k > 1`` cards topped by ``x`` with end
+    ``e`` was made by a join (``_absorb``): a block ``(S, x)`` with an end
+    ``c'`` in line with ``e``, and a block ``(T, y)`` of the other cards, ``y``
+    compatible with ``x`` and ``e`` one of its ends (a block's ends are those of
+    all the joins that made it, and the filter only ever drops a block whole).
+    Both are blocks ``_gather`` kept, made before it, so the same holds of them
+    down to single cards. *Why it is a win* (the proof of soundness in the
+    module docstring): play ``T`` into ``y`` at ``e`` and ``S`` into ``x`` at
+    ``c'``, two plays on disjoint stacks and cells, then ``c' -> e``. The
+    derivation is a tree of ``n - 1`` joins, walked from the top with a stack
+    of (block, end) pairs; each join's move is written after the moves of its
+    two parts (written last first, then reversed). The blocks are found again
+    by a hash of (card set, top) over all the blocks kept (``_slot``).
+    """
+    sets, ends, _, table, first, _, at = blocks
+    count = at[0]
+    whole = count - 1  # the block of all the cards: the last made, alone in its group (size n, its top)
+    top = np.empty(count, dtype=np.int64)
+    for size in range(1, n):
+        for x in range(n):
+            for g in range(first[size, x], first[size, x + 1]):
+                top[g] = x
+    for x in range(n):  # (the groups of n cards before its top's are empty, those after never begun: 0)
+        if first[n, x] == whole:
+            top[whole] = x
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(table.shape[0]):
+        table[i] = -1
+    for g in range(count):
+        slot = _slot(sets[g], top[g], mask)
+        while table[slot] >= 0:
+            slot = (slot + U1) & mask
+        table[slot] = g
+    todo = np.empty((n + 1, 2), dtype=np.int64)  # (each join pops one pair and pushes two: at most n at once)
+    todo[0, 0], todo[0, 1] = whole, lowest_bit(ends[whole])
+    pending, written = 1, 0
+    while pending > 0:
+        pending -= 1
+        g, e = todo[pending, 0], todo[pending, 1]
+        u = sets[g]
+        if u & (u - U1) == U0:
+            continue  # a single card: no moves
+        a, b, c = _split(u, top[g], e, blocks, top, adj, aligned)
+        moves[written, 0] = cell[c]
+        moves[written, 1] = cell[e]
+        written += 1
+        todo[pending, 0], todo[pending, 1] = b, e
+        todo[pending + 1, 0], todo[pending + 1, 1] = a, c
+        pending += 2
+    for i in range(written // 2):
+        j = written - 1 - i
+        moves[i, 0], moves[j, 0] = moves[j, 0], moves[i, 0]
+        moves[i, 1], moves[j, 1] = moves[j, 1], moves[i, 1]
+    return written
+
+
+@lean_njit(inline="always")
+def _slot(u, x, mask):
+    """The first slot of the block (card set ``u``, top ``x``) in ``_derive``'s hash table."""
+    return (((u ^ (np.uint64(x) << np.uint64(56))) * _FIB) >> _HIGH) & mask
+
+
+@lean_njit()
+def _split(u, x, e, blocks, top, adj, aligned):
+    """A join that made the block (``u``, top ``x``) with end ``e``: ``(a, b, c)``, the block ``a`` topped by ``x``
+    with its end ``c`` in line with ``e``, and the block ``b`` of the other cards with end ``e`` (``top``: each
+    block's top; ``blocks`` with ``_derive``'s hash table)."""
+    sets, ends, reaches, table, first, tops, _ = blocks
+    mask = np.uint64(table.shape[0] - 1)
+    size = popcount(u)
+    for part in range(1, size):
+        other = size - part
+        for a in range(first[part, x], first[part, x + 1]):
+            s = sets[a]
+            if s & ~u != U0 or reaches[a] & bit(e) == U0:
+                continue
+            t = u & ~s
+            ys = adj[x] & t & tops[other]
+            while ys != U0:
+                y = lowest_bit(ys)
+                ys &= ys - U1
+                slot = _slot(t, y, mask)
+                while table[slot] >= 0 and not (sets[table[slot]] == t and top[table[slot]] == y):
+                    slot = (slot + U1) & mask
+                b = table[slot]
+                if b >= 0 and ends[b] & bit(e) != U0:
+                    m = ends[a]
+                    while m != U0:
+                        c = lowest_bit(m)
+                        m &= m - U1
+                        if aligned[c] & bit(e) != U0:
+                            return a, b, c
+    return -1, -1, -1  # (never: see ``_derive``)
 
 
 @lean_njit()
@@ -208,6 +334,8 @@ def _gather(n, graph, blocks, budget):
         for x in range(n):
             first[size, x] = at[0]
             for part in range(1, size):
+                if tops[part] & bit(x) == U0 or tops[size - part] & adj[x] == U0:
+                    continue  # (no block of ``part`` cards topped by x, or none of the rest it may cover)
                 if not _absorb(x, part, size, graph, blocks, budget):
                     return -1
             at[0] = _settle(first[size, x], at[0], blocks, aligned)

@@ -1,8 +1,10 @@
 """Gathering at a node (``GATHER_NODES``): on wide grids, a node near the root whose subtree grows big is gathered,
-and closed as dead when no block holds all its cards.
+closed as dead when no block holds all its cards, and won by its block's derivation when one does.
 
 The rule is ``gather_refutes``' own, on any state, so it is checked the same
-way: against the plain reference search on small states of several grids. Then
+way: against the plain reference search on small states of several grids, where
+every win it finds is replayed; on larger states, every win it finds is replayed
+and every state it refutes is confirmed by the search without it. Then
 the search with it against the same search without gathering on the slow
 4x13 tuning states it was made for (the same answers, a ninth of the nodes or
 less), and its bounds: a memory cap too small for its blocks makes it claim
@@ -26,7 +28,8 @@ from boaf.search.kernel.gather import (
     GATHER_BLOCKS,
     NODE_MEMORY_SHARE,
     NODE_WORK_PER_NODE,
-    gather_refutes_node,
+    REFUTED,
+    gather_node,
 )
 from boaf.search.ordering import default_ordering
 from boaf.search.reference import is_connected, reference_solve
@@ -39,10 +42,25 @@ SLOW_SOLVABLE = 48  # and one with a win, 551,049 nodes without gathering
 PLENTY = 200_000  # a subtree's nodes: 10^8 units of work, more than any state here needs
 
 
-def node_refutes(state: State, subtree: int = PLENTY, *, max_bytes: int = 0, cancel: int = 0) -> bool:
+def node_gathered(state: State, subtree: int = PLENTY, *, max_bytes: int = 0, cancel: int = 0) -> tuple[int, list]:
+    """``gather_node``'s answer on ``state`` as a search's node: ``REFUTED``, 0 (gave up) or a win's moves' count,
+    with those moves as ``(source, target)`` cells."""
     budget = kernel.Budget(0, 0.0, np.array([cancel], dtype=np.int64), max_bytes)
     tables = (kernel.compat_table(), kernel.line_table(state.rows, state.cols))
-    return bool(gather_refutes_node(state_to_array(state), *tables, budget, np.int64(subtree)))
+    moves = np.zeros((state.rows * state.cols, 2), dtype=np.int8)
+    found = int(gather_node(state_to_array(state), *tables, budget, np.int64(subtree), moves))
+    return found, moves[: max(found, 0)].tolist()
+
+
+def node_refutes(state: State, subtree: int = PLENTY, *, max_bytes: int = 0, cancel: int = 0) -> bool:
+    return node_gathered(state, subtree, max_bytes=max_bytes, cancel=cancel)[0] == REFUTED
+
+
+def assert_wins(state: State, moves: list) -> None:
+    """``moves`` replay from ``state``, each legal where it is played, to one stack."""
+    assert len(moves) == state.n_stacks - 1, (state.cells, moves)
+    _, stacks = state.replay_cells(moves)
+    assert stacks == 1, (state.cells, moves)
 
 
 def slow_states(indices: tuple[int, ...]) -> list[State]:
@@ -51,16 +69,40 @@ def slow_states(indices: tuple[int, ...]) -> list[State]:
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(3, 3), (4, 4), (2, 6), (3, 5), (2, 9), (4, 5)])
-def test_a_node_is_refuted_exactly_when_it_is_unsolvable(rows: int, cols: int) -> None:
+def test_a_node_is_refuted_exactly_when_it_is_unsolvable_and_won_by_moves_that_replay_otherwise(
+    rows: int, cols: int
+) -> None:
     refuted = solvable = 0
     for state in random_grid_states(61, 300, rows, cols, cards=(4, min(10, rows * cols))):
         if not is_connected(state.top_cards()):
             continue  # (a disconnected G: the search's own test)
         answer = reference_solve(state).solvable
-        assert node_refutes(state) is (not answer), state.cells
+        found, moves = node_gathered(state)
+        if answer:
+            assert found > 0, state.cells
+            assert_wins(state, moves)
+        else:
+            assert found == REFUTED, state.cells
         refuted += not answer
         solvable += answer
     assert refuted >= 10 and solvable >= 10, (refuted, solvable)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(6, 6), (4, 13), (13, 4), (7, 7)])
+def test_on_wide_grids_every_win_a_gathering_finds_replays_and_every_refutation_is_confirmed(
+    rows: int, cols: int
+) -> None:
+    """States of 12-20 cards, gathered with the work of a 4,096-node subtree (the first gathering of a node)."""
+    refuted = won = 0
+    for state in random_grid_states(62, 60, rows, cols, cards=(12, 20)):
+        found, moves = node_gathered(state, subtree=4_096)
+        if found > 0:
+            assert_wins(state, moves)
+            won += 1
+        elif found == REFUTED:
+            assert search.solve(state, WITHOUT).status is search.UNSOLVABLE, state.cells
+            refuted += 1
+    assert won >= 5 and refuted >= 5, (won, refuted)
 
 
 def test_the_slow_wide_states_get_the_same_answers_in_a_tenth_of_the_nodes() -> None:
@@ -104,8 +146,8 @@ def test_a_memory_cap_too_small_for_the_blocks_claims_nothing_and_the_search_sta
 
 def test_a_raised_cancel_flag_or_too_little_work_claims_nothing() -> None:
     (state,) = slow_states((SLOW_UNSOLVABLE[0],))
-    assert not node_refutes(state, cancel=1)
-    assert not node_refutes(state, subtree=1)  # NODE_WORK_PER_NODE units: far too few
+    assert node_gathered(state, cancel=1) == (0, [])
+    assert node_gathered(state, subtree=1) == (0, [])  # NODE_WORK_PER_NODE units: far too few
     assert NODE_WORK_PER_NODE * PLENTY >= 10**8
 
 
@@ -129,3 +171,30 @@ def test_the_memo_leaves_the_node_gatherings_their_share_of_the_memory_cap() -> 
         assert status in (kernel.OUT_OF_MEMORY, kernel.UNSOLVABLE), cap
         # the table and, while it grows, its half-size predecessor fit in the cap less the gatherings' share
         assert 1.5 * memo.nbytes <= cap - cap // NODE_MEMORY_SHARE, (cap, memo.nbytes)
+
+
+def test_one_search_wins_through_a_node_gathering_with_a_line_that_replays() -> None:
+    """Three slow 6x6 tuning states, one kernel search each (no restarts, no probes): won, in a fifth of the nodes
+    of the search without gathering or less, by a line whose last moves are a gathered node's derivation."""
+    states = state_set("random", TUNING_SEED, 69, (6, 6))
+    config, plain = kernel_config(ORDERED, default_ordering()), kernel_config(WITHOUT, default_ordering())
+    for index in (12, 49, 68):  # 82,066, 495,106 and 60,436 nodes without gathering
+        state = states[index]
+        root = state_to_array(state)
+        runs = []
+        for each in (config, plain):
+            path = np.zeros((root.shape[0], 2), dtype=np.int8)
+            status, nodes, length, _ = kernel.solve_one(
+                root,
+                grid_tables(6, 6),
+                each,
+                kernel.Budget(0, 0.0, np.zeros(1, dtype=np.int64), 0),
+                memo=kernel.new_memo(root.shape[0]),
+                stamp=1,
+                path=path,
+                share=kernel.NO_SHARE,
+            )
+            assert status == kernel.SOLVABLE, index
+            assert_wins(state, path[:length].tolist())
+            runs.append(nodes)
+        assert runs[0] * 5 <= runs[1], (index, runs)
