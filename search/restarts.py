@@ -33,9 +33,8 @@ needs the whole main search takes at most that much longer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import product
 
 import numpy as np
 
@@ -74,6 +73,13 @@ class Symmetry:
             sizes[int(self.cells[i])] = size
         return State(self.image_rows, self.image_cols, tuple(cards), tuple(sizes))
 
+    def image_cells(self, cells: np.ndarray) -> np.ndarray:
+        """A state's cells (``state_to_array``'s ``int8`` cards, -1 for an empty cell) moved onto the image grid:
+        ``image_cells(state_to_array(state))`` is ``state_to_array(image(state))``, without making a ``State``."""
+        moved = np.empty_like(cells)
+        moved[self.cells] = cells
+        return moved
+
     def path_back(self, path: np.ndarray) -> np.ndarray:
         """A path of ``(source, target)`` cells on the image, as cells of the original grid."""
         inverse = np.empty_like(self.cells)
@@ -92,10 +98,8 @@ def shuffled(rows: int, cols: int, rng: np.random.Generator, *, transpose: bool)
     """
     row_to, col_to = rng.permutation(rows), rng.permutation(cols)
     image_rows, image_cols = (cols, rows) if transpose else (rows, cols)
-    cells = np.empty(rows * cols, dtype=np.int64)
-    for r, c in product(range(rows), range(cols)):
-        rr, cc = int(row_to[r]), int(col_to[c])
-        cells[r * cols + c] = cc * image_cols + rr if transpose else rr * image_cols + cc
+    rr, cc = np.repeat(row_to, cols), np.tile(col_to, rows)  # cell r * cols + c goes to row rr, column cc
+    cells = (cc * image_cols + rr if transpose else rr * image_cols + cc).astype(np.int64)
     return Symmetry(image_rows, image_cols, cells)
 
 
@@ -151,7 +155,7 @@ class _Search:
         return int(status), int(nodes), int(length)
 
 
-Probe = tuple[Symmetry, State, kernel.Config]
+Probe = tuple[Symmetry, np.ndarray, kernel.Config]  # an image, its cells (``Symmetry.image_cells``), its config
 
 
 def solve_restarting(
@@ -186,9 +190,9 @@ def solve_restarting(
         if status != kernel.UNKNOWN or _stopped(spent, max_nodes, deadline, cancel):
             return Outcome(status, spent, main.path[:length].copy())
         probe_nodes = max(1, int(PROBE_SHARE * slice_nodes) // PROBES_A_ROUND)
-        for symmetry, image, probe_config in probes(state, config, round_):
+        for symmetry, image, probe_config in probes(state, config, round_, root):
             cap = probe_nodes if not max_nodes else min(probe_nodes, max_nodes - spent)
-            probe = _Search(state_to_array(image), probe_config, tables_of(image.rows, image.cols), probe_bytes)
+            probe = _Search(image, probe_config, tables_of(symmetry.image_rows, symmetry.image_cols), probe_bytes)
             status, nodes, length = probe.run(cap, deadline, cancel)
             spent += nodes
             if status in (kernel.SOLVABLE, kernel.UNSOLVABLE):
@@ -199,16 +203,16 @@ def solve_restarting(
         round_ += 1
 
 
-def probes(state: State, config: kernel.Config, round_: int) -> list[Probe]:
-    """The probes of round ``round_``: ``PROBES_A_ROUND`` images of ``state``, each with its order's config."""
+def probes(state: State, config: kernel.Config, round_: int, root: np.ndarray | None = None) -> Iterator[Probe]:
+    """The probes of round ``round_``: ``PROBES_A_ROUND`` images of ``state`` (``root``: its cells, if at hand),
+    each with its order's config, made one at a time as they are searched (a round that ends early makes no more)."""
+    cells = state_to_array(state) if root is None else root
     rng = np.random.default_rng([PROBE_SEED, round_])
     generated = config._replace(options=config.options & ~(kernel.ORDER | kernel.ORDER_SQUARES), coefs=None)
-    found: list[Probe] = []
     for k in range(PROBES_A_ROUND):
         symmetry = shuffled(state.rows, state.cols, rng, transpose=k % 2 == 1)
         order = PROBE_ORDERS[k // 2 % len(PROBE_ORDERS)]
-        found.append((symmetry, symmetry.image(state), generated if order == "generated" else config))
-    return found
+        yield symmetry, symmetry.image_cells(cells), generated if order == "generated" else config
 
 
 def _stopped(spent: int, max_nodes: int, deadline: float, cancel: np.ndarray) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.grids import TUNING_SEED, random_grid_states, state_set
 from boaf.game import State
+from boaf.game.arrays import state_to_array
 from boaf.search import kernel, restarts, solve
 from boaf.search.algorithms import algorithm_named
 from boaf.search.kernel.memo import grown_in_time
@@ -62,11 +63,13 @@ def test_an_image_has_the_same_moves_and_its_paths_replay_on_the_state(rows: int
 def test_the_probes_of_a_round_are_the_same_every_time_and_differ_between_rounds() -> None:
     state = slow_state(294)
     config = kernel_config(algorithm_named("ordered"), default_ordering(), 4)
-    first, again, later = (restarts.probes(state, config, r) for r in (0, 0, 1))
+    first, again, later = (list(restarts.probes(state, config, r)) for r in (0, 0, 1))
     assert len(first) == restarts.PROBES_A_ROUND
-    assert [p[1] for p in first] == [p[1] for p in again]
-    assert [p[1] for p in first] != [p[1] for p in later]
-    assert {p[1].rows for p in first} == {4, 13}  # every other image transposed
+    assert [p[1].tolist() for p in first] == [p[1].tolist() for p in again]
+    assert [p[1].tolist() for p in first] != [p[1].tolist() for p in later]
+    assert {p[0].image_rows for p in first} == {4, 13}  # every other image transposed
+    for symmetry, cells, _ in first:  # the image's cells, made without a State, are those of the image
+        assert cells.tolist() == state_to_array(symmetry.image(state)).tolist()
     assert {p[2].options & kernel.ORDER for p in first} == {0, kernel.ORDER}  # half in the generated order
 
 
