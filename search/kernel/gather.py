@@ -106,7 +106,7 @@ NODE_WORK_PER_NODE = 512  # units of work for each node of the subtree
 NODE_WORK_PER_BLOCK = 256  # and one block allowed for each this many units
 NODE_MAX_BLOCKS = 1 << 20  # the most blocks of one node's gathering (40 MiB)
 NODE_MEMORY_SHARE = 8  # and their arrays at most this share of the search's memory cap, which its memo leaves them
-BLOCK_BYTES = 40  # a block's bytes in ``_refutes``' arrays (three words and two slots of the dedup table)
+BLOCK_BYTES = 48  # a block's bytes: three words and two slots of the dedup table (``_gathered``), its top (``_derive``)
 GATHER_CHECK = 65_536  # units of work between reads of the cancel flag and the clock
 PROBE_COST = 3  # a join that makes a block counts as this many more: its look-up in the dedup table
 INSERT_COST = 6  # and a new block as this many more again: the filter's reach over G
@@ -166,7 +166,7 @@ def gather_node(cells, compat, line, budget, subtree, moves):
         return REFUTED
     if found < 0:
         return GAVE_UP
-    return _derive(n, cell, adj, aligned, blocks, moves)
+    return _derive(n, cell, (adj, aligned), blocks, moves, budget)
 
 
 @njit(cache=True, nogil=True)
@@ -213,9 +213,10 @@ def _gathered(root, compat, line, budget, work, most):
 
 
 @njit(cache=True, nogil=True)
-def _derive(n, cell, adj, aligned, blocks, moves):
+def _derive(n, cell, graph, blocks, moves, budget):
     """The moves of a win from ``_gather``'s blocks once it has found a block of all ``n`` cards; returns how many
-    (``n - 1``), written into ``moves`` as ``(source, target)`` cells.
+    (``n - 1``), written into ``moves`` as ``(source, target)`` cells, or ``GAVE_UP`` when the cancel flag or the
+    deadline stops it (``graph``: ``adj`` and ``aligned``, as ``_gather``'s).
 
     *Why it finds one.* A block of ``k > 1`` cards topped by ``x`` with end
     ``e`` was made by a join (``_absorb``): a block ``(S, x)`` with an end
@@ -229,7 +230,10 @@ def _derive(n, cell, adj, aligned, blocks, moves):
     derivation is a tree of ``n - 1`` joins, walked from the top with a stack
     of (block, end) pairs; each join's move is written after the moves of its
     two parts (written last first, then reversed). The blocks are found again
-    by a hash of (card set, top) over all the blocks kept (``_slot``).
+    by a hash of (card set, top) over all the blocks kept (``_slot``). Finding a
+    join scans the blocks topped by ``x`` (about ``count / n``) for each of the
+    ``n - 1`` joins: in all about the blocks' count, as the gathering itself, and
+    it reads the cancel flag and the clock as the gathering does.
     """
     sets, ends, _, table, first, _, at = blocks
     count = at[0]
@@ -259,7 +263,11 @@ def _derive(n, cell, adj, aligned, blocks, moves):
         u = sets[g]
         if u & (u - U1) == U0:
             continue  # a single card: no moves
-        a, b, c = _split(u, top[g], e, blocks, top, adj, aligned)
+        if _stopped(budget):
+            return GAVE_UP
+        a, b, c = _split(u, top[g], e, blocks, top, graph, budget)
+        if a < 0:
+            return GAVE_UP  # (stopped: ``_split`` finds a join whenever it is let run, see above)
         moves[written, 0] = cell[c]
         moves[written, 1] = cell[e]
         written += 1
@@ -280,16 +288,20 @@ def _slot(u, x, mask):
 
 
 @lean_njit()
-def _split(u, x, e, blocks, top, adj, aligned):
+def _split(u, x, e, blocks, top, graph, budget):
     """A join that made the block (``u``, top ``x``) with end ``e``: ``(a, b, c)``, the block ``a`` topped by ``x``
     with its end ``c`` in line with ``e``, and the block ``b`` of the other cards with end ``e`` (``top``: each
-    block's top; ``blocks`` with ``_derive``'s hash table)."""
+    block's top; ``blocks`` with ``_derive``'s hash table); ``(-1, -1, -1)`` when the cancel flag or the deadline
+    stops it first."""
     sets, ends, reaches, table, first, tops, _ = blocks
+    adj, aligned = graph
     mask = np.uint64(table.shape[0] - 1)
     size = popcount(u)
     for part in range(1, size):
         other = size - part
         for a in range(first[part, x], first[part, x + 1]):
+            if a % GATHER_CHECK == 0 and _stopped(budget):
+                return -1, -1, -1
             s = sets[a]
             if s & ~u != U0 or reaches[a] & bit(e) == U0:
                 continue

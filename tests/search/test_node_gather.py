@@ -198,3 +198,9 @@ def test_one_search_wins_through_a_node_gathering_with_a_line_that_replays() -> 
             assert_wins(state, path[:length].tolist())
             runs.append(nodes)
         assert runs[0] * 5 <= runs[1], (index, runs)
+
+
+def test_a_win_found_by_a_gathering_is_not_derived_once_the_cancel_flag_is_raised() -> None:
+    """The derivation reads the cancel flag as the gathering does: raised, a gathering that would win gives up."""
+    state = next(s for s in random_grid_states(63, 40, 6, 6, cards=(12, 16)) if node_gathered(s)[0] > 0)
+    assert node_gathered(state, cancel=1) == (0, [])
