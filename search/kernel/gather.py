@@ -347,7 +347,8 @@ def _gather(n, graph, blocks, budget):
             first[size, x] = at[0]
             for part in range(1, size):
                 if tops[part] & bit(x) == U0 or tops[size - part] & adj[x] == U0:
-                    continue  # (no block of ``part`` cards topped by x, or none of the rest it may cover)
+                    continue  # exact: ``_absorb`` would loop over no block ``a``, or find no ``y`` for any, and count
+                    # no work (the blocks it makes and the units it spends are the same with the skip as without)
                 if not _absorb(x, part, size, graph, blocks, budget):
                     return -1
             at[0] = _settle(first[size, x], at[0], blocks, aligned)
