@@ -11,6 +11,9 @@ remedies, both exact and deterministic:
   state it proved unsolvable, and only those (the memo never holds a state
   whose search was cut short), so the next slice skips them: resuming costs
   the nodes on the way back to where the last slice stopped, not a new search.
+  The root's gatherings go on the same way (``kernel.Share.root``): its
+  subtree counts the nodes of every slice, and no slice repeats the last
+  one's gatherings, so slices can be short and the probes' rounds frequent.
 - **Probes.** After each slice of the main search, ``PROBES_A_ROUND`` images
   of the state are searched from scratch, with ``PROBE_SHARE`` of that slice's
   nodes between them. An image is the state under a permutation of the rows,
@@ -44,7 +47,7 @@ from boaf.search import kernel
 from boaf.search.algorithms import Algorithm
 
 FIRST_SLICE = 2_048  # nodes of the main search's first slice
-SLICE_GROWTH = 4  # each slice of the main search has this many times the nodes of the one before
+SLICE_GROWTH = 2  # each slice of the main search has this many times the nodes of the one before
 PROBES_A_ROUND = 16  # images probed after each slice of the main search
 PROBE_SHARE = 1.0  # the probes of one round, together, get this share of the round's main slice
 PROBE_ORDERS = ("generated", "main")  # probe k searches in order ``PROBE_ORDERS[k // 2 % 2]``
@@ -143,8 +146,10 @@ class _Search:
         self.memo = kernel.new_memo(root.shape[0], max_bytes=max_bytes) if memo is None else memo
         self.path = np.zeros((root.shape[0], 2), dtype=np.int8) if path is None else path
         # ``fill[STAMP]``: the entries stored so far, which the kernel counts on from call to call, growing the memo
-        # when they pass half its rows as one search would (``kernel.dfs.dfs``: a wide memo's ``share.fill``).
-        self.share = kernel.Share(np.empty(0, dtype=np.int64), np.zeros(STAMP + 1, dtype=np.int64))
+        # when they pass half its rows as one search would (``kernel.dfs.dfs``: a wide memo's ``share.fill``);
+        # ``root``: the root's nodes and its next gathering's subtree, so its gatherings go on as one search's would.
+        fill, root = np.zeros(STAMP + 1, dtype=np.int64), np.zeros(2, dtype=np.int64)
+        self.share = kernel.Share(np.empty(0, dtype=np.int64), fill, root)
 
     def run(self, max_nodes: int, deadline: float, cancel: np.ndarray) -> tuple[int, int, int]:
         """``(status, nodes, path length)`` of the search with at most ``max_nodes`` nodes (0: no cap)."""

@@ -200,7 +200,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         options = config.options | ORDER_LATER
         if gathers:
             options |= GATHER_NODES
-            stack.since[0, 0] = 0
+            _resume_root(stack.since, share.root)
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
     per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
@@ -234,8 +234,29 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
                 share.fill[stamp] = at[MEMO_COUNT]
             exhausted = code == UNSOLVABLE
             break
+    if config.options & GATHER_NODES != 0 and share.root.shape[0] > 0:
+        share.root[0], share.root[1] = at[NODES] - stack.since[0, 0], stack.since[0, 1]
     _learn(learned, stack, exhausted)
     return code, at[NODES], length, memo, learned
+
+
+@lean_njit(inline="always")
+def _resume_root(since, carried):
+    """Start the root's count for its gatherings at nodes (``GATHER_NODES``): from 0, or, for a call of a search run
+    again on its own memo (``carried``, ``Share.root``, non-empty), from where its calls before left it.
+
+    ``boaf.search.restarts`` runs the main search in slices, each a new call.
+    Counted per call, the root would be gathered again at ``NODE_GATHER_FIRST``
+    nodes and each doubling in every slice, repeating the last slice's gatherings
+    before any new one. Counted over the calls, its subtree is the nodes of all
+    of them and its next gathering waits for the size the last call left, as in
+    one long search. A gathering decides the root the same way whenever it runs
+    (``gather``'s proofs hold for any work), so this moves only when, never what.
+    """
+    since[0, 0] = 0
+    if carried.shape[0] > 0:
+        since[0, 0] = -carried[0]  # (the subtree is ``nodes - since[0, 0]``: this call's nodes and the calls' before)
+        since[0, 1] = max(carried[1], NODE_GATHER_FIRST)
 
 
 LEARNED_COLUMNS = ("deepest", "memo", "memo_hits", "dead_ends", "root_moves", "root_closed")

@@ -13,11 +13,12 @@ from boaf.game import State
 from boaf.game.arrays import state_to_array
 from boaf.search import kernel, restarts, solve
 from boaf.search.algorithms import algorithm_named
+from boaf.search.kernel.gather import NODE_GATHER_FIRST
 from boaf.search.kernel.memo import grown_in_time
 from boaf.search.ordering import default_ordering
 from boaf.search.reference import reference_solve
 from boaf.search.solver import checked_solution
-from boaf.search.tables import kernel_config
+from boaf.search.tables import grid_tables, kernel_config
 
 GRIDS = [(3, 3), (4, 4), (5, 5), (6, 6), (4, 13), (13, 4), (2, 26), (1, 52), (7, 7)]
 SLOW_SEED = 777  # 4x13 states (k from n/3 to n) whose first slice decides nothing; state 294 is won by a probe
@@ -155,3 +156,31 @@ def test_a_search_stops_within_its_time_limit_on_the_slowest_states(rows: int, c
                 break
             late.append(answer.elapsed_ms)
         assert len(late) < 3, f"limit {limit} s: stopped at {late} ms"
+
+
+def test_the_main_search_gathers_its_root_over_all_its_slices_as_one_search_would() -> None:
+    # A solvable 6x6 state of 18 cards that the root's gathering wins once its subtree passes about 20,000 nodes;
+    # searched in slices of 4,096 nodes, each a new call of the kernel.
+    state = state_set("random", 47_000_000, 314, (6, 6))[313]
+    config = kernel_config(algorithm_named("ordered"), default_ordering(), 1)
+    cancel = np.zeros(1, dtype=np.int64)
+
+    def sliced(carried: bool) -> tuple[int, int]:
+        main = restarts._Search(state_to_array(state), config, grid_tables(6, 6), 0)
+        if not carried:  # the root counted per call: gathered at 4,096 nodes at most, every slice again
+            main.share = main.share._replace(root=np.empty(0, dtype=np.int64))
+        spent = 0
+        for _ in range(60):
+            status, nodes, length = main.run(4_096, 0.0, cancel)
+            spent += nodes
+            if carried:
+                assert main.share.root[0] == spent and main.share.root[1] >= NODE_GATHER_FIRST
+            if status != kernel.UNKNOWN:
+                assert status == kernel.SOLVABLE
+                assert len(checked_solution(state, main.path[:length])) == state.n_stacks - 1
+                return status, spent
+        return status, spent
+
+    won, spent = sliced(carried=True)
+    assert won == kernel.SOLVABLE and spent <= 8 * 4_096  # (23,358 nodes)
+    assert sliced(carried=False) == (kernel.UNKNOWN, 60 * 4_096)
