@@ -11,8 +11,9 @@ remedies, both exact and deterministic:
   state it proved unsolvable, and only those (the memo never holds a state
   whose search was cut short), so the next slice skips them: resuming costs
   the nodes on the way back to where the last slice stopped, not a new search.
-  The root's gatherings go on the same way (``kernel.Share.root``): its
-  subtree counts the nodes of every slice, and no slice repeats the last
+  The gatherings at nodes go on the same way (``kernel.Share.gathered``): the
+  root's subtree, and that of each node gathered on the line the last slice
+  stopped on, count their nodes in every slice, and no slice repeats the last
   one's gatherings, so slices can be short and the probes' rounds frequent.
 - **Probes.** After each slice of the main search, ``PROBES_A_ROUND`` images
   of the state are searched from scratch, with ``PROBE_SHARE`` of that slice's
@@ -45,6 +46,7 @@ from boaf.game import State
 from boaf.game.arrays import state_to_array
 from boaf.search import kernel
 from boaf.search.algorithms import Algorithm
+from boaf.search.kernel.gather import NODE_GATHER_DEPTH
 
 FIRST_SLICE = 2_048  # nodes of the main search's first slice
 SLICE_GROWTH = 2  # each slice of the main search has this many times the nodes of the one before
@@ -147,9 +149,9 @@ class _Search:
         self.path = np.zeros((root.shape[0], 2), dtype=np.int8) if path is None else path
         # ``fill[STAMP]``: the entries stored so far, which the kernel counts on from call to call, growing the memo
         # when they pass half its rows as one search would (``kernel.dfs.dfs``: a wide memo's ``share.fill``);
-        # ``root``: the root's nodes and its next gathering's subtree, so its gatherings go on as one search's would.
-        fill, root = np.zeros(STAMP + 1, dtype=np.int64), np.zeros(2, dtype=np.int64)
-        self.share = kernel.Share(np.empty(0, dtype=np.int64), fill, root)
+        # ``gathered``: where the gatherings at nodes stand, so that they go on as one search's would.
+        fill, gathered = np.zeros(STAMP + 1, dtype=np.int64), np.zeros((NODE_GATHER_DEPTH + 1, 4), dtype=np.int64)
+        self.share = kernel.Share(np.empty(0, dtype=np.int64), fill, gathered)
 
     def run(self, max_nodes: int, deadline: float, cancel: np.ndarray) -> tuple[int, int, int]:
         """``(status, nodes, path length)`` of the search with at most ``max_nodes`` nodes (0: no cap)."""

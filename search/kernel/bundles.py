@@ -59,12 +59,13 @@ class Share(NamedTuple):
 
     labels: np.ndarray  # int64[52]: each card's cell at the common root (``root_labels``)
     fill: np.ndarray  # int64[searches]: each search's entries in the table
-    # int64[2] for a wide search run again on its own memo (``boaf.search.restarts``), whose root's gatherings go on
-    # from call to call (``dfs``): the nodes of its calls so far, and the subtree its root's next gathering waits for
-    root: np.ndarray
+    # int64[depths, 4] for a wide search run again on its own memo (``boaf.search.restarts``), whose gatherings at
+    # nodes go on from call to call (``dfs._resume_gathered``): for each depth gathered, on the line the last call
+    # stopped on, its node's subtree so far, the size its next gathering waits for (0: none), the move into it
+    gathered: np.ndarray
 
 
-NO_SHARE = Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+NO_SHARE = Share(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty((0, 4), dtype=np.int64))
 """The ``Share`` of a search of its own: nothing shared (read-only; every caller passes this one)."""
 
 

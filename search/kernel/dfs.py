@@ -18,18 +18,23 @@ from boaf.game.bits import lean_njit
 from boaf.game.graph import U0, bit
 from boaf.search.kernel.bundles import BEST_SCORE, BIG_SEARCH, CUT_CACHE, Config, board_of, grown_scratch, new_scratch
 from boaf.search.kernel.gather import (
+    ENTERED,
     GATHER_AGAIN,
     GATHER_DEEP,
     GATHER_NODES,
     NODE_GATHER_DEPTH,
-    NODE_GATHER_FIRST,
     NODE_GATHER_GROWTH,
     NODE_MEMORY_SHARE,
+    ON_LEFT,
     PRUNE_GATHER,
     REFUTED,
+    WAIT,
     _small_budget,
+    enter_gathered,
     gather_node,
     gather_refutes,
+    leave_gathered,
+    resume_gathered,
 )
 from boaf.search.kernel.generate import generate, ordered, play, unplay
 from boaf.search.kernel.islands import Islands, _enter_island, _island_key, _tag_at, _tag_child, new_islands
@@ -94,8 +99,7 @@ class Stack(NamedTuple):
     at: np.ndarray  # int64[8]: ``_search``'s place (DEPTH ... FROZEN) and what it learned (DEEPEST ... HITS)
     keys: np.ndarray  # float64[depths, 53]: ``ORDER_LATER``: each target card's score at depth d, and the highest
     later: np.ndarray  # int64[depths]: 1 while the children at depth d are not all in their place (``_place_next``)
-    since: np.ndarray  # int64[depths, 2]: ``GATHER_NODES``: the nodes when depth d's node was entered, and the size
-    # its subtree must reach before the node is gathered (``_gather_node``)
+    since: np.ndarray  # int64[depths, 7]: ``GATHER_NODES``: the columns ENTERED ... ON_LEFT (``gather``)
 
 
 @njit(cache=True, nogil=True)
@@ -126,7 +130,7 @@ def new_stack(depths, width, ncells, plan, words, isles):
         np.array([0, 1, 0, 1, 0, 0, 0, 0], dtype=np.int64),
         np.empty((1 if narrow else depths, BEST_SCORE + 1), dtype=np.float64),
         np.zeros(depths, dtype=np.int64),
-        np.full((depths, 2), NODE_GATHER_FIRST, dtype=np.int64),
+        np.zeros((depths, ON_LEFT + 1), dtype=np.int64),
     )
 
 
@@ -200,7 +204,7 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
         options = config.options | ORDER_LATER
         if gathers:
             options |= GATHER_NODES
-            _resume_root(stack.since, share.root)
+            resume_gathered(stack.since, share.gathered)
         config = Config(options, config.coefs, config.cutoff, config.memo_min, config.cohort, config.islands)
     at = stack.at
     per_row = 0.0  # seconds per row of the memo's last growth (``grown_in_time``)
@@ -234,29 +238,10 @@ def dfs(root, tables, config, budget, memo, stamp, path, share):
                 share.fill[stamp] = at[MEMO_COUNT]
             exhausted = code == UNSOLVABLE
             break
-    if config.options & GATHER_NODES != 0 and share.root.shape[0] > 0:
-        share.root[0], share.root[1] = at[NODES] - stack.since[0, 0], stack.since[0, 1]
+    if code == UNKNOWN and config.options & GATHER_NODES != 0 and share.gathered.shape[0] > 0:
+        leave_gathered(stack.since, stack.nxt, stack.src, stack.dst, at[DEPTH], at[NODES], share.gathered)
     _learn(learned, stack, exhausted)
     return code, at[NODES], length, memo, learned
-
-
-@lean_njit(inline="always")
-def _resume_root(since, carried):
-    """Start the root's count for its gatherings at nodes (``GATHER_NODES``): from 0, or, for a call of a search run
-    again on its own memo (``carried``, ``Share.root``, non-empty), from where its calls before left it.
-
-    ``boaf.search.restarts`` runs the main search in slices, each a new call.
-    Counted per call, the root would be gathered again at ``NODE_GATHER_FIRST``
-    nodes and each doubling in every slice, repeating the last slice's gatherings
-    before any new one. Counted over the calls, its subtree is the nodes of all
-    of them and its next gathering waits for the size the last call left, as in
-    one long search. A gathering decides the root the same way whenever it runs
-    (``gather``'s proofs hold for any work), so this moves only when, never what.
-    """
-    since[0, 0] = 0
-    if carried.shape[0] > 0:
-        since[0, 0] = -carried[0]  # (the subtree is ``nodes - since[0, 0]``: this call's nodes and the calls' before)
-        since[0, 1] = max(carried[1], NODE_GATHER_FIRST)
 
 
 LEARNED_COLUMNS = ("deepest", "memo", "memo_hits", "dead_ends", "root_moves", "root_closed")
@@ -319,15 +304,14 @@ def _search(cells, tables, config, budget, stack, scratch, memo, path):
                 at[HITS] += 1
                 continue
             if spent(nodes, budget.max_nodes, budget.deadline, budget.cancel[0]):
-                at[NODES], at[MEMO_COUNT] = nodes, memo_count
+                at[DEPTH], at[NODES], at[MEMO_COUNT] = depth, nodes, memo_count  # (depth: ``leave_gathered``)
                 return UNKNOWN, 0
             _enter_child(stack, depth, config.options, board)
             depth += 1
             nodes += 1
             fresh = True
             if config.options & GATHER_NODES != 0 and depth <= NODE_GATHER_DEPTH:
-                stack.since[depth, 0] = nodes
-                stack.since[depth, 1] = NODE_GATHER_FIRST
+                enter_gathered(stack.since, stack.nxt, stack.src, stack.dst, depth, nodes)
             if depth > at[DEEPEST]:
                 at[DEEPEST] = depth
             if nodes == BIG_SEARCH or _opens(nodes, config.options, budget.max_nodes):
@@ -374,7 +358,7 @@ def _gathers(options, stack, depth, nodes):
     return (
         options & GATHER_NODES != 0
         and depth <= NODE_GATHER_DEPTH
-        and nodes - stack.since[depth, 0] >= stack.since[depth, 1]
+        and nodes - stack.since[depth, ENTERED] >= stack.since[depth, WAIT]
         and stack.nxt[depth] < stack.children[depth]
     )
 
@@ -398,8 +382,8 @@ def _gather_node(cells, tables, budget, at, since, nxt, children, path):
     units for each node of its subtree.
     """
     depth = at[DEPTH]
-    subtree = at[NODES] - since[depth, 0]
-    since[depth, 1] = subtree * NODE_GATHER_GROWTH
+    subtree = at[NODES] - since[depth, ENTERED]
+    since[depth, WAIT] = subtree * NODE_GATHER_GROWTH
     found = gather_node(cells, tables.compat, tables.line, budget, subtree, path[depth:])
     if found == REFUTED:
         nxt[depth] = children[depth]

@@ -435,6 +435,64 @@ def _settle(start, count, blocks, aligned):
     return keep
 
 
+# ``Stack.since``'s columns in ``dfs`` (``GATHER_NODES``): the nodes when the node at depth d was entered, and the
+# size its subtree must reach before it is gathered; what the calls before left for depth d (a row of
+# ``Share.gathered``: its subtree, that size, the move into it); and 1 while the node at d is the one they left
+ENTERED, WAIT, LEFT_SUBTREE, LEFT_WAIT, LEFT_SOURCE, LEFT_TARGET, ON_LEFT = 0, 1, 2, 3, 4, 5, 6
+
+
+@lean_njit(inline="always")
+def resume_gathered(since, left):
+    """Start the counts of a search's gatherings at nodes: the root's from 0, or, for a call of a search run again on
+    its own memo (``left``, ``Share.gathered``, non-empty), from where the calls before left the nodes of depth 0
+    to ``NODE_GATHER_DEPTH`` on their last line (``enter_gathered`` takes up the others).
+
+    ``boaf.search.restarts`` runs the main search in slices, each a new call.
+    Counted per call, each node of the line the last slice stopped on would be
+    gathered again at ``NODE_GATHER_FIRST`` nodes and each doubling, repeating
+    the last slice's gatherings before any new one. Counted over the calls, its
+    subtree is its nodes in all of them and its next gathering waits for the
+    size the last call left, as in one long search. A gathering decides a node
+    the same way whenever it runs (the proofs above hold for any work), so this
+    moves only when, never what.
+    """
+    since[0, ENTERED], since[0, WAIT], since[0, ON_LEFT] = 0, NODE_GATHER_FIRST, 0
+    if left.shape[0] == 0:
+        return
+    for d in range(min(left.shape[0], since.shape[0])):
+        for k in range(4):
+            since[d, LEFT_SUBTREE + k] = left[d, k]
+    since[0, ENTERED] = -left[0, 0]  # (the subtree is ``nodes - since[0, ENTERED]``: this call's and the calls')
+    since[0, WAIT] = max(left[0, 1], NODE_GATHER_FIRST)
+    since[0, ON_LEFT] = 1
+
+
+@lean_njit(inline="always")
+def enter_gathered(since, nxt, src, dst, depth, nodes):
+    """Start the count of the node just entered at ``depth`` (1 to ``NODE_GATHER_DEPTH``) at ``nodes``: from there,
+    or, when it is the node the calls before left at that depth (its parent was, and the same move led to it), from
+    where they left it (``resume_gathered``). ``nxt``, ``src``, ``dst``: the search's children by depth."""
+    i = nxt[depth - 1] - 1
+    same = since[depth - 1, ON_LEFT] == 1 and since[depth, LEFT_WAIT] > 0
+    same = same and since[depth, LEFT_SOURCE] == src[depth - 1, i] and since[depth, LEFT_TARGET] == dst[depth - 1, i]
+    since[depth, ENTERED] = nodes - since[depth, LEFT_SUBTREE] if same else nodes
+    since[depth, WAIT] = max(since[depth, LEFT_WAIT], NODE_GATHER_FIRST) if same else NODE_GATHER_FIRST
+    since[depth, ON_LEFT] = 1 if same else 0
+
+
+@lean_njit(inline="always")
+def leave_gathered(since, nxt, src, dst, depth, nodes, left):
+    """Write into ``left`` (``Share.gathered``) what the next call takes up (``resume_gathered``), for a search
+    stopped at ``depth`` after ``nodes``: for each depth from 0 to ``NODE_GATHER_DEPTH`` on its line, its node's
+    subtree so far, the size its next gathering waits for and the move into it; a wait of 0 below ``depth``."""
+    for d in range(left.shape[0]):
+        left[d, 0], left[d, 1], left[d, 2], left[d, 3] = 0, 0, -1, -1
+        if d <= depth and d < since.shape[0]:
+            left[d, 0], left[d, 1] = nodes - since[d, ENTERED], since[d, WAIT]
+            if d > 0:
+                left[d, 2], left[d, 3] = src[d - 1, nxt[d - 1] - 1], dst[d - 1, nxt[d - 1] - 1]
+
+
 @lean_njit(inline="always")
 def _small_budget(max_nodes):
     """True for a node budget under ``OPEN_MIN_BUDGET`` (Classify's exact path): one gathering, of half its nodes."""
