@@ -167,7 +167,7 @@ def test_the_main_search_gathers_its_nodes_over_all_its_slices_as_one_search_wou
 
     def sliced(carried: bool) -> tuple[int, int]:
         main = restarts._Search(state_to_array(state), config, grid_tables(6, 6), 0)
-        if not carried:  # counted per call: a node gathered at 4,096 nodes at most, every slice again
+        if not carried:  # counted per call: a node gathered at 4,096 nodes at most, its small gatherings again
             main.share = main.share._replace(gathered=np.empty((0, 4), dtype=np.int64))
         spent = 0
         for _ in range(60):
@@ -182,5 +182,6 @@ def test_the_main_search_gathers_its_nodes_over_all_its_slices_as_one_search_wou
         return status, spent
 
     won, spent = sliced(carried=True)
-    assert won == kernel.SOLVABLE and spent <= 4 * 4_096  # (8,637 nodes)
-    assert sliced(carried=False) == (kernel.UNKNOWN, 60 * 4_096)
+    assert won == kernel.SOLVABLE and spent <= 8 * 4_096  # (18,186 nodes)
+    per_call = sliced(carried=False)  # (won after 78,582 nodes)
+    assert per_call[0] == kernel.UNKNOWN or per_call[1] >= 4 * spent
