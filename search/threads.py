@@ -167,7 +167,7 @@ class _Run:
             path = np.zeros((task.root.shape[0], 2), dtype=np.int8)
             if self.shared:
                 memo, max_bytes = self.table, 0
-                share = kernel.Share(self.labels, self.fill, np.empty((0, 4), dtype=np.int64))
+                share = kernel.Share(self.labels, self.fill, kernel.NO_SHARE.gathered)
             else:
                 memo, max_bytes, share = kernel.new_memo(task.root.shape[0], max_bytes=each), each, kernel.NO_SHARE
             budget = kernel.Budget(self.budget.max_nodes, self.budget.deadline, self.halt, max_bytes)

@@ -60,7 +60,7 @@ class Share(NamedTuple):
     labels: np.ndarray  # int64[52]: each card's cell at the common root (``root_labels``)
     fill: np.ndarray  # int64[searches]: each search's entries in the table
     # int64[depths, 4] for a wide search run again on its own memo (``boaf.search.restarts``), whose gatherings at
-    # nodes go on from call to call (``dfs._resume_gathered``): for each depth gathered, on the line the last call
+    # nodes go on from call to call (``gather.resume_gathered``): for each depth gathered, on the line the last call
     # stopped on, its node's subtree so far, the size its next gathering waits for (0: none), the move into it
     gathered: np.ndarray
 

@@ -79,10 +79,10 @@ gatherings cost at most twice its last, and its last at most
 time; most stop far sooner, at their cap of blocks): a search that no gathering
 helps pays that for each gathered depth on its path. Measured on 6x6 and 4x13
 states it pays: 4,096 units a node took the states' time per node searched
-from 0.88 to 0.80 us and their nodes down by a quarter, against 512. The root's
-count goes on over the slices of a search run again
-(``boaf.search.restarts``, ``dfs._resume_root``), so no slice repeats the
-gatherings of the one before. Its blocks are capped by the work, by
+from 0.88 to 0.80 us and their nodes down by a quarter, against 512. The
+counts of the root and of the nodes on the line a slice stopped on go on over
+the slices of a search run again (``boaf.search.restarts``,
+``resume_gathered``), so no slice repeats the gatherings of the one before. Its blocks are capped by the work, by
 ``NODE_MAX_BLOCKS`` and by ``1/NODE_MEMORY_SHARE`` of the search's memory cap,
 which ``dfs`` takes off its memo's rows: memo and blocks stay within the cap.
 """

@@ -168,7 +168,7 @@ def test_the_main_search_gathers_its_nodes_over_all_its_slices_as_one_search_wou
     def sliced(carried: bool) -> tuple[int, int]:
         main = restarts._Search(state_to_array(state), config, grid_tables(6, 6), 0)
         if not carried:  # counted per call: a node gathered at 4,096 nodes at most, its small gatherings again
-            main.share = main.share._replace(gathered=np.empty((0, 4), dtype=np.int64))
+            main.share = main.share._replace(gathered=kernel.NO_SHARE.gathered)
         spent = 0
         for _ in range(60):
             status, nodes, length = main.run(4_096, 0.0, cancel)
@@ -185,3 +185,31 @@ def test_the_main_search_gathers_its_nodes_over_all_its_slices_as_one_search_wou
     assert won == kernel.SOLVABLE and spent <= 8 * 4_096  # (18,186 nodes)
     per_call = sliced(carried=False)  # (won after 78,582 nodes)
     assert per_call[0] == kernel.UNKNOWN or per_call[1] >= 4 * spent
+
+
+def test_slices_that_gather_their_nodes_decide_as_one_search_and_leave_the_line_they_stopped_on() -> None:
+    # 4x13 states of 16-21 cards in slices of 4,096 nodes and more (each slice gathers at nodes and carries the
+    # counts to the next, no probes), against one search of the same state in one call.
+    config = kernel_config(algorithm_named("ordered"), default_ordering(), 1)
+    cancel = np.zeros(1, dtype=np.int64)
+    decided = carried = lines = 0
+    for state in random_grid_states(44_601, 60, 4, 13, cards=(16, 21)):
+        one = restarts._Search(state_to_array(state), config, grid_tables(4, 13), 0).run(300_000, 0.0, cancel)
+        main = restarts._Search(state_to_array(state), config, grid_tables(4, 13), 0)
+        spent, slices = 0, 0
+        while spent < 300_000:
+            status, nodes, length = main.run(4_096 << slices, 0.0, cancel)
+            spent, slices = spent + nodes, slices + 1
+            if status != kernel.UNKNOWN:
+                break
+            gathered = main.share.gathered  # the moves into the nodes at depths 1 and 2 of the line it stopped on
+            line = [(int(row[2]), int(row[3])) for row in gathered[1:] if row[1] > 0]
+            state.replay_cells(line)  # (raises on a move that is not legal where it is played)
+            lines += len(line) > 0
+        carried += slices > 2
+        if status == kernel.SOLVABLE:
+            assert len(checked_solution(state, main.path[:length])) == state.n_stacks - 1
+        if one[0] != kernel.UNKNOWN and status != kernel.UNKNOWN:
+            assert status == one[0], state.cells
+            decided += 1
+    assert decided >= 55 and carried >= 10 and lines >= 10
